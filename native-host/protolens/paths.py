@@ -1,0 +1,21 @@
+"""Where ProtoLens keeps its files (XDG base directories), resolved from an environment mapping.
+
+Pure: callers pass ``os.environ`` (or a test dict) in.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+
+def data_home(env: Mapping[str, str]) -> Path:
+    """``$XDG_DATA_HOME/protolens`` (default ``~/.local/share/protolens``)."""
+    base = env.get("XDG_DATA_HOME") or str(Path(env.get("HOME", "~")).expanduser() / ".local/share")
+    return Path(base) / "protolens"
+
+
+def default_db(env: Mapping[str, str]) -> Path:
+    """The SQLite store: ``PROTOLENS_DB`` if set, else ``<data_home>/protolens.db``."""
+    override = env.get("PROTOLENS_DB")
+    return Path(override) if override else data_home(env) / "protolens.db"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs everything ProtoLens needs on a fresh Debian 12 machine (run as root): Debian packages,
+# the locked npm and Python dependencies, then builds the extension (dist/) and the shaper helper.
+# Idempotent: a second run only checks. Everything comes from the package registries.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+APT_PACKAGES=(chromium caddy libnetfilter-queue-dev libmnl-dev build-essential pkg-config
+  iperf3 tcpdump ethtool iptables iproute2 sqlite3 curl procps python3-venv)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "[setup] apt: installing ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+if [ ! -x .venv/bin/python ] || ! cmp -s native-host/requirements.lock .venv/.lock-installed; then
+  echo "[setup] python: creating .venv from native-host/requirements.lock"
+  python3 -m venv .venv
+  .venv/bin/pip install -q --upgrade pip
+  .venv/bin/pip install -q -r native-host/requirements.lock
+  cp native-host/requirements.lock .venv/.lock-installed
+fi
+.venv/bin/pip install -q --no-deps -e native-host
+
+if [ -f package-lock.json ]; then
+  if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+    echo "[setup] npm ci"
+    npm ci --no-audit --no-fund --loglevel=error
+  fi
+  echo "[setup] building the extension into dist/"
+  npm run --silent build
+fi
+
+if [ -f native-host/shaper/Makefile ]; then
+  echo "[setup] building the shaper helper"
+  make -s -C native-host/shaper
+fi
+echo "[setup] done"
