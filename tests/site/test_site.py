@@ -1,0 +1,117 @@
+"""tests/site/site.py: caddy serves the test page over h1 and h2, logs every request, stops on exit."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+import socket
+import ssl
+import sys
+import time
+from pathlib import Path
+from types import ModuleType
+
+import httpx
+import pytest
+
+pytestmark = pytest.mark.skipif(shutil.which("caddy") is None, reason="needs caddy")
+
+
+def _load_site() -> ModuleType:
+    # tests/ is not a package and a module named `site` would shadow the stdlib one: load by path
+    path = Path(__file__).resolve().parent / "site.py"
+    spec = importlib.util.spec_from_file_location("protolens_test_site", path)
+    assert spec is not None and spec.loader is not None
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+site_mod = _load_site()
+
+
+def _get(client: httpx.Client, port: int, host: str, path: str) -> httpx.Response:
+    """GET https://host:port/path, connecting to 127.0.0.1 (what Chromium's resolver rule does)."""
+    return client.get(
+        f"https://127.0.0.1:{port}{path}",
+        headers={"Host": f"{host}:{port}"},
+        extensions={"sni_hostname": host},
+    )
+
+
+def _log_entries(log: Path, want: int) -> list[dict[str, object]]:
+    deadline = time.monotonic() + 5
+    entries: list[dict[str, object]] = []
+    while time.monotonic() < deadline:
+        entries = [
+            json.loads(line) for line in log.read_text().splitlines() if line.strip()
+        ]
+        if len(entries) >= want:
+            break
+        time.sleep(0.05)
+    return entries
+
+
+@pytest.mark.parametrize(
+    ("http2", "client_proto", "proto"),
+    [(False, "HTTP/1.1", "HTTP/1.1"), (True, "HTTP/2", "HTTP/2.0")],
+)
+def test_page_objects_and_access_log(
+    tmp_path: Path, http2: bool, client_proto: str, proto: str
+) -> None:
+    with site_mod.serve_site(tmp_path) as site:
+        assert site.url == f"https://a.test:{site.port}/page/"
+        a_paths = [p for p in site.files if p.startswith("/page/") and p != "/page/"]
+        assert len(a_paths) >= 20
+        with httpx.Client(
+            http1=not http2,
+            http2=http2,
+            verify=ssl.create_default_context(cafile=site.cert),
+        ) as client:
+            page = _get(client, site.port, "a.test", "/page/")
+            assert page.status_code == 200
+            assert page.http_version == client_proto
+            # the iframe names b.test on this very port
+            assert f"https://b.test:{site.port}/frame/" in page.text
+            assert len(page.content) == site.files["/page/"]
+            assert page.headers["cache-control"] == "no-store"
+            img = _get(client, site.port, "a.test", "/page/img/11.png")
+            assert img.content[:8] == b"\x89PNG\r\n\x1a\n"
+            assert len(img.content) == site.files["/page/img/11.png"]
+            cached = _get(client, site.port, "a.test", "/page/cache/c1.png")
+            assert cached.headers["cache-control"] == "max-age=3600"
+            frame = _get(client, site.port, "b.test", "/frame/")
+            assert "cross-site frame" in frame.text
+            old = _get(client, site.port, "a.test", "/old")
+            assert old.status_code == 302 and old.headers["location"] == "/page/"
+        entries = _log_entries(site.access_log, 5)
+    requests: list[dict[str, str]] = [e["request"] for e in entries]  # type: ignore[misc]
+    assert [r["proto"] for r in requests] == [proto] * 5
+    hosts = [r["host"] for r in requests]
+    assert hosts[-2:] == [f"b.test:{site.port}", f"a.test:{site.port}"]
+    sizes = [e["size"] for e in entries]
+    assert sizes[:2] == [site.files["/page/"], site.files["/page/img/11.png"]]
+    ports = {r["remote_port"] for r in requests}
+    assert len(ports) == 1  # one client connection: keep-alive (h1) / multiplexed (h2)
+
+
+def test_stops_on_exit_and_port_is_reusable(tmp_path: Path) -> None:
+    with site_mod.serve_site(tmp_path / "one") as site:
+        port = site.port
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", port))  # raises if caddy still holds it
+    with site_mod.serve_site(tmp_path / "two", port=port) as again:
+        assert again.port == port
+
+
+def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        with (
+            pytest.raises(RuntimeError, match="caddy exited"),
+            site_mod.serve_site(tmp_path, port=busy.getsockname()[1]),
+        ):
+            pass

@@ -1,0 +1,56 @@
+// ?fail adds an image from a closed port: a failed request (net::ERR_CONNECTION_REFUSED)
+if (location.search.includes('fail')) {
+  const img = document.createElement('img');
+  img.src = 'https://a.test:1/refused.png';
+  document.body.appendChild(img);
+}
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */

@@ -1,0 +1,54 @@
+// a request that finishes after the load event: the recorder must wait for quiet
+window.addEventListener('load', () => {
+  setTimeout(() => { fetch('data/late.json').then((r) => r.json()); }, 300);
+});
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
+/* padding */
