@@ -1,0 +1,83 @@
+"""Chromium command lines for lab loads (pure).
+
+Every flag here is from shared/ARCHITECTURE.md "Chromium facts (verified)" and the protocol table.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+# The three protocol arms a stock browser can be forced into (ARCHITECTURE.md, protocol table).
+BASE_ARMS = ("h1", "h2", "h3")
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What one lab browser start needs."""
+
+    chromium: str
+    """Path of the Chromium binary."""
+    user_data_dir: str
+    """A fresh profile directory (cold cache, nothing remembered)."""
+    extension_dir: str
+    """The built extension (dist/)."""
+    arm: str
+    """h1, h2 or h3."""
+    origins: Sequence[str]
+    """host:port of every origin of the page (h3 forces QUIC on each)."""
+    spki: Sequence[str] = ()
+    """Base64 SHA-256 SPKI hashes of certificates to trust (the testbed or test site cert)."""
+    host_rules: str | None = None
+    """e.g. ``MAP *.test 127.0.0.1``."""
+    headless: bool = True
+    extra: Sequence[str] = field(default_factory=tuple)
+    """More flags, appended last."""
+
+
+class UnknownArm(ValueError):
+    """An arm name that no mechanism implements."""
+
+
+def arm_flags(arm: str, origins: Sequence[str]) -> list[str]:
+    """The protocol flags of an arm (verified: h1 -> 6 connections per host, h2 -> 1)."""
+    if arm == "h1":
+        return ["--disable-http2", "--disable-quic"]
+    if arm == "h2":
+        return ["--disable-quic"]
+    if arm == "h3":
+        if not origins:
+            raise UnknownArm("h3 needs at least one origin to force QUIC on")
+        return ["--enable-quic", "--origin-to-force-quic-on=" + ",".join(origins)]
+    raise UnknownArm(f"unknown arm {arm!r}: expected one of {', '.join(BASE_ARMS)}")
+
+
+def command_line(spec: LaunchSpec) -> list[str]:
+    """The full argv for one lab load (the browser opens about:blank; the extension navigates)."""
+    argv = [spec.chromium]
+    if spec.headless:
+        argv.append("--headless=new")
+    argv += [
+        "--no-sandbox",  # we run as root in CI; Chromium refuses to start sandboxed as root
+        "--disable-gpu",
+        "--no-first-run",
+        "--no-default-browser-check",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-default-apps",
+        "--metrics-recording-only",
+        "--password-store=basic",
+        "--use-mock-keychain",
+        f"--user-data-dir={spec.user_data_dir}",
+        f"--load-extension={spec.extension_dir}",
+        f"--disable-extensions-except={spec.extension_dir}",
+    ]
+    if spec.spki:
+        argv.append("--ignore-certificate-errors-spki-list=" + ",".join(spec.spki))
+    if spec.host_rules:
+        argv.append(f"--host-resolver-rules={spec.host_rules}")
+    argv += arm_flags(spec.arm, spec.origins)
+    argv += list(spec.extra)
+    argv.append("about:blank")
+    return argv
