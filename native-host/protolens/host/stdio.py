@@ -1,0 +1,98 @@
+"""The stdio adapter: read frames from stdin, dispatch, write replies to stdout, exit on EOF.
+
+Chromium starts the host with the caller's origin as argument (ignored here) and talks over the
+process's stdin/stdout. Nothing but frames ever goes to stdout: logging goes to stderr, or to
+``PROTOLENS_HOST_LOG`` if set.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from protolens.messaging.dispatch import Dispatcher, encode_reply, error_reply
+from protolens.messaging.framing import Frame, FrameDecoder
+from protolens.messaging.lab import LabContext, LabError, parse_lab
+from protolens.paths import default_db
+from protolens.record import NavigationRecord
+from protolens.store import SqliteSink, StoreError, open_rw
+
+LAB_ENV = "PROTOLENS_LAB_CONTEXT"
+READ_CHUNK = 1 << 16
+
+log = logging.getLogger("protolens.host")
+
+
+class _UnavailableSink:
+    """Stands in when the store cannot be opened: every record gets a retryable error."""
+
+    def __init__(self, reason: str) -> None:
+        self.reason = reason
+
+    def ingest(self, record: NavigationRecord, context: Mapping[str, Any], now_ms: float) -> bool:
+        raise StoreError(self.reason)
+
+
+def load_lab(env: Mapping[str, str]) -> tuple[LabContext | None, str | None]:
+    """The lab context named by ``PROTOLENS_LAB_CONTEXT``, or (None, error text)."""
+    name = env.get(LAB_ENV)
+    if not name:
+        return None, None
+    try:
+        return parse_lab(json.loads(Path(name).read_text(encoding="utf-8"))), None
+    except (OSError, ValueError, LabError) as exc:
+        return None, f"lab context {name}: {exc}"
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher) -> int:
+    """Serve frames until EOF; return the exit status (0 on a clean end)."""
+    decoder = FrameDecoder()
+    fd = stdin.fileno()
+    while True:
+        data = os.read(fd, READ_CHUNK)
+        if not data:
+            if not decoder.idle:
+                log.warning("stdin ended inside a frame; exiting")
+            return 0
+        for event in decoder.feed(data):
+            if isinstance(event, Frame):
+                reply = dispatcher.handle(event.payload, time.time() * 1000)
+            else:
+                reply = error_reply(event.error)
+            if reply["type"] == "error":
+                log.warning("error reply: %s", reply["error"])
+            stdout.write(encode_reply(reply))
+            stdout.flush()
+
+
+def main(env: Mapping[str, str] | None = None) -> int:
+    env = os.environ if env is None else env
+    logfile = env.get("PROTOLENS_HOST_LOG")
+    logging.basicConfig(
+        level=logging.DEBUG if env.get("PROTOLENS_DEBUG") else logging.WARNING,
+        format="%(asctime)s protolens.host[%(process)d] %(levelname)s %(message)s",
+        **({"filename": logfile} if logfile else {"stream": sys.stderr}),
+    )
+    lab, lab_error = load_lab(env)
+    db = default_db(env)
+    sink: SqliteSink | _UnavailableSink
+    try:
+        sink = SqliteSink(open_rw(db))
+    except StoreError as exc:
+        log.error("store unavailable: %s", exc)
+        sink = _UnavailableSink(str(exc))
+    if lab_error:
+        log.error("%s", lab_error)
+    log.debug("serving; db=%s lab=%s", db, lab is not None)
+    try:
+        return serve(sys.stdin.buffer, sys.stdout.buffer, Dispatcher(sink, lab, lab_error))
+    except BrokenPipeError:  # the browser closed the port while we were replying
+        return 0
+    except KeyboardInterrupt:
+        return 130

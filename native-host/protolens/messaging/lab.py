@@ -1,0 +1,52 @@
+"""The lab context file named by ``PROTOLENS_LAB_CONTEXT`` (docs/MESSAGES.md, "Lab mode").
+
+Pure: ``parse_lab(obj)`` validates the decoded JSON; the host adapter reads the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from protolens.record.model import URL_DETAILS
+
+
+class LabError(ValueError):
+    """A lab context file that does not match the documented shape."""
+
+
+@dataclass(frozen=True)
+class LabContext:
+    record: bool
+    """The extension records every navigation."""
+    url_detail: str
+    """``origin`` | ``path`` | ``full``."""
+    context: dict[str, Any] = field(hash=False)
+    """Tags stamped onto every record ingested in this process."""
+    navigate: tuple[str, ...]
+    """URLs the extension opens in order."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``lab`` object of the hello reply."""
+        return {"record": self.record, "url_detail": self.url_detail,
+                "context": self.context, "navigate": list(self.navigate)}
+
+
+def parse_lab(value: Any) -> LabContext:
+    """Validate a decoded lab context file; raise ``LabError`` naming the first bad field."""
+    if not isinstance(value, dict):
+        raise LabError("lab context: expected a JSON object")
+    rec = value.get("record", True)
+    detail = value.get("url_detail", "full")
+    ctx = value.get("context", {})
+    nav = value.get("navigate", [])
+    if not isinstance(rec, bool):
+        raise LabError(f"lab context record: expected boolean, got {rec!r}")
+    if detail not in URL_DETAILS:
+        raise LabError(f"lab context url_detail: expected one of {', '.join(URL_DETAILS)}, "
+                       f"got {detail!r}")
+    if not isinstance(ctx, dict):
+        raise LabError(f"lab context context: expected object, got {type(ctx).__name__}")
+    if not isinstance(nav, list) or not all(isinstance(u, str) for u in nav):
+        raise LabError("lab context navigate: expected an array of URL strings")
+    return LabContext(record=rec, url_detail=detail, context=dict(ctx), navigate=tuple(nav))

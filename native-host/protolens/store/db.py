@@ -1,0 +1,58 @@
+"""Opening the store. Read-write opens create the file, switch on WAL and apply migrations;
+read-only opens use ``mode=ro`` and never create anything (house style)."""
+
+from __future__ import annotations
+
+import sqlite3
+import time
+from pathlib import Path
+
+from protolens.store.migrations import apply_migrations
+
+
+class StoreError(Exception):
+    """The database cannot be opened or is not a ProtoLens store; the message says why."""
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA foreign_keys = ON")
+    conn.execute("PRAGMA busy_timeout = 5000")
+
+
+def open_rw(path: Path, now_ms: float | None = None, migrate: bool = True,
+            synchronous: str = "FULL") -> sqlite3.Connection:
+    """Open (creating if needed) the store at ``path`` in WAL mode, migrated to the latest schema.
+
+    ``synchronous=FULL`` by default: an ``ack`` promises the record survives a power cut too
+    (https://www.sqlite.org/pragma.html#pragma_synchronous).
+    """
+    if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
+        raise ValueError(f"synchronous: unknown level {synchronous!r}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+        _configure(conn)
+        mode = conn.execute("PRAGMA journal_mode = WAL").fetchone()[0]
+        if str(mode).lower() != "wal":
+            raise StoreError(f"{path}: could not switch to WAL journal mode (got {mode})")
+        conn.execute(f"PRAGMA synchronous = {synchronous}")
+        if migrate:
+            apply_migrations(conn, time.time() * 1000 if now_ms is None else now_ms)
+    except (sqlite3.Error, OSError) as exc:
+        raise StoreError(f"{path}: {exc}") from None
+    return conn
+
+
+def open_ro(path: Path) -> sqlite3.Connection:
+    """Open an existing store read-only; raise ``StoreError`` if it does not exist."""
+    if not path.is_file():
+        raise StoreError(f"{path}: no database here (nothing recorded yet? use --db to choose one)")
+    uri = path.resolve().as_uri() + "?mode=ro"
+    try:
+        conn = sqlite3.connect(uri, uri=True, isolation_level=None, check_same_thread=False)
+        _configure(conn)
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.Error as exc:
+        raise StoreError(f"{path}: {exc}") from None
+    return conn
