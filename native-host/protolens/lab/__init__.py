@@ -1,0 +1,1 @@
+"""Lab campaigns: plan (pure), run against the testbed (adapter), report, reproduce the papers."""

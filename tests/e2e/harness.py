@@ -1,0 +1,56 @@
+"""Runs lab loads of the test site in real Chromium with the built extension (tests only)."""
+
+from __future__ import annotations
+
+import sqlite3
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from protolens.browser.flags import LaunchSpec
+from protolens.browser.launch import LoadResult, run_load
+
+ROOT = Path(__file__).resolve().parents[2]
+DIST = ROOT / "dist"
+CHROMIUM = "/usr/bin/chromium"
+
+
+def require_dist() -> Path:
+    if not (DIST / "manifest.json").exists():
+        raise RuntimeError("dist/ is not built: run scripts/setup.sh (npm run build) first")
+    return DIST
+
+
+def stored_ids(db: Path, load_id: str) -> list[str]:
+    if not db.exists():
+        return []
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        try:
+            rows = conn.execute("SELECT id FROM navigations WHERE load_id = ?", (load_id,))
+            return [r[0] for r in rows]
+        except sqlite3.OperationalError:  # schema not created yet by the host
+            return []
+
+
+@dataclass
+class Load:
+    arm: str
+    load_id: str
+    result: LoadResult
+    log_offset: int
+    """Where this load's requests start in caddy's access log."""
+
+
+def load_page(*, arm: str, url: str, site: Any, db: Path, scratch: Path, quic_hosts: list[str],
+              timeout_s: float = 60.0, expect: int = 1) -> Load:
+    """One cold load of ``url`` under ``arm``; waits for ``expect`` stored records."""
+    load_id = str(uuid.uuid4())
+    offset = site.access_log.stat().st_size
+    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir="", extension_dir=str(require_dist()),
+                      arm=arm, origins=[f"{h}:{site.port}" for h in quic_hosts],
+                      spki=[site.spki], host_rules="MAP *.test 127.0.0.1")
+    result = run_load(spec, scratch=scratch, db=db, navigate=[url],
+                      context={"load_id": load_id, "arm": arm}, timeout_s=timeout_s,
+                      done=lambda: len(stored_ids(db, load_id)) >= expect)
+    return Load(arm=arm, load_id=load_id, result=result, log_offset=offset)
