@@ -1,0 +1,350 @@
+/* ProtoLens shaper: the pure link model. See model.h. Only virtual time: every function takes
+ * now_ns from the caller. */
+#include "model.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- random numbers: xoshiro256** seeded by splitmix64 (Blackman & Vigna) ---- */
+static uint64_t splitmix64(uint64_t *x) {
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void sh_rng_seed(uint64_t s[4], uint64_t seed) {
+    for (int i = 0; i < 4; i++) s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t rng_next(uint64_t s[4]) {
+    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double sh_rng_uniform(uint64_t s[4]) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
+
+double sh_rng_normal(uint64_t s[4]) {
+    double u1 = 1.0 - sh_rng_uniform(s), u2 = sh_rng_uniform(s); /* u1 in (0, 1] */
+    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+/* ---- FIFOs ---- */
+static int fifo_init(sh_fifo *f) {
+    memset(f, 0, sizeof *f);
+    f->buf = calloc(SH_RING, sizeof(sh_pkt));
+    return f->buf ? 0 : -1;
+}
+static sh_pkt *fifo_front(const sh_fifo *f) { return &f->buf[f->head]; }
+static int fifo_push(sh_fifo *f, const sh_pkt *p) {
+    if (f->count >= SH_RING) return -1;
+    f->buf[(f->head + f->count) % SH_RING] = *p;
+    f->count++;
+    f->bytes += p->len;
+    return 0;
+}
+static sh_pkt fifo_pop(sh_fifo *f) {
+    sh_pkt p = f->buf[f->head];
+    f->head = (f->head + 1) % SH_RING;
+    f->count--;
+    f->bytes -= p.len;
+    return p;
+}
+
+static uint64_t tx_ns(uint32_t len, uint64_t rate_bps) {
+    return rate_bps ? (uint64_t)len * 8000000000ULL / rate_bps : 0;
+}
+
+static void params_default(sh_params *p) { memset(p, 0, sizeof *p); }
+
+int sh_model_init(sh_model *m) {
+    memset(m, 0, sizeof *m);
+    for (int d = 0; d < SH_DIRS; d++) {
+        params_default(&m->d[d].p);
+        if (fifo_init(&m->d[d].queue)) return -1;
+        for (int k = 0; k < SH_PATHS; k++)
+            if (fifo_init(&m->d[d].path[k]) || fifo_init(&m->d[d].line[k])) return -1;
+    }
+    m->flows = calloc(SH_FLOWS, sizeof(sh_flow));
+    if (!m->flows) return -1;
+    sh_rng_seed(m->rng, 1);
+    return 0;
+}
+
+void sh_model_free(sh_model *m) {
+    for (int d = 0; d < SH_DIRS; d++) {
+        free(m->d[d].queue.buf);
+        for (int k = 0; k < SH_PATHS; k++) { free(m->d[d].path[k].buf); free(m->d[d].line[k].buf); }
+    }
+    free(m->flows);
+    sh_schedule_free(&m->sched);
+}
+
+void sh_model_load(sh_model *m, sh_schedule *s, uint64_t now_ns) {
+    sh_schedule_free(&m->sched);
+    m->sched = *s;
+    s->steps = NULL;
+    s->n = 0;
+    m->sched_start_ns = m->sched_base_ns = now_ns;
+    m->sched_next = 0;
+    sh_rng_seed(m->rng, m->sched.seed);
+    for (int d = 0; d < SH_DIRS; d++) { params_default(&m->d[d].p); m->d[d].ge_bad = 0; }
+    sh_model_advance(m, now_ns, NULL, NULL); /* applies the entries at offset 0 */
+}
+
+/* ---- schedule ---- */
+static void set_param(sh_params *p, int key, double v) {
+    switch (key) {
+    case K_LOSS: p->loss = v; break;
+    case K_GE: p->ge = (int)v; break;
+    case K_GE_P: p->ge_p = v; break;
+    case K_GE_R: p->ge_r = v; break;
+    case K_GE_BAD_LOSS: p->ge_bad_loss = v; break;
+    case K_GE_GOOD_LOSS: p->ge_good_loss = v; break;
+    case K_RATE_BPS: p->rate_bps = (uint64_t)v; break;
+    case K_BUFFER_BYTES: p->buffer_bytes = (uint64_t)v; break;
+    case K_DELAY_NS: p->delay_ns = (uint64_t)v; break;
+    case K_JITTER_NS: p->jitter_ns = (uint64_t)v; break;
+    case K_PATHS: p->paths = (int)v; break;
+    case K_PATH_RATE_BPS: p->path_rate_bps = (uint64_t)v; break;
+    case K_PATH_BUFFER_BYTES: p->path_buffer_bytes = (uint64_t)v; break;
+    default: break;
+    }
+}
+
+static uint64_t sched_next_ns(const sh_model *m) {
+    if (m->sched_next < m->sched.n) return m->sched_base_ns + m->sched.steps[m->sched_next].at_ns;
+    if (m->sched.loop_ns) return m->sched_base_ns + m->sched.loop_ns;
+    return UINT64_MAX;
+}
+
+static void sched_fire(sh_model *m) {
+    if (m->sched_next >= m->sched.n) { /* loop wrap */
+        m->sched_base_ns += m->sched.loop_ns;
+        m->sched_next = 0;
+        return;
+    }
+    const sh_step *st = &m->sched.steps[m->sched_next++];
+    for (int d = 0; d < SH_DIRS; d++)
+        if (st->dir_mask & (1u << d)) set_param(&m->d[d].p, st->key, st->value);
+}
+
+/* ---- flows ---- */
+static uint32_t flow_hash(const sh_flowkey *k) {
+    uint64_t x = ((uint64_t)k->cli_ip << 32 | k->srv_ip) ^
+                 ((uint64_t)k->cli_port << 24 | (uint64_t)k->srv_port << 8 | k->proto) * 0x9e3779b97f4a7c15ULL;
+    x ^= x >> 29; x *= 0xbf58476d1ce4e5b9ULL; x ^= x >> 32;
+    return (uint32_t)x;
+}
+
+static int key_eq(const sh_flowkey *a, const sh_flowkey *b) {
+    return a->proto == b->proto && a->cli_ip == b->cli_ip && a->srv_ip == b->srv_ip &&
+           a->cli_port == b->cli_port && a->srv_port == b->srv_port;
+}
+
+sh_flow *sh_flow_get(sh_model *m, const sh_flowkey *k, int create) {
+    uint32_t i = flow_hash(k) % SH_FLOWS;
+    for (uint32_t n = 0; n < SH_FLOWS; n++, i = (i + 1) % SH_FLOWS) {
+        sh_flow *f = &m->flows[i];
+        if (!f->used) {
+            if (!create) return NULL;
+            if (m->nflows >= SH_FLOWS * 9 / 10) { m->flows_overflow++; return NULL; }
+            memset(f, 0, sizeof *f);
+            f->used = 1;
+            f->key = *k;
+            m->nflows++;
+            return f;
+        }
+        if (key_eq(&f->key, k)) return f;
+    }
+    return NULL;
+}
+
+void sh_flows_reset(sh_model *m) {
+    memset(m->flows, 0, SH_FLOWS * sizeof(sh_flow));
+    m->nflows = 0;
+    m->flows_overflow = 0;
+}
+
+int sh_ecmp_path(const sh_flowkey *k) {
+    uint32_t h = k->cli_ip ^ k->srv_ip ^ k->cli_port ^ k->srv_port ^ k->proto;
+    return (int)(h % 2);
+}
+
+/* ---- the packet path ---- */
+static void count_drop(sh_model *m, int dir, const sh_pkt *p, uint64_t now_ns) {
+    sh_flow *f = sh_flow_get(m, &p->key, 1);
+    if (f) { f->drops[dir]++; f->last_ns = now_ns; }
+}
+
+static void enter_line(sh_model *m, int dir, sh_pkt *p, uint64_t t) {
+    sh_dir *d = &m->d[dir];
+    int k = p->path;
+    double delay = (double)d->p.delay_ns;
+    if (d->p.jitter_ns) delay += sh_rng_normal(m->rng) * (double)d->p.jitter_ns;
+    uint64_t rel = t + (delay > 0 ? (uint64_t)delay : 0);
+    if (rel < d->last_release[k]) rel = d->last_release[k]; /* clamp: never reorder */
+    d->last_release[k] = rel;
+    p->t_ns = rel;
+    if (fifo_push(&d->line[k], p)) { d->dropped_full++; count_drop(m, dir, p, t); }
+}
+
+/* Push into a rate-limited FIFO stage; returns 0 if queued, -1 if dropped. */
+static int enter_rate_stage(sh_dir *d, sh_fifo *f, sh_pkt *p, uint64_t rate, uint64_t limit,
+                            uint64_t t) {
+    if (limit && f->bytes + p->len > limit) { d->dropped_queue++; return -1; }
+    p->t_ns = t;
+    if (f->count == 0) f->done_ns = t + tx_ns(p->len, rate);
+    if (fifo_push(f, p)) { d->dropped_full++; return -1; }
+    return 0;
+}
+
+static void after_queue(sh_model *m, int dir, sh_pkt *p, uint64_t t) {
+    sh_dir *d = &m->d[dir];
+    if (d->p.paths == SH_PATHS) {
+        p->path = (uint8_t)sh_ecmp_path(&p->key);
+        if (enter_rate_stage(d, &d->path[p->path], p, d->p.path_rate_bps, d->p.path_buffer_bytes, t))
+            count_drop(m, dir, p, t);
+        return;
+    }
+    p->path = 0;
+    enter_line(m, dir, p, t);
+}
+
+int sh_model_arrive(sh_model *m, int dir, uint32_t id, uint32_t len, const sh_flowkey *key,
+                    uint64_t now_ns) {
+    sh_dir *d = &m->d[dir];
+    sh_pkt p = {.id = id, .len = len, .key = *key, .t_ns = now_ns};
+    d->arrived++;
+    sh_flow *f = sh_flow_get(m, key, 1);
+    if (f) {
+        if (!f->first_ns) f->first_ns = now_ns;
+        f->last_ns = now_ns;
+    }
+    int lost;
+    if (d->p.ge) {
+        if (d->ge_bad) { if (sh_rng_uniform(m->rng) < d->p.ge_r) d->ge_bad = 0; }
+        else if (sh_rng_uniform(m->rng) < d->p.ge_p) d->ge_bad = 1;
+        lost = sh_rng_uniform(m->rng) < (d->ge_bad ? d->p.ge_bad_loss : d->p.ge_good_loss);
+    } else {
+        lost = d->p.loss > 0 && sh_rng_uniform(m->rng) < d->p.loss;
+    }
+    if (lost) {
+        d->dropped_loss++;
+        if (f) f->drops[dir]++;
+        return 0;
+    }
+    if (enter_rate_stage(d, &d->queue, &p, d->p.rate_bps, d->p.buffer_bytes, now_ns)) {
+        if (f) f->drops[dir]++;
+        return 0;
+    }
+    return 1;
+}
+
+/* The earliest event: 0..SH_DIRS-1 queue heads, then paths, then lines; -1 schedule. */
+typedef struct { uint64_t t; int kind, dir, k; } ev;
+enum { EV_NONE, EV_SCHED, EV_QUEUE, EV_PATH, EV_LINE };
+
+static ev next_event(const sh_model *m) {
+    ev e = {sched_next_ns(m), EV_SCHED, 0, 0};
+    if (e.t == UINT64_MAX) e.kind = EV_NONE;
+    for (int dir = 0; dir < SH_DIRS; dir++) {
+        const sh_dir *d = &m->d[dir];
+        if (d->queue.count && d->queue.done_ns < e.t) e = (ev){d->queue.done_ns, EV_QUEUE, dir, 0};
+        for (int k = 0; k < SH_PATHS; k++) {
+            if (d->path[k].count && d->path[k].done_ns < e.t)
+                e = (ev){d->path[k].done_ns, EV_PATH, dir, k};
+            if (d->line[k].count && fifo_front(&d->line[k])->t_ns < e.t)
+                e = (ev){fifo_front(&d->line[k])->t_ns, EV_LINE, dir, k};
+        }
+    }
+    return e;
+}
+
+static void serve_head(sh_fifo *f, uint64_t t, uint64_t rate) {
+    if (f->count) {
+        sh_pkt *h = fifo_front(f);
+        uint64_t start = h->t_ns > t ? h->t_ns : t;
+        f->done_ns = start + tx_ns(h->len, rate);
+    }
+}
+
+uint64_t sh_model_next(const sh_model *m) {
+    ev e = next_event(m);
+    return e.kind == EV_NONE ? UINT64_MAX : e.t;
+}
+
+void sh_model_advance(sh_model *m, uint64_t now_ns, sh_release_fn release, void *ctx) {
+    for (;;) {
+        ev e = next_event(m);
+        if (e.kind == EV_NONE || e.t > now_ns) return;
+        sh_dir *d = &m->d[e.dir];
+        sh_pkt p;
+        switch (e.kind) {
+        case EV_SCHED:
+            sched_fire(m);
+            break;
+        case EV_QUEUE: /* the rate is applied as the packet leaves the queue */
+            p = fifo_pop(&d->queue);
+            serve_head(&d->queue, e.t, d->p.rate_bps);
+            after_queue(m, e.dir, &p, e.t);
+            break;
+        case EV_PATH:
+            p = fifo_pop(&d->path[e.k]);
+            serve_head(&d->path[e.k], e.t, d->p.path_rate_bps);
+            enter_line(m, e.dir, &p, e.t);
+            break;
+        case EV_LINE: {
+            p = fifo_pop(&d->line[e.k]);
+            d->released++;
+            sh_flow *f = sh_flow_get(m, &p.key, 1);
+            if (f) {
+                f->packets[e.dir]++;
+                f->bytes[e.dir] += p.len;
+                if (!f->first_ns) f->first_ns = e.t;
+                f->last_ns = e.t;
+            }
+            if (release) release(ctx, e.dir, &p, e.t);
+            break;
+        }
+        default:
+            return;
+        }
+    }
+}
+
+uint32_t sh_model_held(const sh_model *m, int dir) {
+    const sh_dir *d = &m->d[dir];
+    uint32_t n = d->queue.count;
+    for (int k = 0; k < SH_PATHS; k++) n += d->path[k].count + d->line[k].count;
+    return n;
+}
+
+/* ---- lateness ---- */
+void sh_lat_record(sh_lateness *l, uint64_t late_ns) {
+    l->count++;
+    if (late_ns > l->max_ns) l->max_ns = late_ns;
+    uint64_t b = late_ns / 1000;
+    if (b >= SH_LAT_BUCKETS) l->over++;
+    else l->hist[b]++;
+}
+
+uint64_t sh_lat_quantile(const sh_lateness *l, double q) {
+    if (!l->count) return 0;
+    uint64_t target = (uint64_t)ceil(q * (double)l->count), seen = 0;
+    if (target == 0) target = 1;
+    for (uint64_t b = 0; b < SH_LAT_BUCKETS; b++) {
+        seen += l->hist[b];
+        if (seen >= target) {
+            uint64_t upper = (b + 1) * 1000;
+            return upper < l->max_ns ? upper : l->max_ns;
+        }
+    }
+    return l->max_ns;
+}
+
+void sh_lat_reset(sh_lateness *l) { memset(l, 0, sizeof *l); }
