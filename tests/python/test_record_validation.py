@@ -1,4 +1,4 @@
-"""Validation of NavigationRecord JSON at the boundary (docs/RECORD.md): each error names its field."""
+"""Validation of NavigationRecord JSON at the boundary (docs/RECORD.md): errors name the field."""
 
 from __future__ import annotations
 
@@ -80,7 +80,8 @@ BAD: list[tuple[str, Any, str]] = [
     ("page.warm", 0, "page.warm: expected boolean"),
     ("page.redirects", "x", "page.redirects: expected array"),
     ("page.redirects[0]", 3, "page.redirects[0]: expected string"),
-    ("milestones.load_ms", DELETE, "milestones.load_ms: expected finite number or null, got nothing"),
+    ("milestones.load_ms", DELETE,
+     "milestones.load_ms: expected finite number or null, got nothing"),
     ("milestones.ttfb_ms", [1], "milestones.ttfb_ms: expected finite number"),
     ("requests", {}, "requests: expected array"),
     ("requests[3]", "req", "requests[3]: expected object"),

@@ -1,0 +1,164 @@
+"""The SQLite store: migrations, WAL, idempotent and atomic ingest, read-only opens, views."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from navrecord_builder import make_record
+
+from protolens.record import parse_record
+from protolens.store import StoreError, ingest, open_ro, open_rw
+from protolens.store.migrations import MIGRATIONS, apply_migrations, migration_states
+
+NOW = 1_763_812_400_000.0
+
+
+def count(conn: sqlite3.Connection, table: str) -> int:
+    return int(conn.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+
+
+def test_fresh_store_is_wal_with_foreign_keys_and_all_migrations(tmp_path: Path) -> None:
+    conn = open_rw(tmp_path / "sub" / "p.db", now_ms=NOW)
+    assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+    assert conn.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+    states = migration_states(conn)
+    assert [s.name for s in states] == [name for name, _ in MIGRATIONS]
+    assert all(s.applied_at_ms == NOW for s in states)
+    names = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    assert {"navigations", "requests", "connections", "hosts", "navigation_summary",
+            "connection_shares", "host_bytes"} <= names
+
+
+def test_migrations_apply_once(tmp_path: Path) -> None:
+    conn = open_rw(tmp_path / "p.db", now_ms=NOW)
+    assert apply_migrations(conn, NOW + 1) == []
+    assert count(conn, "_migrations") == len(MIGRATIONS)
+
+
+def test_failing_migration_leaves_no_record_and_no_partial_schema(tmp_path: Path) -> None:
+    conn = open_rw(tmp_path / "p.db", now_ms=NOW)
+
+    def m003_broken(c: sqlite3.Connection) -> None:
+        c.execute("CREATE TABLE half (x INTEGER)")
+        c.execute("THIS IS NOT SQL")
+
+    with pytest.raises(sqlite3.OperationalError):
+        apply_migrations(conn, NOW, (*MIGRATIONS, ("m003_broken", m003_broken)))
+    assert conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'half'").fetchone() is None
+    assert conn.execute("SELECT 1 FROM _migrations WHERE name = 'm003_broken'").fetchone() is None
+
+
+def test_ingest_writes_every_row_and_is_idempotent(tmp_path: Path) -> None:
+    conn = open_rw(tmp_path / "p.db", now_ms=NOW)
+    raw = make_record(9)
+    rec = parse_record(raw)
+    assert ingest(conn, rec, {}, NOW) is True
+    assert ingest(conn, rec, {}, NOW) is False
+    assert count(conn, "navigations") == 1
+    assert count(conn, "requests") == 9
+    assert count(conn, "connections") == len(raw["connections"])
+    assert count(conn, "hosts") == 2
+    row = conn.execute("SELECT * FROM requests WHERE request_id = ?",
+                       (raw["requests"][4]["request_id"],)).fetchone()
+    for key in ("url", "host", "protocol", "family", "connection_id", "encoded_bytes",
+                "body_bytes", "start_ms", "end_ms"):
+        assert row[key] == raw["requests"][4][key], key
+
+
+def test_ingest_is_atomic_when_a_row_fails(tmp_path: Path) -> None:
+    conn = open_rw(tmp_path / "p.db", now_ms=NOW)
+    raw = make_record(6)
+    rec = parse_record(raw)
+    # A trigger makes the hosts insert (the last step) fail after the other rows were written.
+    conn.execute("CREATE TRIGGER boom BEFORE INSERT ON hosts BEGIN "
+                 "SELECT RAISE(ABORT, 'boom'); END")
+    with pytest.raises(sqlite3.IntegrityError, match="boom"):
+        ingest(conn, rec, {}, NOW)
+    assert not conn.in_transaction
+    for table in ("navigations", "requests", "connections", "hosts"):
+        assert count(conn, table) == 0, table
+    conn.execute("DROP TRIGGER boom")
+    assert ingest(conn, rec, {}, NOW) is True
+
+
+def test_foreign_keys_enforced(tmp_path: Path) -> None:
+    conn = open_rw(tmp_path / "p.db", now_ms=NOW)
+    with pytest.raises(sqlite3.IntegrityError):
+        conn.execute("INSERT INTO hosts (navigation_id, host, connections, families) "
+                     "VALUES ('nope', 'a', 1, '[]')")
+
+
+def test_read_only_never_creates_the_file(tmp_path: Path) -> None:
+    missing = tmp_path / "none" / "p.db"
+    with pytest.raises(StoreError, match="no database here"):
+        open_ro(missing)
+    assert not missing.exists() and not missing.parent.exists()
+
+
+def test_read_only_cannot_write(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    open_rw(path, now_ms=NOW).close()
+    ro = open_ro(path)
+    assert count(ro, "navigations") == 0
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        ro.execute("DELETE FROM navigations")
+
+
+def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    path.write_bytes(b"this is not sqlite" * 100)
+    with pytest.raises(StoreError, match="p.db"):
+        open_ro(path)
+    with pytest.raises(StoreError, match="p.db"):
+        open_rw(path)
+
+
+def summary(conn: sqlite3.Connection) -> dict[str, Any]:
+    return dict(conn.execute("SELECT * FROM navigation_summary").fetchone())
+
+
+def test_views_summarise_a_record(tmp_path: Path) -> None:
+    conn = open_rw(tmp_path / "p.db", now_ms=NOW)
+    raw = make_record(12, family="h1")
+    ingest(conn, parse_record(raw), {"campaign": "c", "arm": "h1", "condition": "loss2",
+                                     "repetition": "4", "page": "p1"}, NOW)
+    s = summary(conn)
+    assert s["id"] == raw["id"] and s["plt_ms"] == raw["milestones"]["load_ms"]
+    assert s["requests"] == 12 and s["connections"] == len(raw["connections"])
+    assert s["bytes"] == sum(r["encoded_bytes"] for r in raw["requests"])
+    assert s["main_family"] == "h1" and s["started_at"].startswith("2025-11-22T")
+    assert (s["campaign"], s["arm"], s["condition"], s["repetition"], s["page"]) == (
+        "c", "h1", "loss2", 4, "p1")
+    shares = conn.execute("SELECT connection_id, bytes, share FROM connection_shares "
+                          "ORDER BY connection_id").fetchall()
+    expected = {c["connection_id"]: c["share"] for c in raw["connections"]}
+    assert len(shares) == len(expected)
+    for cid, _, share in shares:
+        assert share == pytest.approx(expected[cid])
+
+
+def test_upstream_connections_are_shared_separately(tmp_path: Path) -> None:
+    conn = open_rw(tmp_path / "p.db", now_ms=NOW)
+    raw = make_record(3)
+    raw["connections"].append({**raw["connections"][0], "upstream": True, "share": 1.0})
+    ingest(conn, parse_record(raw), {}, NOW)
+    assert summary(conn)["connections"] == len(raw["connections"]) - 1
+    up = conn.execute("SELECT share FROM connection_shares WHERE upstream = 1").fetchall()
+    assert [r[0] for r in up] == [1.0]
+    down = conn.execute("SELECT sum(share) FROM connection_shares WHERE upstream = 0").fetchone()
+    assert down[0] == pytest.approx(1.0)
+
+
+def test_failed_navigation_columns(tmp_path: Path) -> None:
+    conn = open_rw(tmp_path / "p.db", now_ms=NOW)
+    raw = make_record(1)
+    raw["page"]["error"] = "net::ERR_CONNECTION_REFUSED"
+    ingest(conn, parse_record(raw), {}, NOW)
+    raw2 = make_record(1, seed=5)
+    raw2["page"]["aborted"] = True
+    ingest(conn, parse_record(raw2), {}, NOW)
+    rows = conn.execute("SELECT failed, failure FROM navigations ORDER BY started_at_ms").fetchall()
+    assert [tuple(r) for r in rows] == [(1, "net::ERR_CONNECTION_REFUSED"), (1, "aborted")]
