@@ -14,6 +14,9 @@ from protolens import __version__
 
 # (module, attribute) of every top-level command. Imported lazily so `--help` stays fast.
 _COMMANDS: list[tuple[str, str]] = [
+    ("navigations", "navigations"),
+    ("show", "show"),
+    ("db", "db_group"),
 ]
 
 
