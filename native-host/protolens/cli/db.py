@@ -1,0 +1,92 @@
+"""``protolens db``: store statistics and schema migrations; also the shared ``--db`` option."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from protolens.cli.errors import UserError
+from protolens.cli.output import emit, output_options
+from protolens.paths import default_db
+from protolens.store import StoreError, open_ro, open_rw
+from protolens.store.migrations import migration_states
+from protolens.store.queries import stats
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def db_option(func: F) -> F:
+    """``--db PATH`` (default ``$PROTOLENS_DB`` or ``$XDG_DATA_HOME/protolens/protolens.db``)."""
+    return click.option(
+        "--db", "db", type=click.Path(dir_okay=False, path_type=Path), default=None,
+        help="SQLite store (default: $PROTOLENS_DB, else $XDG_DATA_HOME/protolens/protolens.db).",
+    )(func)
+
+
+def db_path(db: Path | None) -> Path:
+    return db if db is not None else default_db(os.environ)
+
+
+def connect_ro(db: Path | None) -> sqlite3.Connection:
+    """Open the store read-only for a command; a missing or broken file is a one-line error."""
+    try:
+        return open_ro(db_path(db))
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+
+
+@click.group("db")
+def db_group() -> None:
+    """Inspect and upgrade the SQLite store.
+
+    Example: protolens db stats --json
+    """
+
+
+@db_group.command("stats")
+@db_option
+@output_options
+def stats_cmd(db: Path | None, fmt: str) -> None:
+    """Row counts, time span, sources and size of the store (read-only).
+
+    Example: protolens db stats --db ~/lab.db
+    """
+    conn = connect_ro(db)
+    try:
+        emit(stats(conn, db_path(db)), fmt, title="ProtoLens store")
+    except sqlite3.Error as exc:
+        raise UserError(f"{db_path(db)}: not a ProtoLens store ({exc})") from None
+
+
+@db_group.command("migrate")
+@db_option
+@click.option("--list", "list_only", is_flag=True,
+              help="Only list migrations and whether each is applied (read-only).")
+@output_options
+def migrate_cmd(db: Path | None, list_only: bool, fmt: str) -> None:
+    """Create the store or apply pending schema migrations.
+
+    Example: protolens db migrate --list
+    """
+    path = db_path(db)
+    if list_only:
+        conn = connect_ro(db)
+    else:
+        try:
+            conn = open_rw(path, migrate=False)
+            before = {s.name for s in migration_states(conn) if s.applied_at_ms is not None}
+            conn.close()
+            conn = open_rw(path)
+        except StoreError as exc:
+            raise UserError(str(exc)) from None
+    rows = [{"name": s.name, "applied": s.applied_at_ms is not None,
+             "applied_at_ms": s.applied_at_ms} for s in migration_states(conn)]
+    if not list_only:
+        for row in rows:
+            row["applied_now"] = row["name"] not in before
+    emit(rows, fmt, title=f"migrations in {path}")

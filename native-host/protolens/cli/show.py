@@ -1,0 +1,42 @@
+"""``protolens show ID``: one page load's hosts and connections with their byte shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from protolens.cli.db import connect_ro, db_option
+from protolens.cli.errors import UserError
+from protolens.cli.output import emit, output_options
+from protolens.store.queries import NotFound, navigation_detail, resolve_id
+
+SUMMARY = ("id", "url", "started_at", "plt_ms", "ttfb_ms", "fcp_ms", "lcp_ms", "first_image_ms",
+           "requests", "connections", "bytes", "main_family", "source")
+
+
+@click.command("show")
+@click.argument("nav_id", metavar="ID")
+@db_option
+@output_options
+def show(nav_id: str, db: Path | None, fmt: str) -> None:
+    """Show one navigation (ID or a unique prefix of it): hosts, connections, byte shares.
+
+    Example: protolens show 3f2a9c1e --json
+    """
+    conn = connect_ro(db)
+    try:
+        detail = navigation_detail(conn, resolve_id(conn, nav_id))
+    except NotFound as exc:
+        raise UserError(str(exc)) from None
+    if fmt == "json":
+        emit(detail, fmt)
+        return
+    if fmt == "csv":  # one flat table: the connections, the byte-share view researchers plot
+        emit(detail["connections"], fmt)
+        return
+    emit({k: detail[k] for k in SUMMARY}, fmt, title="navigation")
+    emit(detail["hosts"], fmt, title="hosts",
+         columns=("host", "requests", "connections", "families", "bytes", "share"))
+    emit(detail["connections"], fmt, title="connections",
+         columns=("connection_id", "host", "family", "requests", "bytes", "share", "upstream"))
