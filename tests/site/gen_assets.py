@@ -92,7 +92,8 @@ JS = {
     "js/app1.js": "window.protolensT0 = performance.now();\n",
     "js/app2.js": "document.documentElement.dataset.app2 = 'ran';\n",
     "js/app3.js": (
-        "// ?fail adds an image from a closed port: a failed request (net::ERR_CONNECTION_REFUSED)\n"
+        "// ?fail adds an image from a closed port: a failed request "
+        "(net::ERR_CONNECTION_REFUSED)\n"
         "if (location.search.includes('fail')) {\n"
         "  const img = document.createElement('img');\n"
         "  img.src = 'https://a.test:1/refused.png';\n"
@@ -102,7 +103,13 @@ JS = {
     "js/app4.js": (
         "// a request that finishes after the load event: the recorder must wait for quiet\n"
         "window.addEventListener('load', () => {\n"
-        "  setTimeout(() => { fetch('data/late.json').then((r) => r.json()); }, 300);\n"
+        "  // its query carries the page's own loadEventEnd, so caddy's access log holds an "
+        "independent\n"
+        "  // ground truth for the recorder's PLT (tests/e2e)\n"
+        "  setTimeout(() => {\n"
+        "    const nav = performance.getEntriesByType('navigation')[0];\n"
+        "    fetch('data/late.json?led=' + (nav ? nav.loadEventEnd : -1)).then((r) => r.json());\n"
+        "  }, 300);\n"
         "});\n"
     ),
 }
@@ -125,14 +132,10 @@ def main() -> None:
         "a.test/page/css/layout.css",
         ".grid{display:flex;flex-wrap:wrap;gap:4px}\n" * 40,
     )
-    _write(
-        "a.test/page/css/theme.css", "h1{color:#235;background:url(../bg.png)}\n" * 10
-    )
+    _write("a.test/page/css/theme.css", "h1{color:#235;background:url(../bg.png)}\n" * 10)
     for name, text in JS.items():
         _write(f"a.test/page/{name}", text + "/* padding */\n" * 50)
-    _write(
-        "a.test/page/data/late.json", '{"late": true, "pad": "' + "x" * 2000 + '"}\n'
-    )
+    _write("a.test/page/data/late.json", '{"late": true, "pad": "' + "x" * 2000 + '"}\n')
     _write("b.test/frame/index.html", FRAME)
     _write("b.test/frame/frame.css", "p{color:#520}\n" * 30)
     _write("b.test/frame/frame.js", "document.body.dataset.frame = 'ran';\n")

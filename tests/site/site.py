@@ -108,9 +108,7 @@ def _make_cert(dest: Path) -> tuple[Path, Path, str]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=30))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.DNSName(h) for h in HOSTS]), False
-        )
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(h) for h in HOSTS]), False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), True)
         .sign(key, hashes.SHA256())
     )
@@ -135,9 +133,7 @@ def _make_cert(dest: Path) -> tuple[Path, Path, str]:
 
 def _copy_www(dest: Path, port: int) -> dict[str, int]:
     shutil.copytree(WWW, dest, ignore=shutil.ignore_patterns("*.tmpl"))
-    page = (
-        (WWW / "a.test/page/index.html.tmpl").read_text().replace("{PORT}", str(port))
-    )
+    page = (WWW / "a.test/page/index.html.tmpl").read_text().replace("{PORT}", str(port))
     (dest / "a.test/page/index.html").write_text(page)
     files: dict[str, int] = {}
     for host in HOSTS:
@@ -150,18 +146,14 @@ def _copy_www(dest: Path, port: int) -> dict[str, int]:
     return files
 
 
-def _wait_ready(
-    port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float
-) -> None:
+def _wait_ready(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(
-                f"caddy exited with {proc.returncode}: {log.read_text()[-2000:]}"
-            )
+            raise RuntimeError(f"caddy exited with {proc.returncode}: {log.read_text()[-2000:]}")
         try:
             with (
                 socket.create_connection(("127.0.0.1", port), timeout=1) as raw,
@@ -188,9 +180,7 @@ def serve_site(workdir: Path, port: int | None = None) -> Iterator[Site]:
     access_log = workdir / "access.log"
     access_log.touch()
     caddyfile = workdir / "Caddyfile"
-    caddyfile.write_text(
-        CADDYFILE.format(port=port, cert=cert, key=key, www=www, log=access_log)
-    )
+    caddyfile.write_text(CADDYFILE.format(port=port, cert=cert, key=key, www=www, log=access_log))
     env = dict(os.environ)
     env.update(
         HOME=str(home),

@@ -1,4 +1,4 @@
-"""tests/site/site.py: caddy serves the test page over h1 and h2, logs every request, stops on exit."""
+"""tests/site/site.py: caddy serves the page over h1 and h2, logs each request, stops on exit."""
 
 from __future__ import annotations
 
@@ -45,9 +45,7 @@ def _log_entries(log: Path, want: int) -> list[dict[str, object]]:
     deadline = time.monotonic() + 5
     entries: list[dict[str, object]] = []
     while time.monotonic() < deadline:
-        entries = [
-            json.loads(line) for line in log.read_text().splitlines() if line.strip()
-        ]
+        entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
         if len(entries) >= want:
             break
         time.sleep(0.05)
