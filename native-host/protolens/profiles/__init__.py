@@ -1,0 +1,1 @@
+"""Built-in link profiles (TOML data files), read by protolens.shaping.profile."""
