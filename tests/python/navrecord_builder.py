@@ -7,6 +7,7 @@ one connection per host (h2) unless ``family="h1"`` (6 per host, round-robin).
 from __future__ import annotations
 
 import copy
+import hashlib
 import uuid
 from typing import Any
 
@@ -31,7 +32,8 @@ def make_request(i: int, host: str, conn_id: int | None, family: str | None = "h
 def make_record(n_requests: int = 5, seed: int = 0, family: str = "h2",
                 source: str = "passive") -> dict[str, Any]:
     """A valid record with ``n_requests`` requests; connections and shares consistent."""
-    rid = str(uuid.UUID(int=(seed * 7919 + n_requests) % (1 << 122) | (4 << 76), version=4))
+    digest = hashlib.sha256(f"{seed}:{n_requests}:{family}:{source}".encode()).digest()
+    rid = str(uuid.UUID(bytes=digest[:16], version=4))
     per_host = 6 if family == "h1" else 1
     requests = []
     for i in range(n_requests):

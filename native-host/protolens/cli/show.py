@@ -35,7 +35,7 @@ def show(nav_id: str, db: Path | None, fmt: str) -> None:
     if fmt == "csv":  # one flat table: the connections, the byte-share view researchers plot
         emit(detail["connections"], fmt)
         return
-    emit({k: detail[k] for k in SUMMARY}, fmt, title="navigation")
+    emit([{"field": k, "value": detail[k]} for k in SUMMARY], fmt, title="navigation")
     emit(detail["hosts"], fmt, title="hosts",
          columns=("host", "requests", "connections", "families", "bytes", "share"))
     emit(detail["connections"], fmt, title="connections",

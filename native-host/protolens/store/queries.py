@@ -49,7 +49,11 @@ def navigation_detail(conn: sqlite3.Connection, nav_id: str) -> dict[str, Any]:
         "end_ms, failed, failure, is_main_document "
         "FROM requests WHERE navigation_id = ? ORDER BY seq", (nav_id,)))
     detail["connections"] = _rows(conn.execute(
-        "SELECT s.connection_id, s.host, s.family, c.remote_ip, c.remote_port, s.requests, "
+        "SELECT s.connection_id, s.host, s.family, "
+        "(SELECT r.protocol FROM requests r WHERE r.navigation_id = s.navigation_id "
+        " AND r.connection_id = s.connection_id AND s.upstream = 0 AND r.protocol IS NOT NULL "
+        " GROUP BY r.protocol ORDER BY count(*) DESC, r.protocol LIMIT 1) AS protocol, "
+        "c.remote_ip, c.remote_port, s.requests, "
         "s.bytes, s.share, c.first_ms, c.last_ms, s.upstream "
         "FROM connection_shares s JOIN connections c ON c.navigation_id = s.navigation_id "
         "AND c.connection_id = s.connection_id AND c.upstream = s.upstream "
