@@ -9,6 +9,8 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from protolens.store import lab as _lab
+
 Migration = Callable[[sqlite3.Connection], None]
 
 
@@ -145,6 +147,7 @@ def m002_views(conn: sqlite3.Connection) -> None:
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
+    ("m003_lab", _lab.m003_lab),
 )
 """Every migration in order. Append only."""
 

@@ -1,0 +1,118 @@
+"""Lab campaign tables: campaigns, every load attempt (ok or failed, with its reason), and the
+shaper's per-flow ground truth for each load's time window (issue 4, items 3-4).
+
+A load attempt is stored whether or not the browser produced a record: failures are never dropped.
+Navigations link to their load through ``navigations.load_id``.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+def m003_lab(conn: sqlite3.Connection) -> None:
+    """``campaigns``, ``loads`` and ``flows`` tables for lab campaigns."""
+    conn.execute("""
+        CREATE TABLE campaigns (
+            name TEXT PRIMARY KEY,
+            created_at_ms REAL NOT NULL,
+            seed INTEGER NOT NULL,
+            spec TEXT NOT NULL,
+            protolens_version TEXT NOT NULL
+        ) STRICT""")
+    conn.execute("""
+        CREATE TABLE loads (
+            load_id TEXT PRIMARY KEY,
+            campaign TEXT NOT NULL REFERENCES campaigns (name) ON DELETE CASCADE,
+            page TEXT NOT NULL, arm TEXT NOT NULL, condition TEXT NOT NULL,
+            repetition INTEGER NOT NULL, warm INTEGER NOT NULL, attempt INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            reason TEXT,
+            started_at_ms REAL NOT NULL,
+            wall_ms REAL NOT NULL,
+            server_cc TEXT,
+            command_line TEXT NOT NULL,
+            lateness_max_ns INTEGER,
+            lateness_p99_ns INTEGER,
+            flagged INTEGER NOT NULL DEFAULT 0,
+            flag_reason TEXT
+        ) STRICT""")
+    conn.execute("CREATE INDEX loads_cell ON loads (campaign, page, arm, condition, repetition)")
+    conn.execute("""
+        CREATE TABLE flows (
+            load_id TEXT NOT NULL REFERENCES loads (load_id) ON DELETE CASCADE,
+            proto TEXT NOT NULL,
+            client_port INTEGER NOT NULL,
+            server_port INTEGER NOT NULL,
+            bytes_down INTEGER NOT NULL, bytes_up INTEGER NOT NULL,
+            packets_down INTEGER NOT NULL, packets_up INTEGER NOT NULL,
+            first_ns INTEGER, last_ns INTEGER,
+            PRIMARY KEY (load_id, proto, client_port, server_port)
+        ) STRICT""")
+
+
+def ensure_campaign(conn: sqlite3.Connection, name: str, *, seed: int, spec: Mapping[str, Any],
+                    version: str, now_ms: float) -> tuple[int, dict[str, Any]]:
+    """Create the campaign, or return the stored one's seed and spec (for ``--resume``)."""
+    row = conn.execute("SELECT seed, spec FROM campaigns WHERE name = ?", (name,)).fetchone()
+    if row is not None:
+        return int(row[0]), dict(json.loads(row[1]))
+    conn.execute("INSERT INTO campaigns (name, created_at_ms, seed, spec, protolens_version) "
+                 "VALUES (?, ?, ?, ?, ?)", (name, now_ms, seed, json.dumps(spec), version))
+    return seed, dict(spec)
+
+
+def campaign_spec(conn: sqlite3.Connection, name: str) -> tuple[int, dict[str, Any]] | None:
+    """The stored seed and spec of a campaign, or None."""
+    row = conn.execute("SELECT seed, spec FROM campaigns WHERE name = ?", (name,)).fetchone()
+    return None if row is None else (int(row[0]), dict(json.loads(row[1])))
+
+
+def record_load(conn: sqlite3.Connection, load: Mapping[str, Any],
+                flows: Iterable[Mapping[str, Any]]) -> None:
+    """One load attempt and its flows, in one transaction."""
+    cols = ("load_id", "campaign", "page", "arm", "condition", "repetition", "warm", "attempt",
+            "status", "reason", "started_at_ms", "wall_ms", "server_cc", "command_line",
+            "lateness_max_ns", "lateness_p99_ns", "flagged", "flag_reason")
+    flow_cols = ("proto", "client_port", "server_port", "bytes_down", "bytes_up",
+                 "packets_down", "packets_up", "first_ns", "last_ns")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.execute(f"INSERT INTO loads ({', '.join(cols)}) VALUES "
+                     f"({', '.join('?' * len(cols))})", [load.get(c) for c in cols])
+        conn.executemany(
+            f"INSERT INTO flows (load_id, {', '.join(flow_cols)}) VALUES "
+            f"(?, {', '.join('?' * len(flow_cols))})",
+            [(load["load_id"], *(f.get(c) for c in flow_cols)) for f in flows])
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def done_cells(conn: sqlite3.Connection, campaign: str) -> list[tuple[str, str, str, int]]:
+    """(page, arm, condition, repetition) of every cell with a successful load."""
+    return [(r[0], r[1], r[2], int(r[3])) for r in conn.execute(
+        "SELECT DISTINCT page, arm, condition, repetition FROM loads "
+        "WHERE campaign = ? AND status = 'ok'", (campaign,))]
+
+
+def navigation_ids(conn: sqlite3.Connection, load_id: str) -> list[str]:
+    """Ids of the navigations the host stored for a load (the extension's records)."""
+    return [r[0] for r in conn.execute(
+        "SELECT id FROM navigations WHERE load_id = ? ORDER BY started_at_ms", (load_id,))]
+
+
+def load_rows(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:
+    """Every load attempt of a campaign, in the order they ran."""
+    return [dict(r) for r in conn.execute(
+        "SELECT * FROM loads WHERE campaign = ? ORDER BY started_at_ms", (campaign,))]
+
+
+def flow_rows(conn: sqlite3.Connection, load_id: str) -> list[dict[str, Any]]:
+    """The shaper's flows recorded for a load."""
+    return [dict(r) for r in conn.execute(
+        "SELECT * FROM flows WHERE load_id = ? ORDER BY client_port", (load_id,))]
