@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import signal
 import subprocess
 import time
@@ -31,7 +32,7 @@ class LoadResult:
     wall_s: float
     """Seconds from browser start to done (or to giving up)."""
     argv: list[str]
-    """The exact browser command line."""
+    """The exact browser command line (with the network prefix)."""
     log: Path
     """Chromium's (and the native host's) stderr."""
 
@@ -56,13 +57,15 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     scratch.mkdir(parents=True, exist_ok=True)
     udd = scratch / "profile"
     seed_preferences(udd)
+    spec = replace(spec, user_data_dir=str(udd))
+    argv = command_line(spec)
+    # the exact command line travels with the record as a tag (issue 4, item 2)
+    context = {**context, "command_line": shlex.join([*prefix, *argv])}
     ctx = write_lab_context(scratch / "lab-context.json", navigate=navigate, context=context,
                             url_detail=url_detail)
     env = scratch_env(os.environ, scratch / "xdg")
     register_lab_host(udd, {"PROTOLENS_DB": str(db), "PROTOLENS_LAB_CONTEXT": str(ctx),
                             **(host_env or {})})
-    spec = replace(spec, user_data_dir=str(udd))
-    argv = command_line(spec)
     log = scratch / "chromium.log"
     started = time.monotonic()
     with log.open("wb") as out:
@@ -81,7 +84,7 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
         finally:
             wall = time.monotonic() - started
             stop(proc)
-    return LoadResult(ok=reason is None, reason=reason, wall_s=wall, argv=argv, log=log)
+    return LoadResult(ok=reason is None, reason=reason, wall_s=wall, argv=[*prefix, *argv], log=log)
 
 
 def stop(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:

@@ -1,0 +1,162 @@
+"""Runs a campaign plan: one fresh lab browser per load, every attempt stored (adapter).
+
+For each planned load: apply the condition, flush TCP metrics and reset counters, start Chromium
+(fresh profile, extension, host in lab mode with the load's tags), wait until the record is stored,
+stop the browser, store the attempt with the shaper's flows and lateness. Failed or timed-out
+loads are stored as failed with the reason and retried up to ``retries`` times.
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+import shutil
+import sqlite3
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from protolens.browser.flags import LaunchSpec
+from protolens.browser.launch import LoadResult, run_load
+from protolens.lab.network import LabNetwork
+from protolens.lab.plan import PlannedLoad
+from protolens.store import StoreError, open_ro, open_rw
+from protolens.store import lab as labstore
+
+LATENESS_FLAG_NS = 2_000_000
+"""Flag a load when a packet left the shaper more than 2 ms late: 4% of the 50 ms RTT of the
+IFIP'18 wifi profile, and 20x the stdev the prototype shaper showed here (ARCHITECTURE.md:
+0.06-0.08 ms). Chosen by ProtoLens; override with ``--lateness-flag-ms``."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where a page is: the URL the extension opens and the origins (host:port) it uses."""
+
+    url: str
+    origins: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    chromium: str
+    extension_dir: Path
+    db: Path
+    scratch: Path
+    timeout_s: float = 60.0
+    retries: int = 1
+    lateness_flag_ns: int = LATENESS_FLAG_NS
+    headless: bool = True
+    keep_profiles: bool = False
+
+
+@dataclass
+class Progress:
+    """Counts the runner reports after each attempt."""
+
+    done: int = 0
+    failed: int = 0
+    retried: int = 0
+    flagged: int = 0
+    failures: list[str] = field(default_factory=list)
+
+
+def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], network: LabNetwork,
+                 opts: RunOptions, on_progress: Callable[[Progress, PlannedLoad], None]
+                 | None = None) -> Progress:
+    """Run every planned load in order; return the counts. Stops cleanly on KeyboardInterrupt
+    (the in-flight attempt is not stored, so ``--resume`` runs it again)."""
+    progress = Progress()
+    current: str | None = None
+    for planned in loads:
+        if planned.condition != current:
+            network.apply(planned.condition)
+            current = planned.condition
+        for attempt in range(1, opts.retries + 2):
+            ok = _attempt(planned, attempt, targets[planned.page], network, opts, progress)
+            if ok:
+                break
+            if attempt <= opts.retries:
+                progress.retried += 1
+        else:
+            progress.failed += 1
+        progress.done += 1
+        if on_progress:
+            on_progress(progress, planned)
+    return progress
+
+
+def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNetwork,
+             opts: RunOptions, progress: Progress) -> bool:
+    load_id = str(uuid.uuid4())
+    expect = 2 if planned.warm else 1
+    spec = LaunchSpec(chromium=opts.chromium, user_data_dir="",
+                      extension_dir=str(opts.extension_dir), arm=planned.arm,
+                      origins=target.origins, spki=network.spki(),
+                      host_rules=network.host_rules(), headless=opts.headless)
+    context = {"campaign": planned.campaign, "arm": planned.arm, "condition": planned.condition,
+               "repetition": planned.repetition, "page": planned.page,
+               "server_cc": network.server_cc, "load_id": load_id}
+    network.before_load()
+    started_ms = time.time() * 1000
+    scratch = opts.scratch / load_id
+    result = run_load(spec, scratch=scratch, db=opts.db,
+                      navigate=[target.url] * expect, context=context,
+                      done=lambda: _stored(opts.db, load_id) >= expect,
+                      timeout_s=opts.timeout_s, prefix=network.browser_prefix())
+    flows, lateness = network.after_load()
+    context_cmd = shlex.join(result.argv)
+    flagged, flag_reason = False, None
+    if lateness and lateness.max_ns > opts.lateness_flag_ns:
+        flagged = True
+        flag_reason = (f"shaper late by up to {lateness.max_ns / 1e6:.1f} ms "
+                       f"(threshold {opts.lateness_flag_ns / 1e6:.1f} ms)")
+        progress.flagged += 1
+    reason = result.reason if not result.ok else None
+    if reason:
+        reason = f"{reason} (attempt {attempt}; browser log tail: {_tail(result)})"
+        progress.failures.append(f"{planned.page}/{planned.arm}/{planned.condition}: {reason}")
+    with closing(open_rw(opts.db)) as conn:
+        labstore.record_load(conn, {
+            "load_id": load_id, "campaign": planned.campaign, "page": planned.page,
+            "arm": planned.arm, "condition": planned.condition, "repetition": planned.repetition,
+            "warm": int(planned.warm), "attempt": attempt,
+            "status": "ok" if result.ok else "failed", "reason": reason,
+            "started_at_ms": started_ms, "wall_ms": result.wall_s * 1000,
+            "server_cc": network.server_cc, "command_line": context_cmd,
+            "lateness_max_ns": lateness.max_ns if lateness else None,
+            "lateness_p99_ns": lateness.p99_ns if lateness else None,
+            "flagged": int(flagged), "flag_reason": flag_reason}, flows)
+    if result.ok and not opts.keep_profiles:
+        _remove(scratch)
+    return result.ok
+
+
+def _stored(db: Path, load_id: str) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with closing(open_ro(db)) as conn:
+            return len(labstore.navigation_ids(conn, load_id))
+    except (StoreError, sqlite3.Error):  # the host may be creating the schema right now
+        return 0
+
+
+def _tail(result: LoadResult, n: int = 300) -> str:
+    try:
+        text = result.log.read_text(errors="replace").strip().replace("\n", " | ")
+    except OSError:
+        return "(no log)"
+    return text[-n:] or "(empty)"
+
+
+def _remove(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def describe(progress: Progress) -> dict[str, Any]:
+    return json.loads(json.dumps(progress.__dict__))
