@@ -17,6 +17,9 @@ _COMMANDS: list[tuple[str, str]] = [
     ("navigations", "navigations"),
     ("show", "show"),
     ("db", "db_group"),
+    ("install_cmds", "install"),
+    ("install_cmds", "uninstall"),
+    ("install_cmds", "doctor"),
 ]
 
 

@@ -21,7 +21,7 @@ from protolens.messaging.framing import Frame, FrameDecoder
 from protolens.messaging.lab import LabContext, LabError, parse_lab
 from protolens.paths import default_db
 from protolens.record import NavigationRecord
-from protolens.store import SqliteSink, StoreError, open_rw
+from protolens.store import SqliteSink, open_rw
 
 LAB_ENV = "PROTOLENS_LAB_CONTEXT"
 READ_CHUNK = 1 << 16
@@ -29,14 +29,20 @@ READ_CHUNK = 1 << 16
 log = logging.getLogger("protolens.host")
 
 
-class _UnavailableSink:
-    """Stands in when the store cannot be opened: every record gets a retryable error."""
+class LazySink:
+    """Opens (creating and migrating) the store on the first record, not at start: a ``hello``
+    or ``ping`` (e.g. from ``protolens doctor``) never creates a database. If opening fails,
+    that record gets a retryable error and the next one tries again."""
 
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
+    def __init__(self, db: Path) -> None:
+        self.db = db
+        self._sink: SqliteSink | None = None
 
     def ingest(self, record: NavigationRecord, context: Mapping[str, Any], now_ms: float) -> bool:
-        raise StoreError(self.reason)
+        if self._sink is None:
+            self._sink = SqliteSink(open_rw(self.db, now_ms=now_ms))
+            log.debug("opened store %s", self.db)
+        return self._sink.ingest(record, context, now_ms)
 
 
 def load_lab(env: Mapping[str, str]) -> tuple[LabContext | None, str | None]:
@@ -81,12 +87,7 @@ def main(env: Mapping[str, str] | None = None) -> int:
     )
     lab, lab_error = load_lab(env)
     db = default_db(env)
-    sink: SqliteSink | _UnavailableSink
-    try:
-        sink = SqliteSink(open_rw(db))
-    except StoreError as exc:
-        log.error("store unavailable: %s", exc)
-        sink = _UnavailableSink(str(exc))
+    sink = LazySink(db)
     if lab_error:
         log.error("%s", lab_error)
     log.debug("serving; db=%s lab=%s", db, lab is not None)
