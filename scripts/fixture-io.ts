@@ -1,0 +1,38 @@
+/**
+ * Reading fixtures and building goldens, shared by scripts/regen-goldens.ts and the unit tests:
+ * the goldens are fromLog(fixture) with fixed, deterministic record ids and environment.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { fromLog } from "../src/cdp/from-log.ts";
+import type { RawEvent } from "../src/cdp/raw-event.ts";
+import type { NavigationRecord } from "../src/record/types.ts";
+
+export const FIXTURES = resolve(import.meta.dirname, "../tests/fixtures/cdp");
+
+export function scenarios(): string[] {
+  return readdirSync(FIXTURES).filter((f) => f.endsWith(".jsonl")).map((f) => f.slice(0, -6)).sort();
+}
+
+export function readLog(name: string): RawEvent[] {
+  return readFileSync(join(FIXTURES, `${name}.jsonl`), "utf8")
+    .split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as RawEvent);
+}
+
+export function fixedIds(): () => string {
+  let n = 0;
+  return () => `00000000-0000-4000-8000-${String(++n).padStart(12, "0")}`;
+}
+
+export function golden(name: string): NavigationRecord[] {
+  return fromLog(readLog(name), {
+    source: "lab",
+    urlDetail: "full",
+    env: { browser: { name: "Chromium", version: "fixture" }, extension_version: "0.0.0", network: null },
+    newId: fixedIds(),
+  });
+}
+
+export function goldenText(name: string): string {
+  return JSON.stringify(golden(name), null, 2) + "\n";
+}

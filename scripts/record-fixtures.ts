@@ -1,0 +1,168 @@
+/**
+ * Records raw CDP event logs of real Debian Chromium loading tests/site, one file per scenario:
+ * tests/fixtures/cdp/<scenario>.jsonl (one minified event per line) and <scenario>.meta.json
+ * (flags, browser version, and the page's own performance navigation timing per navigation, so
+ * tests can hold milestones.load_ms to loadEventEnd).
+ *
+ * It enables exactly the domains the extension's debugger adapter enables (src/cdp/enable-commands),
+ * through a browser-level CDP connection with flattened sessions; chrome.debugger delivers the
+ * same events (without the tab's own sessionId, which minify() removes).
+ *
+ *   npx tsx scripts/record-fixtures.ts            # all scenarios
+ *   npx tsx scripts/record-fixtures.ts h1 warm    # some
+ * Then: npm run regen-goldens
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync, rmSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { CdpClient, type WireEvent } from "./cdp-client.ts";
+import { CHILD_COMMANDS, TAB_COMMANDS, loadMetricsEvent } from "../src/cdp/enable-commands.ts";
+import { minify } from "../src/cdp/minify.ts";
+import type { RawEvent } from "../src/cdp/raw-event.ts";
+
+const ROOT = resolve(import.meta.dirname, "..");
+const OUT = join(ROOT, "tests/fixtures/cdp");
+const QUIET_MS = 2500;
+
+type Site = { url: string; spki: string; port: number; origin: string };
+type Ctx = { site: Site; cdp: CdpClient; session: string; nav: (url: string) => Promise<NavMeta> };
+type NavMeta = { url: string; timing: Record<string, unknown> };
+type Scenario = { flags: (s: Site) => string[]; run: (c: Ctx) => Promise<NavMeta[]> };
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+const SCENARIOS: Record<string, Scenario> = {
+  h1: { flags: () => ["--disable-http2", "--disable-quic"], run: (c) => one(c, c.site.url) },
+  h2: { flags: () => ["--disable-quic"], run: (c) => one(c, c.site.url) },
+  h3: {
+    flags: (s) => ["--enable-quic", `--origin-to-force-quic-on=a.test:${s.port},b.test:${s.port}`],
+    run: (c) => one(c, c.site.url),
+  },
+  redirect: { flags: () => ["--disable-quic"], run: (c) => one(c, `${c.site.origin}/old`) },
+  warm: {
+    flags: () => ["--disable-quic"],
+    run: async (c) => [await c.nav(c.site.url), await c.nav(c.site.url)],
+  },
+  failed: { flags: () => ["--disable-quic"], run: (c) => one(c, `${c.site.url}?fail`) },
+  aborted: {
+    flags: () => ["--disable-quic"],
+    run: async (c) => {
+      // slow the first load so a second navigation replaces it before its load event
+      await c.cdp.send("Network.emulateNetworkConditions", {
+        offline: false, latency: 150, downloadThroughput: 40_000, uploadThroughput: 40_000,
+      }, c.session);
+      await c.cdp.send("Page.navigate", { url: c.site.url }, c.session);
+      await sleep(700);
+      await c.cdp.send("Network.emulateNetworkConditions", {
+        offline: false, latency: 0, downloadThroughput: -1, uploadThroughput: -1,
+      }, c.session);
+      return [{ url: c.site.url, timing: {} }, await c.nav(`${c.site.url}?second`)];
+    },
+  },
+};
+
+async function one(c: Ctx, url: string): Promise<NavMeta[]> {
+  return [await c.nav(url)];
+}
+
+async function startSite(work: string): Promise<{ site: Site; proc: ChildProcess }> {
+  const proc = spawn(join(ROOT, ".venv/bin/python"), [join(ROOT, "tests/site/site.py")], {
+    cwd: work, stdio: ["ignore", "pipe", "inherit"],
+  });
+  if (!proc.stdout) throw new Error("site.py: no stdout");
+  const lines = createInterface({ input: proc.stdout })[Symbol.asyncIterator]();
+  const url = String((await lines.next()).value);
+  const spki = String((await lines.next()).value);
+  const port = Number(new URL(url).port);
+  return { site: { url, spki, port, origin: `https://a.test:${port}` }, proc };
+}
+
+async function launch(work: string, site: Site, extra: string[]): Promise<{ proc: ChildProcess; ws: string; version: string }> {
+  const profile = join(work, "profile");
+  mkdirSync(join(profile, "Default"), { recursive: true });
+  // no preconnect / prediction: connection setup stays visible (ARCHITECTURE.md)
+  writeFileSync(join(profile, "Default/Preferences"), JSON.stringify({ net: { network_prediction_options: 2 } }));
+  const env = { ...process.env, HOME: work, XDG_CONFIG_HOME: join(work, ".config"),
+    XDG_CACHE_HOME: join(work, ".cache"), XDG_DATA_HOME: join(work, ".local/share") };
+  const args = [
+    "--headless=new", "--no-sandbox", "--disable-gpu", "--no-first-run",
+    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    `--user-data-dir=${profile}`, "--remote-debugging-port=0",
+    "--host-resolver-rules=MAP *.test 127.0.0.1",
+    `--ignore-certificate-errors-spki-list=${site.spki}`, ...extra, "about:blank",
+  ];
+  const proc = spawn("/usr/bin/chromium", args, { env, stdio: "ignore" });
+  const portFile = join(profile, "DevToolsActivePort");
+  for (let i = 0; i < 200 && !existsSync(portFile); i++) await sleep(50);
+  const [port, path] = readFileSync(portFile, "utf8").split("\n");
+  const ws = `ws://127.0.0.1:${port}${path}`;
+  const info = (await (await fetch(`http://127.0.0.1:${port}/json/version`)).json()) as { Browser: string };
+  return { proc, ws, version: info.Browser };
+}
+
+async function record(name: string, scenario: Scenario): Promise<void> {
+  const work = mkdtempSync(join(tmpdir(), `protolens-fx-${name}-`));
+  const { site, proc: siteProc } = await startSite(work);
+  const flags = scenario.flags(site);
+  const { proc: browser, ws, version } = await launch(work, site, flags);
+  const cdp = await CdpClient.connect(ws);
+  try {
+    const { targetId } = await cdp.send<{ targetId: string }>("Target.createTarget", { url: "about:blank" });
+    const { sessionId } = await cdp.send<{ sessionId: string }>("Target.attachToTarget", { targetId, flatten: true });
+    const sessions = new Set([sessionId]);
+    const events: WireEvent[] = [];
+    let lastNetwork = Date.now();
+    let loaded = false;
+    // listeners first, then enable (events during Network.enable must not be lost)
+    cdp.onEvent((ev) => {
+      if (ev.sessionId === undefined || !sessions.has(ev.sessionId)) return;
+      events.push(ev);
+      if (ev.method.startsWith("Network.")) lastNetwork = Date.now();
+      if (ev.method === "Page.loadEventFired" && ev.sessionId === sessionId) {
+        loaded = true;
+        // as the adapter does: relay getMetrics (NavigationStart) as a Performance.metrics event
+        void cdp.send<{ metrics: { name: string; value: number }[] }>("Performance.getMetrics", {}, sessionId)
+          .then((r) => events.push({ ...loadMetricsEvent(r.metrics), sessionId }));
+      }
+      if (ev.method === "Target.attachedToTarget") {
+        const child = (ev.params as { sessionId: string }).sessionId;
+        sessions.add(child);
+        void (async () => {
+          for (const cmd of CHILD_COMMANDS) await cdp.send(cmd.method, cmd.params ?? {}, child).catch(() => undefined);
+        })();
+      }
+    });
+    for (const cmd of TAB_COMMANDS) await cdp.send(cmd.method, cmd.params ?? {}, sessionId);
+    const nav = async (url: string): Promise<NavMeta> => {
+      loaded = false;
+      await cdp.send("Page.navigate", { url }, sessionId);
+      for (let i = 0; i < 600 && !loaded; i++) await sleep(50);
+      while (Date.now() - lastNetwork < QUIET_MS) await sleep(100);
+      const res = await cdp.send<{ result: { value: string } }>("Runtime.evaluate", {
+        expression: "JSON.stringify({...performance.getEntriesByType('navigation')[0].toJSON(), timeOrigin: performance.timeOrigin})",
+        returnByValue: true,
+      }, sessionId);
+      return { url, timing: JSON.parse(res.result.value) as Record<string, unknown> };
+    };
+    const navigations = await scenario.run({ site, cdp, session: sessionId, nav });
+    const kept = minify(events as unknown as RawEvent[], sessionId);
+    writeFileSync(join(OUT, `${name}.jsonl`), kept.map((e) => JSON.stringify(e)).join("\n") + "\n");
+    const meta = { scenario: name, browser: version, flags, port: site.port, navigations };
+    writeFileSync(join(OUT, `${name}.meta.json`), JSON.stringify(meta, null, 2) + "\n");
+    console.log(`${name}: ${kept.length} events (${events.length} raw), ${navigations.length} navigation(s)`);
+  } finally {
+    cdp.close();
+    browser.kill("SIGTERM");
+    siteProc.kill("SIGINT");
+    await sleep(300);
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+const wanted = process.argv.slice(2);
+mkdirSync(OUT, { recursive: true });
+for (const [name, scenario] of Object.entries(SCENARIOS)) {
+  if (wanted.length === 0 || wanted.includes(name)) await record(name, scenario);
+}

@@ -1,0 +1,76 @@
+/**
+ * Turns a completed Navigation into a NavigationRecord (docs/RECORD.md): times relative to the
+ * main document's first request, URLs at the chosen detail, connections and hosts summarized.
+ */
+import type { Navigation } from "./navigation.ts";
+import { relativeMs, toEntry } from "./request-state.ts";
+import { connectionsOf, hostsOf } from "./summarize.ts";
+import { applyDetail, originOf } from "../policy/url-detail.ts";
+import {
+  RECORD_SCHEMA, type BrowserInfo, type NavigationRecord, type NetworkInfo, type RequestEntry,
+  type Source, type UrlDetail,
+} from "../record/types.ts";
+
+export interface RecordEnv {
+  browser: BrowserInfo;
+  extension_version: string;
+  network: NetworkInfo | null;
+}
+
+export interface BuildOptions {
+  id: string;
+  source: Source;
+  urlDetail: UrlDetail;
+  env: RecordEnv;
+  /** Ended before its load event: replaced by another navigation, tab closed, detached. */
+  aborted: boolean;
+}
+
+export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
+  const at = (s: number | null): number | null => (s === null ? null : relativeMs(s, nav.zero));
+  const requests: RequestEntry[] = [];
+  for (const hops of nav.requests.values()) {
+    for (const h of hops) requests.push(toEntry(h, nav.zero, o.urlDetail));
+  }
+  requests.sort((a, b) => a.start_ms - b.start_ms);
+  const mainHops = nav.requests.get(nav.mainKey) ?? [];
+  const finalHop = mainHops[mainHops.length - 1];
+  const finalUrl = finalHop?.url ?? "";
+  const main = requests.filter((r) => r.is_main_document);
+  const mainFinal = main[main.length - 1];
+  const images = requests.filter((r) => r.resource_type === "Image" && !r.failed && r.end_ms !== null);
+  const firstImage = images.length ? Math.min(...images.map((r) => r.end_ms ?? Infinity)) : null;
+  const warm =
+    mainFinal?.connection_reused === true ||
+    requests.some((r) => r.from_disk_cache || r.from_memory_cache);
+  return {
+    schema: RECORD_SCHEMA,
+    id: o.id,
+    source: o.source,
+    page: {
+      url: applyDetail(finalUrl, o.urlDetail),
+      origin: originOf(finalUrl),
+      url_detail: o.urlDetail,
+      started_at_ms: Math.round((nav.wallTime - (nav.t0 - nav.zero)) * 1e6) / 1e3,
+      browser: o.env.browser,
+      extension_version: o.env.extension_version,
+      network: o.env.network,
+      warm,
+      redirects: mainHops.slice(0, -1).map((h) => applyDetail(h.url, o.urlDetail)),
+      aborted: o.aborted || nav.mainFailure === "net::ERR_ABORTED",
+      error: nav.mainFailure,
+    },
+    milestones: {
+      ttfb_ms: mainFinal?.first_byte_ms ?? null,
+      fcp_ms: at(nav.fcpAt),
+      lcp_ms: at(nav.lcpAt),
+      dcl_ms: at(nav.dclAt),
+      load_ms: at(nav.loadAt),
+      first_image_ms: firstImage,
+    },
+    requests,
+    connections: connectionsOf(requests),
+    hosts: hostsOf(requests),
+    context: {},
+  };
+}

@@ -1,0 +1,46 @@
+/**
+ * The commands that switch on the events the recorder needs, in order. Shared by the extension's
+ * debugger adapter and scripts/record-fixtures.ts so fixtures hold exactly what chrome.debugger
+ * delivers. Listeners must be in place before these are sent (Lighthouse's rule: events emitted
+ * during Network.enable are otherwise lost).
+ */
+import type { Protocol } from "devtools-protocol";
+import type { Command, RawEvent } from "./raw-event.ts";
+
+/** For the tab's own target. */
+export const TAB_COMMANDS: readonly Command[] = [
+  { method: "Network.enable", params: {} },
+  { method: "Page.enable", params: {} },
+  { method: "Page.setLifecycleEventsEnabled", params: { enabled: true } },
+  { method: "Performance.enable", params: { timeDomain: "timeTicks" } },
+  // Out-of-process iframes: pause each new child until its domains are on, then resume it
+  // (chrome.debugger can address child sessions via {tabId, sessionId} since Chrome 125).
+  {
+    method: "Target.setAutoAttach",
+    params: { autoAttach: true, waitForDebuggerOnStart: true, flatten: true },
+  },
+];
+
+/** For each auto-attached child session (OOPIF), before Runtime.runIfWaitingForDebugger. */
+export const CHILD_COMMANDS: readonly Command[] = [
+  { method: "Network.enable", params: {} },
+  { method: "Page.enable", params: {} },
+  {
+    method: "Target.setAutoAttach",
+    params: { autoAttach: true, waitForDebuggerOnStart: true, flatten: true },
+  },
+  { method: "Runtime.runIfWaitingForDebugger" },
+];
+
+/**
+ * After the main frame's load event the adapter sends Performance.getMetrics and feeds the result
+ * to the recorder as this Performance.metrics event. Its NavigationStart (= the page's
+ * performance.timeOrigin, CDP monotonic seconds) is the zero of every time in the record, so
+ * milestones.load_ms equals the page's own loadEventEnd: the main document's requestWillBeSent
+ * comes later, by the page's fetchStart (measured 0.7-5.7 ms on Chromium 156).
+ */
+export const LOAD_METRICS_TITLE = "protolens:load";
+
+export function loadMetricsEvent(metrics: Protocol.Performance.Metric[]): RawEvent {
+  return { method: "Performance.metrics", params: { title: LOAD_METRICS_TITLE, metrics } };
+}

@@ -1,0 +1,71 @@
+/**
+ * One top-level navigation while it is being recorded: its requests (from every session of the
+ * tab, OOPIFs included), its page milestones, and the rule for when it is complete.
+ */
+import type { Hop } from "./request-state.ts";
+
+export interface Limits {
+  /** Network quiet this long after the load event ends the record. */
+  quietMs: number;
+  /** Hard stop this long after the load event (or the main document's failure). */
+  maxAfterLoadMs: number;
+  /** Hard stop this long after navigation start if the load event never comes. */
+  maxWithoutLoadMs: number;
+}
+
+export const DEFAULT_LIMITS: Limits = { quietMs: 2000, maxAfterLoadMs: 30000, maxWithoutLoadMs: 120000 };
+
+export class Navigation {
+  /** request key (session + requestId) -> its hops, in order; the last one is current. */
+  readonly requests = new Map<string, Hop[]>();
+  loadAt: number | null = null;
+  dclAt: number | null = null;
+  fcpAt: number | null = null;
+  lcpAt: number | null = null;
+  mainFailure: string | null = null;
+  mainFailedAt: number | null = null;
+  /** performance.timeOrigin in CDP seconds, from Performance.getMetrics (enable-commands.ts). */
+  navStart: number | null = null;
+  lastActivity: number;
+
+  constructor(
+    readonly t0: number,
+    readonly wallTime: number,
+    readonly loaderId: string,
+    readonly frameId: string,
+    readonly mainKey: string,
+  ) {
+    this.lastActivity = t0;
+  }
+
+  current(key: string): Hop | undefined {
+    const hops = this.requests.get(key);
+    return hops?.[hops.length - 1];
+  }
+
+  /** The zero of the record's times: the page's navigation start when known. */
+  get zero(): number {
+    return this.navStart ?? this.t0;
+  }
+
+  touch(at: number): void {
+    if (at > this.lastActivity) this.lastActivity = at;
+  }
+
+  inFlight(): number {
+    let n = 0;
+    for (const hops of this.requests.values()) {
+      const h = hops[hops.length - 1];
+      if (h !== undefined && h.end === null) n += 1;
+    }
+    return n;
+  }
+
+  /** True when, at CDP time `now` (seconds), the record is complete. */
+  isComplete(now: number, limits: Limits): boolean {
+    const settled = this.loadAt ?? this.mainFailedAt;
+    if (settled === null) return (now - this.t0) * 1000 >= limits.maxWithoutLoadMs;
+    if ((now - settled) * 1000 >= limits.maxAfterLoadMs) return true;
+    return this.inFlight() === 0 && (now - Math.max(this.lastActivity, settled)) * 1000 >= limits.quietMs;
+  }
+}

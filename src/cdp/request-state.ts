@@ -1,0 +1,101 @@
+/**
+ * One network request (one redirect hop) as the recorder accumulates it from Network.* events,
+ * and its conversion to a RequestEntry (docs/RECORD.md). Times are kept as CDP monotonic
+ * seconds until the record is built relative to navigation start.
+ */
+import type { Protocol } from "devtools-protocol";
+import { familyOf } from "./family.ts";
+import { applyDetail, hostOf } from "../policy/url-detail.ts";
+import type { RequestEntry, UrlDetail } from "../record/types.ts";
+
+export interface Hop {
+  requestId: string;
+  hop: number;
+  url: string;
+  method: string;
+  type: string;
+  frameId: string | null;
+  priority: string | null;
+  start: number;
+  response: Protocol.Network.Response | null;
+  responseAt: number | null;
+  end: number | null;
+  encodedBytes: number;
+  bodyBytes: number;
+  servedFromCache: boolean;
+  failure: string | null;
+  isMain: boolean;
+}
+
+export function newHop(
+  p: Protocol.Network.RequestWillBeSentEvent, hop: number, isMain: boolean,
+): Hop {
+  return {
+    requestId: p.requestId, hop, url: p.request.url, method: p.request.method,
+    type: p.type ?? "Other", frameId: p.frameId ?? null, priority: p.request.initialPriority ?? null,
+    start: p.timestamp, response: null, responseAt: null, end: null, encodedBytes: 0, bodyBytes: 0,
+    servedFromCache: false, failure: null, isMain,
+  };
+}
+
+/** Ends a hop by a redirect: its response is `redirectResponse`, its end the next hop's start. */
+export function endByRedirect(h: Hop, redirect: Protocol.Network.Response, at: number): void {
+  h.response = redirect;
+  h.responseAt = at;
+  h.end = at;
+  h.encodedBytes = Math.max(0, Math.round(redirect.encodedDataLength));
+}
+
+export function isDone(h: Hop): boolean {
+  return h.end !== null;
+}
+
+const ms = (seconds: number, t0: number): number => Math.round((seconds - t0) * 1e6) / 1e3;
+
+function firstByte(h: Hop, t0: number): number | null {
+  const t = h.response?.timing;
+  if (t && t.requestTime > 0) {
+    const start = t.receiveHeadersStart > 0 ? t.receiveHeadersStart : t.receiveHeadersEnd;
+    if (start >= 0) return ms(t.requestTime + start / 1000, t0);
+  }
+  return h.responseAt === null ? null : ms(h.responseAt, t0);
+}
+
+export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
+  const r = h.response;
+  const diskCache = r?.fromDiskCache === true;
+  const memoryCache = h.servedFromCache && !diskCache;
+  const cached = diskCache || memoryCache || r?.fromPrefetchCache === true;
+  const connectionId = !cached && r && r.connectionId > 0 ? r.connectionId : null;
+  return {
+    request_id: `${h.requestId}:${h.hop}`,
+    url: applyDetail(h.url, detail),
+    host: hostOf(h.url),
+    resource_type: h.type,
+    method: h.method,
+    status: r ? r.status : null,
+    mime_type: r?.mimeType || null,
+    protocol: r?.protocol || null,
+    family: familyOf(r?.protocol),
+    connection_id: connectionId,
+    connection_reused: r ? r.connectionReused : null,
+    remote_ip: r?.remoteIPAddress || null,
+    remote_port: r?.remotePort ?? null,
+    encoded_bytes: h.encodedBytes,
+    body_bytes: h.bodyBytes,
+    from_disk_cache: diskCache,
+    from_memory_cache: memoryCache,
+    from_service_worker: r?.fromServiceWorker === true,
+    priority: h.priority,
+    alternate_protocol_usage: r?.alternateProtocolUsage ?? null,
+    start_ms: ms(h.start, t0),
+    first_byte_ms: firstByte(h, t0),
+    end_ms: h.end === null ? null : ms(h.end, t0),
+    failed: h.failure !== null,
+    failure: h.failure,
+    frame_id: h.frameId,
+    is_main_document: h.isMain,
+  };
+}
+
+export { ms as relativeMs };

@@ -1,0 +1,98 @@
+/**
+ * Native messaging between extension and host (docs/MESSAGES.md): one discriminated union per
+ * direction, keyed on `type`, with the schema version. Everything the host sends is validated
+ * here, where it enters the extension (parseHostMessage); nothing else trusts its shape.
+ */
+import { isUrlDetail } from "../policy/url-detail.ts";
+import type { NavigationRecord, UrlDetail } from "../record/types.ts";
+
+export const MSG_SCHEMA = 1 as const;
+
+export interface LabConfig {
+  record: boolean;
+  url_detail: UrlDetail;
+  context: Record<string, unknown>;
+  navigate: string[];
+}
+
+export type ExtensionMsg =
+  | { type: "hello"; schema: typeof MSG_SCHEMA; extension_version: string; extension_id: string }
+  | { type: "record"; schema: typeof MSG_SCHEMA; msg_id: string; record: NavigationRecord }
+  | { type: "ping"; schema: typeof MSG_SCHEMA };
+
+export type HostMsg =
+  | { type: "hello"; schema: typeof MSG_SCHEMA; host_version: string; lab: LabConfig | null }
+  | { type: "ack"; schema: typeof MSG_SCHEMA; msg_id: string; id: string; duplicate: boolean }
+  | { type: "pong"; schema: typeof MSG_SCHEMA }
+  | { type: "error"; schema: typeof MSG_SCHEMA; msg_id: string | null; error: string; retry: boolean };
+
+export type HostMsgOf<T extends HostMsg["type"]> = Extract<HostMsg, { type: T }>;
+
+/** Validation failure: `error` names the first bad field. */
+export class MessageError extends Error {}
+
+type Obj = Record<string, unknown>;
+const isObj = (v: unknown): v is Obj => typeof v === "object" && v !== null && !Array.isArray(v);
+
+function str(o: Obj, k: string): string {
+  const v = o[k];
+  if (typeof v !== "string") throw new MessageError(`${k}: expected a string`);
+  return v;
+}
+
+function bool(o: Obj, k: string): boolean {
+  const v = o[k];
+  if (typeof v !== "boolean") throw new MessageError(`${k}: expected a boolean`);
+  return v;
+}
+
+function parseLab(v: unknown): LabConfig | null {
+  if (v === null) return null;
+  if (!isObj(v)) throw new MessageError("lab: expected an object or null");
+  const detail = v.url_detail;
+  if (!isUrlDetail(detail)) throw new MessageError("lab.url_detail: expected origin, path or full");
+  const context = v.context ?? {};
+  if (!isObj(context)) throw new MessageError("lab.context: expected an object");
+  const nav = v.navigate ?? [];
+  if (!Array.isArray(nav) || !nav.every((u): u is string => typeof u === "string" && /^https?:\/\//.test(u))) {
+    throw new MessageError("lab.navigate: expected a list of http(s) URLs");
+  }
+  if (typeof v.record !== "boolean") throw new MessageError("lab.record: expected a boolean");
+  return { record: v.record, url_detail: detail, context, navigate: nav };
+}
+
+/** The only way host JSON becomes a HostMsg; throws MessageError otherwise. */
+export function parseHostMessage(v: unknown): HostMsg {
+  if (!isObj(v)) throw new MessageError("message: expected a JSON object");
+  if (v.schema !== MSG_SCHEMA) throw new MessageError(`schema: unsupported ${JSON.stringify(v.schema)}`);
+  switch (v.type) {
+    case "hello":
+      return { type: "hello", schema: MSG_SCHEMA, host_version: str(v, "host_version"), lab: parseLab(v.lab ?? null) };
+    case "ack":
+      return {
+        type: "ack", schema: MSG_SCHEMA, msg_id: str(v, "msg_id"), id: str(v, "id"),
+        duplicate: v.duplicate === undefined ? false : bool(v, "duplicate"),
+      };
+    case "pong":
+      return { type: "pong", schema: MSG_SCHEMA };
+    case "error": {
+      const msgId = v.msg_id ?? null;
+      if (msgId !== null && typeof msgId !== "string") throw new MessageError("msg_id: expected a string or null");
+      return {
+        type: "error", schema: MSG_SCHEMA, msg_id: msgId, error: str(v, "error"),
+        // older hosts send no `retry`: treat as retryable, never lose a record on a guess
+        retry: v.retry === undefined ? true : bool(v, "retry"),
+      };
+    }
+    default:
+      throw new MessageError(`type: unknown message type ${JSON.stringify(v.type)}`);
+  }
+}
+
+export type HostHandlers = { [T in HostMsg["type"]]: (m: HostMsgOf<T>) => void | Promise<void> };
+
+/** Calls the handler for `m.type` (the map is checked complete by `satisfies HostHandlers`). */
+export function dispatchHost(handlers: HostHandlers, m: HostMsg): void | Promise<void> {
+  const h = handlers[m.type] as (x: HostMsg) => void | Promise<void>;
+  return h(m);
+}

@@ -1,0 +1,97 @@
+/**
+ * The user's recording settings and the scope rule: which tab URLs are recorded. Pure.
+ * Nothing is recorded until the user opts in on the options page (`enabled`), except in a lab
+ * profile, where the host's hello reply (docs/MESSAGES.md "Lab mode") switches recording on.
+ */
+import { isUrlDetail } from "./url-detail.ts";
+import type { LabConfig } from "../messages/protocol.ts";
+import type { Source, UrlDetail } from "../record/types.ts";
+
+export type Scope = "all" | "allowlist" | "denylist";
+
+export interface Settings {
+  enabled: boolean;
+  scope: Scope;
+  /** Host names; "example.com" also matches its subdomains. */
+  allowlist: string[];
+  denylist: string[];
+  urlDetail: UrlDetail;
+}
+
+export const DEFAULT_SETTINGS: Settings = {
+  enabled: false, scope: "all", allowlist: [], denylist: [], urlDetail: "origin",
+};
+
+const isHostList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
+
+/** Stored JSON -> Settings; anything malformed falls back to the (recording-off) default. */
+export function parseSettings(v: unknown): Settings {
+  if (typeof v !== "object" || v === null) return DEFAULT_SETTINGS;
+  const o = v as Record<string, unknown>;
+  const scope = o.scope === "allowlist" || o.scope === "denylist" || o.scope === "all" ? o.scope : "all";
+  return {
+    enabled: o.enabled === true,
+    scope,
+    allowlist: isHostList(o.allowlist) ? o.allowlist.map(normalizeHost).filter(Boolean) : [],
+    denylist: isHostList(o.denylist) ? o.denylist.map(normalizeHost).filter(Boolean) : [],
+    urlDetail: isUrlDetail(o.urlDetail) ? o.urlDetail : "origin",
+  };
+}
+
+export function normalizeHost(h: string): string {
+  return h.trim().toLowerCase().replace(/^\*\./, "").replace(/\.$/, "");
+}
+
+/** Parses a user's text (one host per line or comma-separated) into a host list. */
+export function parseHostList(text: string): string[] {
+  return [...new Set(text.split(/[\s,]+/).map(normalizeHost).filter(Boolean))];
+}
+
+function matches(host: string, list: readonly string[]): boolean {
+  return list.some((d) => host === d || host.endsWith(`.${d}`));
+}
+
+/** Pages the debugger cannot or must not attach to (ARCHITECTURE.md: chrome://, Web Store). */
+export function isRestricted(url: URL): boolean {
+  if (url.protocol !== "http:" && url.protocol !== "https:") return true;
+  if (url.hostname === "chromewebstore.google.com") return true;
+  return url.hostname === "chrome.google.com" && url.pathname.startsWith("/webstore");
+}
+
+export interface Effective {
+  record: boolean;
+  scope: Scope;
+  allowlist: string[];
+  denylist: string[];
+  urlDetail: UrlDetail;
+  source: Source;
+}
+
+/** What applies now: the lab config when the host gave one, else the user's settings. */
+export function effective(s: Settings, lab: LabConfig | null): Effective {
+  if (lab !== null) {
+    return { record: lab.record, scope: "all", allowlist: [], denylist: [], urlDetail: lab.url_detail, source: "lab" };
+  }
+  return { record: s.enabled, scope: s.scope, allowlist: s.allowlist, denylist: s.denylist, urlDetail: s.urlDetail, source: "passive" };
+}
+
+/** Is a tab at `rawUrl` recorded? Incognito never; restricted pages never. */
+export function inScope(e: Effective, rawUrl: string, incognito: boolean): boolean {
+  if (!e.record || incognito) return false;
+  let url: URL;
+  try {
+    url = new URL(rawUrl);
+  } catch {
+    return false;
+  }
+  if (isRestricted(url)) return false;
+  const host = url.hostname.toLowerCase();
+  switch (e.scope) {
+    case "all":
+      return true;
+    case "allowlist":
+      return matches(host, e.allowlist);
+    case "denylist":
+      return !matches(host, e.denylist);
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * NavigationRecord, schema 1: the one record that crosses the extension -> host boundary.
+ * Field names are the contract in docs/RECORD.md; never rename them here alone.
+ */
+
+export const RECORD_SCHEMA = 1 as const;
+
+export type Family = "h1" | "h2" | "h3";
+export type UrlDetail = "origin" | "path" | "full";
+export type Source = "passive" | "lab" | "experiment";
+
+export interface BrowserInfo { name: string; version: string }
+export interface NetworkInfo { effective_type: string | null; rtt_ms: number | null; downlink_mbps: number | null }
+
+export interface PageInfo {
+  url: string;
+  origin: string;
+  url_detail: UrlDetail;
+  started_at_ms: number;
+  browser: BrowserInfo;
+  extension_version: string;
+  network: NetworkInfo | null;
+  warm: boolean;
+  redirects: string[];
+  aborted: boolean;
+  error: string | null;
+}
+
+export interface Milestones {
+  ttfb_ms: number | null;
+  fcp_ms: number | null;
+  lcp_ms: number | null;
+  dcl_ms: number | null;
+  load_ms: number | null;
+  first_image_ms: number | null;
+}
+
+export interface RequestEntry {
+  request_id: string;
+  url: string;
+  host: string;
+  resource_type: string;
+  method: string;
+  status: number | null;
+  mime_type: string | null;
+  protocol: string | null;
+  family: Family | null;
+  connection_id: number | null;
+  connection_reused: boolean | null;
+  remote_ip: string | null;
+  remote_port: number | null;
+  encoded_bytes: number;
+  body_bytes: number;
+  from_disk_cache: boolean;
+  from_memory_cache: boolean;
+  from_service_worker: boolean;
+  priority: string | null;
+  alternate_protocol_usage: string | null;
+  start_ms: number;
+  first_byte_ms: number | null;
+  end_ms: number | null;
+  failed: boolean;
+  failure: string | null;
+  frame_id: string | null;
+  is_main_document: boolean;
+}
+
+export interface ConnectionEntry {
+  connection_id: number;
+  host: string;
+  family: Family | null;
+  remote_ip: string | null;
+  remote_port: number | null;
+  requests: number;
+  bytes: number;
+  share: number;
+  first_ms: number;
+  last_ms: number;
+  upstream: boolean;
+}
+
+export interface HostEntry { host: string; connections: number; families: Family[] }
+
+export interface NavigationRecord {
+  schema: typeof RECORD_SCHEMA;
+  id: string;
+  source: Source;
+  page: PageInfo;
+  milestones: Milestones;
+  requests: RequestEntry[];
+  connections: ConnectionEntry[];
+  hosts: HostEntry[];
+  context: Record<string, never>;
+}
