@@ -91,4 +91,4 @@ def range_split(total: int, n: int, smallest: int, largest: int) -> list[int]:
             remainder -= step
     if remainder != 0:  # pragma: no cover - the bisection leaves less than n bytes over
         raise ValueError("range split failed")
-    return out
+    return sorted(out)
