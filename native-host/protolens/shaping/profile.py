@@ -126,7 +126,8 @@ def load_profile(name_or_path: str) -> Profile:
         path = profiles_dir() / f"{name_or_path}.toml"
         if not path.is_file():
             known = ", ".join(builtin_names())
-            raise ProfileError(f"unknown profile '{name_or_path}' (known: {known}; or a .toml path)")
+            raise ProfileError(f"unknown profile '{name_or_path}' (known: {known};"
+                               " or a .toml path)")
     return parse_profile(path.read_text(encoding="utf-8"), str(path), default_name=path.stem)
 
 
@@ -142,14 +143,14 @@ def parse_profile(text: str, where: str = "<profile>", default_name: str = "cust
     link = _link(v, link_t, data)
     ecmp = None
     if "ecmp" in data:
-        e = v.table(data, "ecmp")
-        v.keys(e, _ECMP, "ecmp")
+        et = v.table(data, "ecmp")
+        v.keys(et, _ECMP, "ecmp")
         ecmp = Ecmp(
-            path_rate_bps=v.mbit(e, "path_rate_mbit", "ecmp", required=True),
-            path_buffer_bytes=v.integer(e, "path_buffer_bytes", "ecmp", link.buffer_bytes),
-            cross_traffic_load=v.fraction(e, "cross_traffic_load", "ecmp", 0.0, upper=0.99),
-            cross_traffic_flows=v.integer(e, "cross_traffic_flows", "ecmp", 8, lo=1, hi=64),
-            congested_path=v.integer(e, "congested_path", "ecmp", 1, lo=0, hi=1),
+            path_rate_bps=v.mbit(et, "path_rate_mbit", "ecmp", required=True),
+            path_buffer_bytes=v.integer(et, "path_buffer_bytes", "ecmp", link.buffer_bytes),
+            cross_traffic_load=v.fraction(et, "cross_traffic_load", "ecmp", 0.0, upper=0.99),
+            cross_traffic_flows=v.integer(et, "cross_traffic_flows", "ecmp", 8, lo=1, hi=64),
+            congested_path=v.integer(et, "congested_path", "ecmp", 1, lo=0, hi=1),
         )
     schedule = None
     if "schedule" in data:

@@ -1,0 +1,62 @@
+"""caddy in the server namespace: the Caddyfile (pure) and the static test files served under
+/_testbed/ next to the page corpus. caddy 2.6 serves h1, h2 and h3 on 443 (ARCHITECTURE.md)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from pathlib import Path
+
+STATIC_SIZES = {"100k.bin": 100_000, "333k.bin": 333_000, "1m.bin": 1_000_000,
+                "2m.bin": 2_000_000, "5m.bin": 5_000_000}
+"""Files under https://<host>/_testbed/ for transfers in tests and benchmarks."""
+
+PLACEHOLDER = """<!doctype html>
+<html><head><meta charset="utf-8"><title>ProtoLens testbed</title></head>
+<body><h1>ProtoLens testbed</h1><img src="https://{h1}/_testbed/100k.bin" alt="">
+<p>served by caddy in the server namespace</p></body></html>
+"""
+
+
+def caddyfile(hosts: Sequence[str], cert: Path, key: Path, site: Path, static: Path,
+              access_log: Path) -> str:
+    names = ", ".join(f"{h}:443" for h in hosts)
+    return f"""{{
+	admin off
+	auto_https disable_redirects
+	skip_install_trust
+	servers {{
+		protocols h1 h2 h3
+	}}
+}}
+
+{names} {{
+	tls {cert} {key}
+	log {{
+		output file {access_log} {{
+			roll_disabled
+		}}
+		format json
+	}}
+	header Cache-Control "no-store"
+	handle_path /_testbed/* {{
+		root * {static}
+		file_server
+	}}
+	handle {{
+		root * {site}
+		file_server
+	}}
+}}
+"""
+
+
+def ensure_static(directory: Path, hosts: Sequence[str]) -> None:
+    """Write the placeholder page and incompressible files of exact sizes (once)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "index.html").write_text(PLACEHOLDER.format(h1=hosts[0]), encoding="utf-8")
+    rng = random.Random(0)
+    for name, size in STATIC_SIZES.items():
+        p = directory / name
+        if not p.exists() or p.stat().st_size != size:
+            p.write_bytes(rng.randbytes(size))

@@ -1,0 +1,448 @@
+"""The testbed adapter: creates and removes the namespaces, links, caddy, the shaper and cross
+traffic, and answers status / truth / shape. Everything it starts is recorded in a state file
+under the run directory, so ``down`` also works after a crash (plus discovery by name prefix)."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from protolens.paths import data_home
+from protolens.shaping.config import shaper_config
+from protolens.shaping.control import ShaperClient, ShaperError, start_shaper, truth_rows
+from protolens.shaping.profile import Profile, ProfileError, load_profile
+from protolens.testbed import caddy, hostcfg
+from protolens.testbed.cert import ensure_cert
+from protolens.testbed.run import TestbedError, in_ns, run
+from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology, cross_ports, valid_name
+
+SERVER_CCS = ("cubic", "cubic-nohystart", "bbr", "reno")
+DEFAULT_HOSTS = ("a.test", "b.test", "c.test")
+
+
+def run_root(env: Mapping[str, str]) -> Path:
+    return Path(env.get("PROTOLENS_RUN_DIR") or "/run/protolens/testbed")
+
+
+def default_hosts() -> tuple[str, ...]:
+    try:
+        from protolens.pages.model import HOSTS  # the page corpus's host names
+    except ImportError:
+        return DEFAULT_HOSTS
+    return tuple(dict.fromkeys([*HOSTS, *DEFAULT_HOSTS]))
+
+
+@dataclass(frozen=True)
+class TestbedState:
+    """What one testbed created; written to <run_dir>/state.json."""
+
+    __test__ = False
+    name: str
+    run_dir: str
+    hosts: list[str]
+    server_ip: str
+    client_ip: str
+    spki: str
+    cert: str
+    ca: str
+    site: str
+    access_log: str
+    caddy_log: str
+    shaper_log: str
+    shaper_sock: str
+    profile: str
+    profile_path: str
+    server_cc: str
+    initcwnd: int | None
+    created: str
+    pids: dict[str, int] = field(default_factory=dict)
+    cross_pids: list[int] = field(default_factory=list)
+
+
+class Testbed:
+    """A running testbed. ``Testbed.up(...)`` creates one, ``Testbed.load(name)`` finds one."""
+
+    __test__ = False
+
+    def __init__(self, state: TestbedState, root: Path) -> None:
+        self.state = state
+        self.root = root
+        self.topo = Topology(state.name)
+
+    # ---- lifecycle ----
+    @classmethod
+    def up(cls, name: str = "pl", profile: str = "clean", server_cc: str = "cubic",
+           initcwnd: int | None = None, site: Path | None = None,
+           hosts: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Testbed:
+        env = dict(os.environ) if env is None else env
+        if not valid_name(name):
+            raise TestbedError(f"bad testbed name '{name}': 1-8 lowercase letters or digits")
+        if server_cc not in SERVER_CCS:
+            raise TestbedError(f"unknown server CC '{server_cc}' ({', '.join(SERVER_CCS)})")
+        if initcwnd is not None and not 1 <= initcwnd <= 1000:
+            raise TestbedError(f"initcwnd must be between 1 and 1000, got {initcwnd}")
+        prof = _profile(profile)
+        root = run_root(env)
+        topo = Topology(name)
+        existing = [ns for ns in _netns_list() if ns in topo.namespaces]
+        if existing or (root / name / "state.json").exists():
+            raise TestbedError(f"testbed '{name}' is already up (protolens testbed down --name "
+                               f"{name})")
+        hosts = tuple(hosts or default_hosts())
+        data = data_home(env) / "testbed"
+        site = site or data_home(env) / "pages"
+        site.mkdir(parents=True, exist_ok=True)
+        rd = root / name
+        rd.mkdir(parents=True, exist_ok=True)
+        certs = ensure_cert(data / "cert", hosts, datetime.datetime.now(datetime.UTC))
+        state = TestbedState(
+            name=name, run_dir=str(rd), hosts=list(hosts), server_ip=topo.srv_ip,
+            client_ip=topo.cli_ip, spki=certs.spki, cert=str(certs.cert), ca=str(certs.ca),
+            site=str(site), access_log=str(rd / "access.log"), caddy_log=str(rd / "caddy.log"),
+            shaper_log=str(rd / "shaper.log"), shaper_sock=str(rd / "shaper.sock"),
+            profile=prof.name, profile_path=prof.path, server_cc=server_cc, initcwnd=initcwnd,
+            created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"))
+        tb = cls(state, root)
+        tb._save()
+        try:
+            tb._host_settings()
+            tb._network()
+            pid = tb._start_caddy(certs.key, data / "static")
+            tb.state = replace(tb.state, pids={**tb.state.pids, "caddy": pid})
+            tb._save()
+            tb._start_shaper(prof)
+            tb._queue_rules()
+            tb._cross_traffic(prof)
+        except BaseException:
+            cls.down(name, env)
+            raise
+        return tb
+
+    @classmethod
+    def load(cls, name: str = "pl", env: Mapping[str, str] | None = None) -> Testbed:
+        env = dict(os.environ) if env is None else env
+        p = run_root(env) / name / "state.json"
+        if not p.exists():
+            raise TestbedError(f"testbed '{name}' is not up (protolens testbed up --name {name})")
+        return cls(TestbedState(**json.loads(p.read_text())), run_root(env))
+
+    @classmethod
+    def down(cls, name: str = "pl", env: Mapping[str, str] | None = None) -> list[str]:
+        """Remove everything testbed ``name`` created; idempotent, works after a crash."""
+        env = dict(os.environ) if env is None else env
+        root = run_root(env)
+        topo = Topology(name)
+        done: list[str] = []
+        p = root / name / "state.json"
+        if p.exists():
+            st = TestbedState(**json.loads(p.read_text()))
+            for pid in [*st.cross_pids, *st.pids.values()]:
+                if _stop(pid):
+                    done.append(f"stopped pid {pid}")
+        for ns in topo.namespaces:
+            if ns not in _netns_list():
+                continue
+            for word in run(["ip", "netns", "pids", ns], check=False).split():
+                if _stop(int(word)):
+                    done.append(f"stopped pid {word} in {ns}")
+            run(["ip", "netns", "del", ns], check=False)
+            done.append(f"deleted namespace {ns}")
+        done += [f"restored {r}" for r in hostcfg.release(root, name)]
+        if (root / name).exists():
+            for f in (root / name).iterdir():
+                f.unlink()
+            (root / name).rmdir()
+            done.append(f"removed {root / name}")
+        return done
+
+    # ---- queries ----
+    def exec_argv(self, cmd: Sequence[str] = ()) -> list[str]:
+        """argv that runs ``cmd`` in the client namespace (``ip netns exec <cli> ...``)."""
+        return in_ns(self.topo.cli_ns, cmd)
+
+    def server_argv(self, cmd: Sequence[str] = ()) -> list[str]:
+        return in_ns(self.topo.srv_ns, cmd)
+
+    def chromium_flags(self) -> list[str]:
+        return [f"--host-resolver-rules=MAP *.test {self.state.server_ip}",
+                f"--ignore-certificate-errors-spki-list={self.state.spki}"]
+
+    def shaper(self) -> ShaperClient:
+        return ShaperClient(Path(self.state.shaper_sock))
+
+    def shaper_running(self) -> bool:
+        pid = self.state.pids.get("shaper")
+        return pid is not None and _alive(pid) and self.shaper().alive()
+
+    def caddy_running(self) -> bool:
+        pid = self.state.pids.get("caddy")
+        return pid is not None and _alive(pid)
+
+    def problems(self) -> list[str]:
+        out = []
+        missing = [ns for ns in self.topo.namespaces if ns not in _netns_list()]
+        if missing:
+            out.append(f"namespaces missing: {', '.join(missing)}")
+        if not self.shaper_running():
+            out.append("shaper not running: traffic passes UNSHAPED and uncounted "
+                       "(NFQUEUE --queue-bypass); restart it with protolens testbed shape PROFILE")
+        if not self.caddy_running():
+            out.append(f"caddy not running (see {self.state.caddy_log})")
+        return out
+
+    def check(self) -> None:
+        """Raise ``TestbedError`` unless namespaces, caddy and the shaper are all up."""
+        probs = self.problems()
+        if probs:
+            raise TestbedError(f"testbed '{self.state.name}': {'; '.join(probs)}")
+
+    def status(self) -> dict[str, Any]:
+        s = self.state
+        shaper: dict[str, Any] = {"pid": s.pids.get("shaper"), "running": False}
+        try:
+            if s.pids.get("shaper") and _alive(s.pids["shaper"]):
+                st = self.shaper().stats()
+                shaper.update(running=True, rt=st["rt"], profile=st["name"],
+                              lateness=st["lateness"],
+                              params={d: v["params"] for d, v in st["dirs"].items()})
+        except ShaperError:
+            pass
+        return {
+            "name": s.name, "up": not self.problems(), "problems": self.problems(),
+            "namespaces": {"client": self.topo.cli_ns, "router": self.topo.rtr_ns,
+                           "server": self.topo.srv_ns},
+            "client_ns": self.topo.cli_ns, "client_ip": s.client_ip, "server_ip": s.server_ip,
+            "hosts": s.hosts, "spki": s.spki, "ca": s.ca, "site": s.site,
+            "static_url": f"https://{s.hosts[0]}/_testbed/",
+            "profile": s.profile, "profile_path": s.profile_path, "server_cc": s.server_cc,
+            "server_cc_note": "applies to TCP (h1, h2) only; caddy's HTTP/3 uses quic-go's own CC",
+            "initcwnd": s.initcwnd, "access_log": s.access_log, "caddy_log": s.caddy_log,
+            "shaper_log": s.shaper_log, "run_dir": s.run_dir,
+            "caddy": {"pid": s.pids.get("caddy"), "running": self.caddy_running()},
+            "shaper": shaper, "cross_traffic_flows": len(s.cross_pids),
+            "host_settings": hostcfg.recorded(self.root)["original"],
+            "chromium_flags": self.chromium_flags(),
+        }
+
+    def truth(self, reset: bool = False) -> list[dict[str, Any]]:
+        """Per-flow packets and bytes the shaper forwarded (and dropped), each direction."""
+        return truth_rows(self._stats(reset))
+
+    def lateness(self) -> dict[str, Any]:
+        lat: dict[str, Any] = self._stats(False)["lateness"]
+        return lat
+
+    def stats(self, reset: bool = False) -> dict[str, Any]:
+        return self._stats(reset)
+
+    # ---- actions ----
+    def shape(self, profile: str | Profile) -> Profile:
+        """Switch the shaper to ``profile`` now (its schedule restarts); restart it if needed."""
+        prof = profile if isinstance(profile, Profile) else _profile(profile)
+        conf = Path(self.state.run_dir) / "shaper.conf"
+        conf.write_text(shaper_config(prof))
+        try:
+            if self.shaper_running():
+                self.shaper().load(conf)
+            else:
+                self._start_shaper(prof)
+        except ShaperError as e:
+            raise TestbedError(str(e)) from None
+        self._stop_cross()
+        self.state = replace(self.state, profile=prof.name, profile_path=prof.path)
+        self._cross_traffic(prof)
+        self._save()
+        return prof
+
+    def flush_tcp_metrics(self) -> None:
+        """Forget cached ssthresh/RTT in client and server namespaces (ARCHITECTURE.md)."""
+        for ns in (self.topo.cli_ns, self.topo.srv_ns):
+            run(["ip", "-n", ns, "tcp_metrics", "flush", "all"], check=False)
+
+    # ---- internals ----
+    def _stats(self, reset: bool) -> dict[str, Any]:
+        if not self.shaper_running():
+            raise TestbedError(f"testbed '{self.state.name}': shaper not running, no counters "
+                               "(traffic passes unshaped); protolens testbed shape PROFILE"
+                               " restarts it")
+        try:
+            return self.shaper().stats(reset)
+        except ShaperError as e:
+            raise TestbedError(str(e)) from None
+
+    def _save(self) -> None:
+        p = Path(self.state.run_dir) / "state.json"
+        tmp = p.with_suffix(".tmp")
+        tmp.write_text(json.dumps(asdict(self.state), indent=2))
+        tmp.replace(p)
+
+    def _host_settings(self) -> None:
+        cc = "cubic" if self.state.server_cc.startswith("cubic") else self.state.server_cc
+        hostcfg.allow_cc(self.root, self.state.name, cc)
+        if cc == "cubic":
+            want = "0" if self.state.server_cc == "cubic-nohystart" else "1"
+            if Path(hostcfg.CUBIC_HYSTART).exists():
+                hostcfg.change(self.root, self.state.name, hostcfg.CUBIC_HYSTART, want)
+            elif want == "0":
+                raise TestbedError(f"{hostcfg.CUBIC_HYSTART} missing: cannot turn HyStart off")
+
+    def _network(self) -> None:
+        t = self.topo
+        for ns in t.namespaces:
+            run(["ip", "netns", "add", ns])
+        run(["ip", "-n", t.rtr_ns, "link", "add", t.rtr_cli_if, "type", "veth", "peer", "name",
+             t.cli_if, "netns", t.cli_ns])
+        run(["ip", "-n", t.rtr_ns, "link", "add", t.rtr_srv_if, "type", "veth", "peer", "name",
+             t.srv_if, "netns", t.srv_ns])
+        for ns in t.namespaces:
+            for key in ("all", "default"):
+                run(in_ns(ns, ["sysctl", "-qw", f"net.ipv6.conf.{key}.disable_ipv6=1"]),
+                    check=False)
+            run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        addrs = [(t.cli_ns, t.cli_if, [t.cli_ip, t.cross_cli_ip]),
+                 (t.rtr_ns, t.rtr_cli_if, [t.rtr_cli_ip]), (t.rtr_ns, t.rtr_srv_if, [t.rtr_srv_ip]),
+                 (t.srv_ns, t.srv_if, [t.srv_ip, t.cross_srv_ip])]
+        for ns, ifname, ips in addrs:
+            for ip in ips:
+                run(["ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifname])
+            # Offloads off so the shaper sees wire-sized packets (ARCHITECTURE.md).
+            run(in_ns(ns, ["ethtool", "-K", ifname, "tso", "off", "gso", "off", "gro", "off"]))
+            run(["ip", "-n", ns, "link", "set", ifname, "up"])
+        run(["ip", "-n", t.cli_ns, "route", "add", "default", "via", t.rtr_cli_ip])
+        route = ["ip", "-n", t.srv_ns, "route", "add", "default", "via", t.rtr_srv_ip]
+        if self.state.initcwnd:
+            route += ["initcwnd", str(self.state.initcwnd)]
+        run(route)
+        run(in_ns(t.rtr_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1"]))
+        cc = "cubic" if self.state.server_cc.startswith("cubic") else self.state.server_cc
+        run(in_ns(t.srv_ns, ["sysctl", "-qw", f"net.ipv4.tcp_congestion_control={cc}"]))
+
+    def _queue_rules(self) -> None:
+        t = self.topo
+        for ifname, q in ((t.rtr_cli_if, QUEUE_UP), (t.rtr_srv_if, QUEUE_DOWN)):
+            run(in_ns(t.rtr_ns, ["iptables", "-w", "-A", "FORWARD", "-i", ifname, "-j",
+                                 "NFQUEUE", "--queue-num", str(q), "--queue-bypass"]))
+
+    def _start_caddy(self, key: Path, static: Path) -> int:
+        s = self.state
+        rd = Path(s.run_dir)
+        caddy.ensure_static(static, s.hosts)
+        cfg = rd / "Caddyfile"
+        cfg.write_text(caddy.caddyfile(s.hosts, Path(s.cert), key, Path(s.site), static,
+                                       Path(s.access_log)))
+        home = rd / "caddy-home"
+        home.mkdir(exist_ok=True)
+        env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+               "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+               "XDG_DATA_HOME": str(home / "data")}
+        with open(s.caddy_log, "ab") as log:
+            proc = subprocess.Popen(in_ns(self.topo.srv_ns, ["caddy", "run", "--config", str(cfg),
+                                                             "--adapter", "caddyfile"]),
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                    start_new_session=True)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                tail = Path(s.caddy_log).read_text(errors="replace").strip().splitlines()
+                raise TestbedError(f"caddy exited: {tail[-1][:300] if tail else proc.returncode}")
+            listening = run(in_ns(self.topo.srv_ns, ["ss", "-Hlntu", "sport", "=", ":443"]))
+            kinds = {line.split()[0] for line in listening.splitlines() if line.strip()}
+            if {"tcp", "udp"} <= kinds:
+                return proc.pid
+            time.sleep(0.05)
+        proc.kill()
+        raise TestbedError("caddy did not listen on 443 (tcp and udp) within 15 s")
+
+    def _start_shaper(self, prof: Profile) -> None:
+        rd = Path(self.state.run_dir)
+        conf = rd / "shaper.conf"
+        conf.write_text(shaper_config(prof))
+        try:
+            pid = start_shaper(self.topo.rtr_ns, conf, Path(self.state.shaper_sock),
+                               Path(self.state.shaper_log), QUEUE_UP, QUEUE_DOWN)
+        except ShaperError as e:
+            raise TestbedError(str(e)) from None
+        self.state = replace(self.state, pids={**self.state.pids, "shaper": pid})
+        self._save()
+
+    def _cross_traffic(self, prof: Profile) -> None:
+        """IFIP'18 Sec. III-C.1: N iperf3 TCP flows load one ECMP path, server to client."""
+        e = prof.ecmp
+        if e is None or e.cross_traffic_load <= 0:
+            return
+        t = self.topo
+        per_flow = e.path_rate_bps * e.cross_traffic_load / e.cross_traffic_flows
+        pids: list[int] = []
+        log = open(Path(self.state.run_dir) / "iperf3.log", "ab")  # noqa: SIM115
+        with log:
+            pairs = cross_ports(t, e.cross_traffic_flows, e.congested_path)
+            for _, sport in pairs:
+                p = subprocess.Popen(in_ns(t.srv_ns, ["iperf3", "-s", "-B", t.cross_srv_ip,
+                                                      "-p", str(sport)]),
+                                     stdout=log, stderr=log, stdin=subprocess.DEVNULL,
+                                     start_new_session=True)
+                pids.append(p.pid)
+            time.sleep(0.3)
+            for cport, sport in pairs:
+                p = subprocess.Popen(in_ns(t.cli_ns, [
+                    "iperf3", "-c", t.cross_srv_ip, "-B", t.cross_cli_ip, "--cport", str(cport),
+                    "-p", str(sport), "-R", "-b", str(int(per_flow)), "-t", "86400", "-i", "0"]),
+                    stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
+                pids.append(p.pid)
+        self.state = replace(self.state, cross_pids=pids)
+        self._save()
+
+    def _stop_cross(self) -> None:
+        for pid in self.state.cross_pids:
+            _stop(pid)
+        self.state = replace(self.state, cross_pids=[])
+
+
+def _profile(name: str) -> Profile:
+    try:
+        return load_profile(name)
+    except ProfileError as e:
+        raise TestbedError(str(e)) from None
+
+
+def _netns_list() -> list[str]:
+    out = run(["ip", "netns", "list"], check=False)
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _stop(pid: int, wait_s: float = 3.0) -> bool:
+    """SIGTERM, then SIGKILL after ``wait_s``; True if the process existed."""
+    if not _alive(pid):
+        return False
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return False
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            break
+        time.sleep(0.02)
+    else:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):  # reap it if it is our child
+        os.waitpid(pid, os.WNOHANG)
+    return True
