@@ -20,6 +20,7 @@ _COMMANDS: list[tuple[str, str]] = [
     ("install_cmds", "install"),
     ("install_cmds", "uninstall"),
     ("install_cmds", "doctor"),
+    ("testbed", "testbed"),
 ]
 
 

@@ -8,6 +8,7 @@ import contextlib
 import datetime
 import json
 import os
+import shutil
 import signal
 import subprocess
 import time
@@ -158,9 +159,7 @@ class Testbed:
             done.append(f"deleted namespace {ns}")
         done += [f"restored {r}" for r in hostcfg.release(root, name)]
         if (root / name).exists():
-            for f in (root / name).iterdir():
-                f.unlink()
-            (root / name).rmdir()
+            shutil.rmtree(root / name)
             done.append(f"removed {root / name}")
         return done
 

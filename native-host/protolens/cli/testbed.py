@@ -1,0 +1,225 @@
+"""``protolens testbed``: the network lab (namespaces, caddy, shaper). See docs/TESTBED.md."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from protolens.cli.errors import UserError
+from protolens.cli.output import emit, output_options
+
+F = TypeVar("F", bound=Callable[..., Any])
+_EXTRA = (("protolens.cli.testbed_pages", "pages_cmd"), ("protolens.cli.testbed_pages", "page_cmd"))
+
+
+class _Group(click.Group):
+    """Also offers the page-corpus commands once protolens.cli.testbed_pages exists."""
+
+    def _extra(self) -> dict[str, click.Command]:
+        found: dict[str, click.Command] = {}
+        for module, attr in _EXTRA:
+            try:
+                cmd = getattr(importlib.import_module(module), attr)
+            except (ImportError, AttributeError):
+                continue
+            found[cmd.name or attr] = cmd
+        return found
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._extra()})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        return super().get_command(ctx, cmd_name) or self._extra().get(cmd_name)
+
+
+def _name_option(func: F) -> F:
+    return click.option("--name", default="pl", show_default=True,
+                        help="Testbed name (prefix of its namespaces).")(func)
+
+
+def _guard(fn: Callable[[], Any]) -> Any:
+    from protolens.shaping.profile import ProfileError
+    from protolens.testbed import TestbedError
+
+    if os.geteuid() != 0:
+        raise UserError("the testbed needs root (network namespaces, NFQUEUE)")
+    try:
+        return fn()
+    except (TestbedError, ProfileError) as e:
+        raise UserError(str(e)) from None
+
+
+@click.group(cls=_Group)
+def testbed() -> None:
+    """The network lab: client/router/server namespaces, caddy (h1, h2, h3) and the shaper.
+
+    Example: protolens testbed up --profile wifi-lossy --server-cc cubic
+    """
+
+
+@testbed.command()
+@_name_option
+@click.option("--profile", default="clean", show_default=True,
+              help="Profile name (protolens testbed profiles) or a .toml file.")
+@click.option("--server-cc", type=click.Choice(["cubic", "cubic-nohystart", "bbr", "reno"]),
+              default="cubic", show_default=True, help="Server TCP congestion control.")
+@click.option("--initcwnd", type=int, default=None, help="Server initial congestion window.")
+@click.option("--site", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory caddy serves (default: <data home>/pages).")
+@output_options
+def up(name: str, profile: str, server_cc: str, initcwnd: int | None, site: Path | None,
+       fmt: str) -> None:
+    """Create the testbed and start caddy and the shaper.
+
+    Example: protolens testbed up --profile wifi --server-cc cubic --initcwnd 10
+    """
+    from protolens.testbed import Testbed
+
+    tb = _guard(lambda: Testbed.up(name=name, profile=profile, server_cc=server_cc,
+                                   initcwnd=initcwnd, site=site))
+    _emit_status(tb.status(), fmt)
+
+
+@testbed.command()
+@_name_option
+def down(name: str) -> None:
+    """Remove everything the testbed created (also after a crash); safe to repeat.
+
+    Example: protolens testbed down --name pl
+    """
+    from protolens.testbed import Testbed
+
+    for line in _guard(lambda: Testbed.down(name)):
+        click.echo(line)
+
+
+@testbed.command()
+@_name_option
+@output_options
+def status(name: str, fmt: str) -> None:
+    """What is up: namespaces, hosts, server IP, SPKI, profile, shaper and caddy state.
+
+    Example: protolens testbed status --json
+    """
+    from protolens.testbed import Testbed
+
+    st = _guard(lambda: Testbed.load(name).status())
+    _emit_status(st, fmt)
+    if st["problems"]:
+        raise UserError("; ".join(st["problems"]))
+
+
+def _emit_status(st: dict[str, Any], fmt: str) -> None:
+    if fmt == "json":
+        emit(st, fmt)
+        return
+    flat = {k: v for k, v in st.items() if k not in ("shaper", "caddy", "chromium_flags")}
+    flat["caddy"] = "running" if st["caddy"]["running"] else "NOT RUNNING"
+    sh = st["shaper"]
+    lat = sh.get("lateness", {})
+    flat["shaper"] = (f"running, lateness p99 {lat.get('p99_ns', 0) / 1e3:.0f} us, max "
+                      f"{lat.get('max_ns', 0) / 1e3:.0f} us" if sh["running"] else "NOT RUNNING")
+    rows = [{"key": k, "value": v} for k, v in flat.items()]
+    emit(rows, fmt, title=f"testbed {st['name']}", columns=["key", "value"])
+
+
+@testbed.command(name="exec", context_settings={"ignore_unknown_options": True})
+@_name_option
+@click.argument("cmd", nargs=-1, required=True, type=click.UNPROCESSED)
+def exec_(name: str, cmd: tuple[str, ...]) -> None:
+    """Run a command in the client namespace.
+
+    Example: protolens testbed exec -- curl -k --resolve a.test:443:198.18.2.2 https://a.test/
+    """
+    from protolens.testbed import Testbed
+
+    argv = _guard(lambda: Testbed.load(name).exec_argv(list(cmd)))
+    os.execvp(argv[0], argv)
+
+
+@testbed.command()
+@_name_option
+def flush(name: str) -> None:
+    """Flush cached TCP metrics in the client and server namespaces (between loads).
+
+    Example: protolens testbed flush
+    """
+    from protolens.testbed import Testbed
+
+    _guard(lambda: Testbed.load(name).flush_tcp_metrics())
+    click.echo("flushed tcp_metrics in client and server namespaces")
+
+
+@testbed.command()
+@_name_option
+@click.option("--reset", is_flag=True, help="Zero the counters after reading them.")
+@output_options
+def truth(name: str, reset: bool, fmt: str) -> None:
+    """Per-flow packets and bytes seen by the shaper (the ground truth), each direction.
+
+    Example: protolens testbed truth --json --reset
+    """
+    from protolens.testbed import Testbed
+
+    rows = _guard(lambda: Testbed.load(name).truth(reset=reset))
+    emit(rows, fmt, title="flows", columns=[
+        "proto", "client_port", "server_port", "bytes_down", "bytes_up", "packets_down",
+        "packets_up", "drops_down", "drops_up", "path", "first_ns", "last_ns"])
+
+
+@testbed.command()
+@_name_option
+@click.argument("profile")
+def shape(name: str, profile: str) -> None:
+    """Switch the shaper to another profile now (restarts the shaper if it is not running).
+
+    Example: protolens testbed shape cell-poor
+    """
+    from protolens.testbed import Testbed
+
+    prof = _guard(lambda: Testbed.load(name).shape(profile))
+    click.echo(f"shaping with {prof.name}")
+
+
+@testbed.command()
+@output_options
+def profiles(fmt: str) -> None:
+    """List the built-in profiles with their parameters and sources.
+
+    Example: protolens testbed profiles --json
+    """
+    from protolens.shaping.profile import ProfileError, builtin_names, load_profile
+    from protolens.shaping.summary import summarize
+
+    try:
+        rows = [summarize(load_profile(n)) for n in builtin_names()]
+    except ProfileError as e:
+        raise UserError(str(e)) from None
+    emit(rows, fmt, title="profiles", columns=["name", "rate_down_mbit", "rtt_ms", "buffer_bytes",
+                                              "loss_down", "schedule", "description", "source"])
+
+
+@testbed.command()
+@_name_option
+@click.option("--duration", type=float, required=True, help="Seconds to sample.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="JSON lines file to write.")
+@click.option("--interval", type=float, default=0.01, show_default=True, help="Seconds.")
+def tcpstats(name: str, duration: float, out: Path, interval: float) -> None:
+    """Sample the server's TCP connections (ss -tin: cwnd, rtt, retransmits, delivery rate).
+
+    Example: protolens testbed tcpstats --duration 10 --out cwnd.jsonl
+    """
+    from protolens.testbed import Testbed
+    from protolens.testbed.tcpstats import sample
+
+    if duration <= 0 or interval <= 0:
+        raise UserError("--duration and --interval must be positive")
+    n = _guard(lambda: sample(Testbed.load(name), duration, out, interval))
+    click.echo(json.dumps({"samples": n, "out": str(out)}))
