@@ -19,3 +19,9 @@ def default_db(env: Mapping[str, str]) -> Path:
     """The SQLite store: ``PROTOLENS_DB`` if set, else ``<data_home>/protolens.db``."""
     override = env.get("PROTOLENS_DB")
     return Path(override) if override else data_home(env) / "protolens.db"
+
+
+def extension_dir(env: Mapping[str, str]) -> Path:
+    """The built extension: ``PROTOLENS_EXTENSION`` if set, else ``dist/`` of this checkout."""
+    override = env.get("PROTOLENS_EXTENSION")
+    return Path(override) if override else Path(__file__).resolve().parents[2] / "dist"

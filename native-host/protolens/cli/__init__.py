@@ -21,6 +21,8 @@ _COMMANDS: list[tuple[str, str]] = [
     ("install_cmds", "uninstall"),
     ("install_cmds", "doctor"),
     ("testbed", "testbed"),
+    ("lab", "lab_group"),
+    ("lab", "report_cmd"),
 ]
 
 

@@ -57,9 +57,9 @@ class LabNetwork(Protocol):
 class DirectNetwork:
     """The user's own network: no shaping, no ground truth (``lab run --urls``)."""
 
-    name = "direct"
+    name: str = "direct"
     conditions: Sequence[str] = ("none",)
-    server_cc = None
+    server_cc: str | None = None
 
     def browser_prefix(self) -> list[str]:
         return []

@@ -116,3 +116,32 @@ def flow_rows(conn: sqlite3.Connection, load_id: str) -> list[dict[str, Any]]:
     """The shaper's flows recorded for a load."""
     return [dict(r) for r in conn.execute(
         "SELECT * FROM flows WHERE load_id = ? ORDER BY client_port", (load_id,))]
+
+
+def campaign_navigations(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:
+    """Cold, stored navigations of a campaign's successful loads, with per-host connections
+    (``hosts``: {host: connections}) as the report needs them."""
+    rows = [dict(r) for r in conn.execute("""
+        SELECT s.id, s.page, s.condition, s.arm, s.repetition, s.plt_ms, s.ttfb_ms, s.fcp_ms,
+               s.lcp_ms, s.first_image_ms, s.connections, s.bytes, s.warm, s.failed
+        FROM navigation_summary s
+        WHERE s.campaign = ?
+        ORDER BY s.started_at_ms""", (campaign,))]
+    hosts: dict[str, dict[str, int]] = {}
+    for r in conn.execute("""
+            SELECT h.navigation_id, h.host, h.connections FROM hosts h
+            JOIN navigations n ON n.id = h.navigation_id WHERE n.campaign = ?""", (campaign,)):
+        hosts.setdefault(r[0], {})[r[1]] = int(r[2])
+    for row in rows:
+        row["hosts"] = hosts.get(row["id"], {})
+    return rows
+
+
+def campaigns(conn: sqlite3.Connection) -> list[dict[str, Any]]:
+    """Every campaign with its load counts."""
+    return [dict(r) for r in conn.execute("""
+        SELECT c.name, c.created_at_ms, c.seed,
+               sum(l.status = 'ok') AS ok, sum(l.status = 'failed') AS failed,
+               sum(l.flagged) AS flagged
+        FROM campaigns c LEFT JOIN loads l ON l.campaign = c.name
+        GROUP BY c.name ORDER BY c.created_at_ms""")]

@@ -1,0 +1,143 @@
+"""``protolens lab run|reproduce|campaigns`` and ``protolens report``: lab campaigns (issue 4)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from contextlib import closing
+from pathlib import Path
+
+import click
+
+from protolens import __version__
+from protolens.cli.errors import UserError
+from protolens.cli.output import emit, output_options
+from protolens.lab import campaign as camp
+from protolens.lab.report import report_rows
+from protolens.paths import default_db, extension_dir
+from protolens.store import StoreError, open_ro
+from protolens.store import lab as labstore
+
+
+def _csv(text: str | None) -> list[str]:
+    return [p.strip() for p in (text or "").split(",") if p.strip()]
+
+
+@click.group("lab")
+def lab_group() -> None:
+    """Lab campaigns: real Chromium with the extension, on the testbed or real sites.
+
+    Example: protolens lab run --pages ifip18-wikipedia --arms h1,h2,h3 --conditions wifi --reps 3
+    """
+
+
+@lab_group.command("run")
+@click.option("--pages", help="Corpus pages, comma-separated (see: protolens testbed pages).")
+@click.option("--urls", "urls_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="A file of real URLs, one per line: load those over your own network.")
+@click.option("--arms", default="h1,h2,h3", show_default=True, help="Protocol arms.")
+@click.option("--conditions", default="wifi", show_default=True,
+              help="Network conditions (testbed profiles); 'none' for real sites.")
+@click.option("--reps", default=3, show_default=True, type=click.IntRange(1, 1000))
+@click.option("--campaign", help="Campaign name (default: lab-<date>-<time>).")
+@click.option("--resume", "resume", metavar="CAMPAIGN", help="Run only what CAMPAIGN is missing.")
+@click.option("--server-cc", default="cubic", show_default=True,
+              type=click.Choice(["cubic", "cubic-nohystart", "bbr", "reno"]),
+              help="The testbed server's TCP congestion control (TCP only; h3 uses quic-go's).")
+@click.option("--seed", type=int, help="Order seed (default: random, recorded).")
+@click.option("--warm", is_flag=True, help="Also load each page a second time, warm.")
+@click.option("--retries", default=1, show_default=True, type=click.IntRange(0, 10))
+@click.option("--timeout", "timeout_s", default=60.0, show_default=True,
+              help="Seconds per load before it is recorded as failed.")
+@click.option("--chromium", default="/usr/bin/chromium", show_default=True)
+@click.option("--testbed", "testbed_name", default="pl", show_default=True,
+              help="Testbed name (namespace prefix).")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
+              help="SQLite store (default: $PROTOLENS_DB, else the XDG data dir).")
+def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: str, reps: int,
+            campaign: str | None, resume: str | None, server_cc: str, seed: int | None,
+            warm: bool, retries: int, timeout_s: float, chromium: str, testbed_name: str,
+            db: Path | None) -> None:
+    """Load pages under every arm x condition x repetition; store every load.
+
+    Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
+    --conditions wifi,wifi-lossy --reps 5 --campaign wifi-test
+    """
+    db = db or default_db(os.environ)
+    if resume:
+        spec = _resume_spec(db, resume)
+    else:
+        spec = camp.CampaignSpec(
+            name=campaign or time.strftime("lab-%Y%m%d-%H%M%S"),
+            pages=tuple(_csv(pages)), urls=tuple(camp.read_urls(urls_file)) if urls_file else (),
+            arms=tuple(_csv(arms)), conditions=tuple(_csv(conditions)), reps=reps,
+            seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+            warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name)
+    opts = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
+                         timeout_s=timeout_s, retries=retries)
+    try:
+        outcome = camp.run(spec, opts, resume=bool(resume))
+    except camp.CampaignError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(outcome.summary())
+    if outcome.interrupted:
+        raise SystemExit(130)
+    if outcome.failed:
+        raise SystemExit(1)
+
+
+def _resume_spec(db: Path, name: str) -> camp.CampaignSpec:
+    try:
+        with closing(open_ro(db)) as conn:
+            stored = labstore.campaign_spec(conn, name)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    if stored is None:
+        raise UserError(f"no campaign named {name!r} in {db} (see: protolens lab campaigns)")
+    return camp.CampaignSpec.from_stored(name, *stored)
+
+
+@lab_group.command("campaigns")
+@output_options
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
+def campaigns_cmd(fmt: str, db: Path | None) -> None:
+    """List campaigns with their loads: ok, failed, flagged.
+
+    Example: protolens lab campaigns --json
+    """
+    try:
+        with closing(open_ro(db or default_db(os.environ))) as conn:
+            rows = labstore.campaigns(conn)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    emit(rows, fmt, title="Campaigns")
+
+
+@click.command("report")
+@click.option("--campaign", required=True, help="Campaign name.")
+@click.option("--warm", is_flag=True, help="Report the warm loads instead of the cold ones.")
+@output_options
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
+def report_cmd(campaign: str, warm: bool, fmt: str, db: Path | None) -> None:
+    """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image; ratio to h2.
+
+    Example: protolens report --campaign wifi-test --json
+    """
+    try:
+        with closing(open_ro(db or default_db(os.environ))) as conn:
+            if labstore.campaign_spec(conn, campaign) is None:
+                raise UserError(f"no campaign named {campaign!r} (see: protolens lab campaigns)")
+            rows = report_rows(labstore.campaign_navigations(conn, campaign), warm=warm)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    if fmt == "table":
+        cols = ["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms", "plt_p75_ms",
+                "plt_ratio_to_h2", "ttfb_median_ms", "fcp_median_ms", "first_image_median_ms",
+                "connections_per_host"]
+        emit(rows, fmt, title=f"Campaign {campaign}" + (" (warm)" if warm else ""), columns=cols)
+    else:
+        emit(rows, fmt)
+
+
+_ = __version__

@@ -1,0 +1,222 @@
+"""A campaign from the command line to the store: validate, plan, pick the network, run with a
+progress bar, stop cleanly on Ctrl-C (adapter around ``plan`` and ``runner``)."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Sequence
+from contextlib import closing
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+from protolens import __version__
+from protolens.browser.flags import BASE_ARMS
+from protolens.lab.network import DirectNetwork, LabNetwork
+from protolens.lab.plan import PlannedLoad, missing, plan
+from protolens.lab.runner import Progress as Counts
+from protolens.lab.runner import RunOptions, Target, run_campaign
+from protolens.store import lab as labstore
+from protolens.store import open_rw
+
+
+class CampaignError(Exception):
+    """A campaign that cannot start; the message is one line for the user."""
+
+
+@dataclass(frozen=True)
+class CampaignSpec:
+    """Everything that defines a campaign; stored with it so ``--resume`` replays the plan."""
+
+    name: str
+    pages: tuple[str, ...] = ()
+    urls: tuple[str, ...] = ()
+    arms: tuple[str, ...] = ("h1", "h2", "h3")
+    conditions: tuple[str, ...] = ("wifi",)
+    reps: int = 3
+    seed: int = 0
+    warm: bool = False
+    server_cc: str | None = "cubic"
+    testbed: str = "pl"
+
+    def stored(self) -> dict[str, Any]:
+        data = asdict(self)
+        data.pop("name")
+        data.pop("seed")
+        return data
+
+    @classmethod
+    def from_stored(cls, name: str, seed: int, data: dict[str, Any]) -> CampaignSpec:
+        return cls(name=name, seed=seed, pages=tuple(data.get("pages", ())),
+                   urls=tuple(data.get("urls", ())), arms=tuple(data["arms"]),
+                   conditions=tuple(data["conditions"]), reps=int(data["reps"]),
+                   warm=bool(data.get("warm")), server_cc=data.get("server_cc"),
+                   testbed=str(data.get("testbed", "pl")))
+
+
+@dataclass(frozen=True)
+class Settings:
+    db: Path
+    chromium: str
+    extension: Path
+    timeout_s: float = 60.0
+    retries: int = 1
+    scratch: Path | None = None
+
+
+@dataclass
+class Outcome:
+    campaign: str
+    planned: int
+    ran: int
+    counts: Counts = field(default_factory=Counts)
+    interrupted: bool = False
+
+    @property
+    def failed(self) -> int:
+        return self.counts.failed
+
+    def summary(self) -> str:
+        c = self.counts
+        head = (f"campaign {self.campaign}: {self.ran} of {self.planned} loads run, "
+                f"{c.failed} failed after retries, {c.retried} retried, {c.flagged} flagged")
+        lines = [head]
+        lines += [f"  failed: {f}" for f in c.failures[-5:]]
+        if self.interrupted:
+            lines.append(f"interrupted: resume with  protolens lab run --resume {self.campaign}")
+        else:
+            lines.append(f"report:  protolens report --campaign {self.campaign}")
+        return "\n".join(lines)
+
+
+def read_urls(path: Path) -> list[str]:
+    """Real-site URLs, one per line; ``#`` comments and blank lines ignored."""
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise CampaignError(f"{path}: {exc.strerror}") from None
+    urls = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
+    for url in urls:
+        parts = urlsplit(url)
+        if parts.scheme not in ("http", "https") or not parts.hostname:
+            raise CampaignError(f"{path}: not an http(s) URL: {url!r}")
+    if not urls:
+        raise CampaignError(f"{path}: no URLs in it")
+    return urls
+
+
+def validate(spec: CampaignSpec, settings: Settings) -> None:
+    """Refuse, with one line, anything that would fail later; start nothing."""
+    if bool(spec.pages) == bool(spec.urls):
+        raise CampaignError("give either --pages (testbed) or --urls FILE (real sites)")
+    bad_arms = [a for a in spec.arms if a not in BASE_ARMS]
+    if bad_arms or not spec.arms:
+        raise CampaignError(f"unknown arm {', '.join(bad_arms) or '(none)'}: "
+                            f"expected some of {', '.join(BASE_ARMS)}")
+    if spec.urls:
+        allowed = DirectNetwork.conditions
+        bad = [c for c in spec.conditions if c not in allowed]
+        if bad:
+            raise CampaignError(f"condition {', '.join(bad)} needs the testbed; against real "
+                                f"sites (--urls) only {', '.join(allowed)} applies")
+    else:
+        from protolens.pages import catalog
+        from protolens.shaping.profile import ProfileError, load_profile
+        known = {p.name for p in catalog()} | _custom_pages()
+        unknown = [p for p in spec.pages if p not in known]
+        if unknown:
+            raise CampaignError(f"unknown page {', '.join(unknown)} "
+                                "(see: protolens testbed pages)")
+        for condition in spec.conditions:
+            try:
+                load_profile(condition)
+            except ProfileError as exc:
+                raise CampaignError(str(exc)) from None
+    if not Path(settings.chromium).is_file():
+        raise CampaignError(f"no browser at {settings.chromium} (apt-get install chromium, "
+                            "or --chromium PATH)")
+    if not (settings.extension / "manifest.json").is_file():
+        raise CampaignError(f"the extension is not built at {settings.extension} "
+                            "(run scripts/setup.sh, or set PROTOLENS_EXTENSION)")
+
+
+def _custom_pages() -> set[str]:
+    import os
+
+    from protolens.pages.build import custom_specs
+    from protolens.paths import data_home
+    return {s.name for s in custom_specs(data_home(os.environ) / "pages")}
+
+
+def targets_for(spec: CampaignSpec, network: LabNetwork) -> dict[str, Target]:
+    if spec.urls:
+        out = {}
+        for url in spec.urls:
+            parts = urlsplit(url)
+            port = parts.port or (443 if parts.scheme == "https" else 80)
+            out[url] = Target(url=url, origins=(f"{parts.hostname}:{port}",))
+        return out
+    from protolens.lab.testbed_network import TestbedNetwork
+    assert isinstance(network, TestbedNetwork)
+    return network.targets(spec.pages)
+
+
+def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome:
+    """Validate, store the campaign, run what is missing; Ctrl-C stops after the current load."""
+    validate(spec, settings)
+    with closing(open_rw(settings.db)) as conn:
+        seed, _ = labstore.ensure_campaign(conn, spec.name, seed=spec.seed, spec=spec.stored(),
+                                           version=__version__, now_ms=time.time() * 1000)
+        if not resume and seed != spec.seed:
+            raise CampaignError(f"campaign {spec.name!r} already exists: pick another "
+                                f"--campaign, or --resume {spec.name}")
+        done = labstore.done_cells(conn, spec.name)
+    pages = spec.pages or spec.urls
+    loads = plan(spec.name, pages=pages, arms=spec.arms, conditions=spec.conditions,
+                 reps=spec.reps, seed=seed, warm=spec.warm)
+    todo = missing(loads, done)
+    outcome = Outcome(campaign=spec.name, planned=len(loads), ran=0)
+    if not todo:
+        return outcome
+    network = _network(spec)
+    scratch = settings.scratch or Path(tempfile.mkdtemp(prefix="protolens-lab-"))
+    opts = RunOptions(chromium=settings.chromium, extension_dir=settings.extension,
+                      db=settings.db, scratch=scratch, timeout_s=settings.timeout_s,
+                      retries=settings.retries)
+    try:
+        outcome.counts = _run_with_bar(todo, targets_for(spec, network), network, opts, outcome)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        close = getattr(network, "close", None)
+        if close:
+            close()
+    return outcome
+
+
+def _network(spec: CampaignSpec) -> LabNetwork:
+    if spec.urls:
+        return DirectNetwork()
+    from protolens.lab.testbed_network import TestbedNetwork
+    return TestbedNetwork.prepare(spec.testbed, server_cc=spec.server_cc or "cubic",
+                                  pages=spec.pages)
+
+
+def _run_with_bar(todo: Sequence[PlannedLoad], targets: dict[str, Target], network: LabNetwork,
+                  opts: RunOptions, outcome: Outcome) -> Counts:
+    columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TextColumn("failed {task.fields[failed]}"), TimeRemainingColumn())
+    with Progress(*columns, transient=False) as bar:
+        task = bar.add_task(outcome.campaign, total=len(todo), failed=0)
+
+        def tick(counts: Counts, load: PlannedLoad) -> None:
+            outcome.ran = counts.done
+            outcome.counts = counts
+            bar.update(task, completed=counts.done, failed=counts.failed,
+                       description=f"{outcome.campaign} {load.page}/{load.arm}/{load.condition}")
+
+        return run_campaign(todo, targets, network, opts, on_progress=tick)

@@ -1,0 +1,52 @@
+"""Campaign report (pure): per page x condition x arm, n, median and IQR of each metric, the
+median ratio to h2, and connections per host (issue 4, item 5)."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from statistics import median
+from typing import Any
+
+import numpy as np
+
+METRICS = ("plt", "ttfb", "fcp", "first_image")
+BASELINE = "h2"
+
+
+def _quartiles(values: Sequence[float]) -> tuple[float | None, float | None, float | None]:
+    if not values:
+        return None, None, None
+    p25, p50, p75 = np.percentile(np.asarray(values, dtype=float), [25, 50, 75])
+    return float(p25), float(p50), float(p75)
+
+
+def report_rows(navigations: Iterable[Mapping[str, Any]], warm: bool = False
+                ) -> list[dict[str, Any]]:
+    """One row per (page, condition, arm), sorted; cold loads unless ``warm``."""
+    groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for nav in navigations:
+        if bool(nav.get("warm")) != warm or nav.get("failed"):
+            continue
+        groups[(nav["page"], nav["condition"], nav["arm"])].append(nav)
+    rows: list[dict[str, Any]] = []
+    for (page, condition, arm), navs in sorted(groups.items()):
+        row: dict[str, Any] = {"page": page, "condition": condition, "arm": arm, "n": len(navs)}
+        for metric in METRICS:
+            values = [float(n[f"{metric}_ms"]) for n in navs if n.get(f"{metric}_ms") is not None]
+            p25, p50, p75 = _quartiles(values)
+            row[f"{metric}_median_ms"] = p50
+            row[f"{metric}_p25_ms"] = p25
+            row[f"{metric}_p75_ms"] = p75
+        per_host: dict[str, list[int]] = defaultdict(list)
+        for nav in navs:
+            for host, count in (nav.get("hosts") or {}).items():
+                per_host[host].append(int(count))
+        row["connections_per_host"] = {h: median(c) for h, c in sorted(per_host.items())}
+        rows.append(row)
+    base = {(r["page"], r["condition"]): r["plt_median_ms"] for r in rows if r["arm"] == BASELINE}
+    for row in rows:
+        ref = base.get((row["page"], row["condition"]))
+        mine = row["plt_median_ms"]
+        row["plt_ratio_to_h2"] = (mine / ref) if (ref and mine is not None) else None
+    return rows
