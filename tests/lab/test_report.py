@@ -1,0 +1,100 @@
+"""Campaign report from a real SQLite store: medians, IQR, ratio to h2, connections per host."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pytest
+from click.testing import CliRunner
+
+from protolens.cli import main
+from protolens.lab.report import report_rows
+from protolens.record.validate import parse_record
+from protolens.store import ingest, open_rw
+from protolens.store import lab as labstore
+from tests.python.navrecord_builder import make_record
+
+PLT = {"h1": [100.0, 110.0, 120.0, 130.0], "h2": [200.0, 210.0, 220.0, 400.0], "h3": [150.0]}
+
+
+def seeded_store(path: Path) -> Path:
+    with closing(open_rw(path)) as conn:
+        labstore.ensure_campaign(conn, "c1", seed=1, spec={"arms": list(PLT)}, version="t",
+                                 now_ms=0.0)
+        seed = 0
+        for arm, values in PLT.items():
+            for rep, plt in enumerate(values, 1):
+                seed += 1
+                rec = make_record(n_requests=7, seed=seed, family=arm, source="lab")
+                rec["milestones"]["load_ms"] = plt
+                ctx = {"campaign": "c1", "arm": arm, "condition": "wifi", "repetition": rep,
+                       "page": "p1", "load_id": str(uuid.uuid4())}
+                ingest(conn, parse_record(rec), ctx, now_ms=0.0)
+    return path
+
+
+def test_report_rows_from_the_store(tmp_path: Path) -> None:
+    db = seeded_store(tmp_path / "s.db")
+    with closing(open_rw(db)) as conn:
+        rows = {r["arm"]: r for r in report_rows(labstore.campaign_navigations(conn, "c1"))}
+    assert {a: r["n"] for a, r in rows.items()} == {"h1": 4, "h2": 4, "h3": 1}
+    for arm, values in PLT.items():
+        assert rows[arm]["plt_median_ms"] == pytest.approx(float(np.median(values)))
+        assert rows[arm]["plt_p25_ms"] == pytest.approx(float(np.percentile(values, 25)))
+        assert rows[arm]["plt_p75_ms"] == pytest.approx(float(np.percentile(values, 75)))
+    assert rows["h2"]["plt_ratio_to_h2"] == pytest.approx(1.0)
+    assert rows["h1"]["plt_ratio_to_h2"] == pytest.approx(115.0 / 215.0)
+    for arm in ("h1", "h2"):
+        rec = make_record(n_requests=7, seed=1, family=arm, source="lab")
+        expected: dict[str, set[int]] = {}
+        for req in rec["requests"]:
+            expected.setdefault(req["host"], set()).add(req["connection_id"])
+        assert rows[arm]["connections_per_host"] == {h: len(c) for h, c in expected.items()}
+    assert rows["h1"]["connections_per_host"]["a.test"] > 1
+
+
+def test_report_cli_json_has_the_contract_fields(tmp_path: Path) -> None:
+    db = seeded_store(tmp_path / "s.db")
+    out = CliRunner().invoke(main, ["report", "--campaign", "c1", "--json", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    rows = json.loads(out.output)
+    assert len(rows) == 3
+    for row in rows:
+        assert {"page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms",
+                "plt_p75_ms"} <= row.keys()
+
+
+def test_report_unknown_campaign_is_a_one_line_error(tmp_path: Path) -> None:
+    db = seeded_store(tmp_path / "s.db")
+    out = CliRunner().invoke(main, ["report", "--campaign", "nope", "--db", str(db)])
+    assert out.exit_code == 2
+    assert "no campaign named 'nope'" in out.output
+    assert len(out.output.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--pages", "no-such-page"], "unknown page no-such-page"),
+    (["--pages", "student-small", "--arms", "h1,h9"], "unknown arm h9"),
+    (["--pages", "student-small", "--conditions", "marsnet"], "unknown profile 'marsnet'"),
+    (["--pages", "student-small", "--chromium", "/nope/chromium"], "no browser at /nope"),
+])
+def test_lab_run_bad_arguments_start_nothing(tmp_path: Path, args: list[str],
+                                              message: str) -> None:
+    db = tmp_path / "never.db"
+    out = CliRunner().invoke(main, ["lab", "run", *args, "--db", str(db)])
+    assert out.exit_code == 2, out.output
+    assert message in out.output
+    assert not db.exists()
+
+
+def test_urls_mode_refuses_testbed_conditions(tmp_path: Path) -> None:
+    urls = tmp_path / "urls.txt"
+    urls.write_text("https://example.org/\n")
+    out = CliRunner().invoke(main, ["lab", "run", "--urls", str(urls), "--conditions", "wifi",
+                                    "--db", str(tmp_path / "x.db")])
+    assert out.exit_code == 2
+    assert "needs the testbed" in out.output
