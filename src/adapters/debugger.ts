@@ -1,0 +1,110 @@
+/**
+ * Adapter: chrome.debugger <-> the recorder core, one Recorder per attached tab. Listeners are
+ * registered once, before any attach, so nothing sent during Network.enable is lost. Child
+ * sessions (OOPIFs) are enabled through {tabId, sessionId} (Chrome 125+). A timer polls each
+ * recorder with CDP time mapped from performance.now() (src/cdp/clock.ts).
+ */
+import type { Protocol } from "devtools-protocol";
+import { CdpClock } from "../cdp/clock.ts";
+import { CHILD_COMMANDS, TAB_COMMANDS, loadMetricsEvent } from "../cdp/enable-commands.ts";
+import { eventTime } from "../cdp/from-log.ts";
+import type { RawEvent } from "../cdp/raw-event.ts";
+import { Recorder, type RecorderOptions } from "../cdp/recorder.ts";
+import type { NavigationRecord } from "../record/types.ts";
+
+const PROTOCOL_VERSION = "1.3";
+const POLL_MS = 250;
+
+export type RecordSink = (tabId: number, record: NavigationRecord) => void;
+
+interface TabSession { recorder: Recorder; clock: CdpClock }
+
+export class DebuggerRecorder {
+  private readonly tabs = new Map<number, TabSession>();
+  private timer: ReturnType<typeof setInterval> | null = null;
+
+  constructor(private readonly sink: RecordSink) {
+    chrome.debugger.onEvent.addListener((source, method, params) => this.onEvent(source, method, params));
+    chrome.debugger.onDetach.addListener((source) => {
+      if (source.tabId !== undefined) this.finish(source.tabId);
+    });
+  }
+
+  isAttached(tabId: number): boolean {
+    return this.tabs.has(tabId);
+  }
+
+  /** Attaches and enables the domains; resolves once the tab is being recorded. */
+  async attach(tabId: number, options: Omit<RecorderOptions, "mainFrameId">): Promise<void> {
+    if (this.tabs.has(tabId)) return;
+    const targets = await chrome.debugger.getTargets();
+    const mainFrameId = targets.find((t) => t.tabId === tabId && t.type === "page")?.id;
+    const recorder = new Recorder(mainFrameId === undefined ? options : { ...options, mainFrameId });
+    this.tabs.set(tabId, { recorder, clock: new CdpClock() });
+    try {
+      await chrome.debugger.attach({ tabId }, PROTOCOL_VERSION);
+      for (const c of TAB_COMMANDS) await chrome.debugger.sendCommand({ tabId }, c.method, c.params ?? {});
+    } catch (e) {
+      this.tabs.delete(tabId);
+      throw e;
+    }
+    this.timer ??= setInterval(() => this.pollAll(), POLL_MS);
+  }
+
+  /** Emits what is open (as aborted if before load) and detaches. */
+  async detach(tabId: number): Promise<void> {
+    if (!this.tabs.has(tabId)) return;
+    this.finish(tabId);
+    await chrome.debugger.detach({ tabId }).catch(() => undefined);
+  }
+
+  private finish(tabId: number): void {
+    const s = this.tabs.get(tabId);
+    if (s === undefined) return;
+    this.tabs.delete(tabId);
+    for (const r of s.recorder.flush()) this.sink(tabId, r);
+    if (this.tabs.size === 0 && this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  private pollAll(): void {
+    const local = performance.now();
+    for (const [tabId, s] of this.tabs) {
+      const now = s.clock.now(local);
+      if (now !== null) for (const r of s.recorder.poll(now)) this.sink(tabId, r);
+    }
+  }
+
+  private onEvent(source: chrome.debugger.DebuggerSession, method: string, params?: object): void {
+    const tabId = source.tabId;
+    const s = tabId === undefined ? undefined : this.tabs.get(tabId);
+    if (tabId === undefined || s === undefined) return;
+    // chrome.debugger delivers protocol events; their shape is CDP's (devtools-protocol types)
+    const ev = { method, params: params ?? {}, sessionId: source.sessionId } as RawEvent;
+    if (ev.sessionId === undefined) delete ev.sessionId;
+    const t = eventTime(ev);
+    if (t !== null) {
+      s.clock.observe(t, performance.now());
+      for (const r of s.recorder.poll(t)) this.sink(tabId, r);
+    }
+    for (const r of s.recorder.push(ev)) this.sink(tabId, r);
+    if (ev.method === "Target.attachedToTarget") void this.enableChild(tabId, ev.params.sessionId);
+    if (ev.method === "Page.loadEventFired" && ev.sessionId === undefined) void this.relayMetrics(tabId, s);
+  }
+
+  private async enableChild(tabId: number, sessionId: string): Promise<void> {
+    for (const c of CHILD_COMMANDS) {
+      await chrome.debugger.sendCommand({ tabId, sessionId }, c.method, c.params ?? {}).catch(() => undefined);
+    }
+  }
+
+  private async relayMetrics(tabId: number, s: TabSession): Promise<void> {
+    const res = (await chrome.debugger.sendCommand({ tabId }, "Performance.getMetrics", {}).catch(() => null)) as
+      | Protocol.Performance.GetMetricsResponse | null;
+    if (res && this.tabs.get(tabId) === s) {
+      for (const r of s.recorder.push(loadMetricsEvent(res.metrics))) this.sink(tabId, r);
+    }
+  }
+}

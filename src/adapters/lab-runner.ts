@@ -1,0 +1,47 @@
+/**
+ * Adapter: lab mode's navigation driver (docs/MESSAGES.md "Lab mode"). Opens one tab on
+ * about:blank, attaches and enables the debugger BEFORE the first navigation (so nothing is
+ * missed), then opens the `navigate` URLs in order, each after the previous record was acked.
+ */
+import browser from "webextension-polyfill";
+import type { NavigationRecord } from "../record/types.ts";
+
+export class LabRunner {
+  private tabId: number | null = null;
+  private queue: string[] = [];
+  private waitingFor: string | null = null;
+  private started = false;
+
+  constructor(private readonly attach: (tabId: number) => Promise<void>) {}
+
+  get labTab(): number | null {
+    return this.tabId;
+  }
+
+  async start(urls: readonly string[]): Promise<void> {
+    if (this.started || urls.length === 0) return;
+    this.started = true;
+    const tab = await browser.tabs.create({ url: "about:blank", active: true });
+    if (tab.id === undefined) throw new Error("lab: the new tab has no id");
+    this.tabId = tab.id;
+    await this.attach(tab.id);
+    this.queue = [...urls];
+    await this.next();
+  }
+
+  /** A record came from a tab: if it is the lab tab's, its ack moves the lab on. */
+  onRecord(tabId: number, record: NavigationRecord): void {
+    if (tabId === this.tabId) this.waitingFor = record.id;
+  }
+
+  async onAck(recordId: string): Promise<void> {
+    if (recordId !== this.waitingFor) return;
+    this.waitingFor = null;
+    await this.next();
+  }
+
+  private async next(): Promise<void> {
+    const url = this.queue.shift();
+    if (url !== undefined && this.tabId !== null) await browser.tabs.update(this.tabId, { url });
+  }
+}
