@@ -86,6 +86,14 @@ def test_fonts_parse_and_have_the_glyph() -> None:
         assert data == content.font(size, f"f{size}")
 
 
+def test_fonts_carry_fixed_timestamps() -> None:
+    """fontTools would stamp "now" into the head table, making fonts differ from run to run."""
+    from fontTools.ttLib import TTFont
+
+    head = TTFont(io.BytesIO(content.font(4000, "k")))["head"]
+    assert head.created == head.modified == 3_597_609_600
+
+
 def test_font_errors() -> None:
     with pytest.raises(ValueError, match="multiple of 4"):
         content.font(30_001, "k")

@@ -278,6 +278,9 @@ def _font_bytes(pad: int, key: str) -> bytes:
     fb.setupNameTable({"familyName": "ProtoLens", "styleName": "Regular"})
     fb.setupOS2()
     fb.setupPost()
+    # FontBuilder stamps head.created/modified with "now": pin both (2018-01-01, in seconds
+    # since 1904-01-01 as the OpenType head table counts) so the bytes are reproducible
+    fb.font["head"].created = fb.font["head"].modified = 3_597_609_600
     if pad:
         table = newTable("zPAD")
         table.data = noise(key + "#pad", pad)
