@@ -1,0 +1,60 @@
+"""``protolens lab reproduce NAME``: run an experiment's campaigns, then put the paper's finding
+beside the measurement (adapter; the analysis is ``experiments``, pure)."""
+
+from __future__ import annotations
+
+import random
+import time
+from contextlib import closing
+from dataclasses import dataclass, field
+from typing import Any
+
+from protolens.lab import campaign as camp
+from protolens.lab.experiments import Experiment
+from protolens.lab.report import report_rows
+from protolens.store import lab as labstore
+from protolens.store import open_ro
+
+
+@dataclass
+class Reproduction:
+    experiment: Experiment
+    quick: bool
+    campaigns: dict[str, str] = field(default_factory=dict)
+    """Part suffix -> campaign name."""
+    outcomes: list[camp.Outcome] = field(default_factory=list)
+    rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+    def as_json(self) -> dict[str, Any]:
+        return {"experiment": self.experiment.name, "paper": self.experiment.paper,
+                "paper_finding": self.experiment.finding, "quick": self.quick,
+                "campaigns": self.campaigns, "measured": self.lines, "rows": self.rows,
+                "failed_loads": sum(o.failed for o in self.outcomes),
+                "interrupted": self.interrupted}
+
+
+def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed: str,
+              reps: int | None = None, seed: int | None = None) -> Reproduction:
+    """Run every part as its own campaign (same seed), then analyze the stored loads."""
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+    rep = Reproduction(exp, quick)
+    for part in exp.quick if quick else exp.full:
+        name = f"{exp.name}{'-quick' if quick else ''}-{stamp}-{part.suffix}"
+        rep.campaigns[part.suffix] = name
+        spec = camp.CampaignSpec(name=name, pages=part.pages, arms=part.arms,
+                                 conditions=part.conditions, reps=reps or part.reps, seed=seed,
+                                 server_cc=part.server_cc, testbed=testbed)
+        outcome = camp.run(spec, settings)
+        rep.outcomes.append(outcome)
+        if outcome.interrupted:
+            rep.interrupted = True
+            break
+    with closing(open_ro(settings.db)) as conn:
+        for suffix, name in rep.campaigns.items():
+            rep.rows[suffix] = report_rows(labstore.campaign_navigations(conn, name))
+    if not rep.interrupted:
+        rep.lines = exp.analyze(rep.rows)
+    return rep
