@@ -17,6 +17,7 @@ from navrecord_builder import make_record
 
 from protolens.install.lab import register_lab_host
 from protolens.messaging.framing import encode_frame
+from protolens.store.migrations import MIGRATIONS
 
 
 def frame(obj: Any) -> bytes:
@@ -206,3 +207,19 @@ def test_log_file_option(tmp_path: Path) -> None:
     code, _, err = host.close()
     assert code == 0 and err == b""
     assert "serving" in logfile.read_text()
+
+
+def test_two_hosts_share_one_store(tmp_path: Path) -> None:
+    """Chromium starts one host per connectNative port: WAL + BEGIN IMMEDIATE serialise them."""
+    db = tmp_path / "shared.db"  # neither host has created it yet
+    env_extra = {"PROTOLENS_DB": str(db)}
+    hosts = [Host(tmp_path / f"h{i}", env_extra) for i in range(2)]
+    recs = [[make_record(10, seed=100 * i + j) for j in range(15)] for i in range(2)]
+    for h, batch in zip(hosts, recs, strict=True):
+        h.send(b"".join(frame({"type": "record", "schema": 1, "record": r}) for r in batch))
+    for h, batch in zip(hosts, recs, strict=True):
+        assert [h.reply()["type"] for _ in batch] == ["ack"] * len(batch)
+        assert h.close()[0] == 0
+    conn = sqlite3.connect(db)
+    assert conn.execute("SELECT count(*) FROM navigations").fetchone()[0] == 30
+    assert conn.execute("SELECT count(*) FROM _migrations").fetchone()[0] == len(MIGRATIONS)
