@@ -226,6 +226,8 @@ def _check_steps(v: _V, s: dict[str, Any]) -> None:
         v.keys(st, STEP_KEYS, f"schedule.steps[{i}]")
         if "at_ms" not in st:
             raise ProfileError(f"{v.where}: schedule.steps[{i}] needs at_ms")
+        if len(st) < 2:
+            raise ProfileError(f"{v.where}: schedule.steps[{i}] changes no parameter")
         v.ms(st, "at_ms", f"schedule.steps[{i}]")
         v.mbit(st, "rate_mbit", f"schedule.steps[{i}]", 0)
         v.ms(st, "rtt_ms", f"schedule.steps[{i}]")

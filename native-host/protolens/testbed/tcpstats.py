@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -57,13 +56,13 @@ def parse_ss(text: str) -> list[dict[str, Any]]:
                 continue
             if ":" in tok:
                 key, val = tok.split(":", 1)
-                if key == "rtt" and "/" in val:
+                if key == "rtt" and re.fullmatch(r"[\d.]+/[\d.]+", val):
                     avg, var = val.split("/", 1)
                     cur["rtt_ms"], cur["rttvar_ms"] = float(avg), float(var)
-                elif key == "retrans" and "/" in val:
+                elif key == "retrans" and re.fullmatch(r"\d+/\d+", val):
                     now_, total = val.split("/", 1)
                     cur["retrans"], cur["retrans_total"] = int(now_), int(total)
-                elif key in ("minrtt", "rto"):
+                elif key in ("minrtt", "rto") and re.fullmatch(r"[\d.]+", val):
                     cur[f"{key}_ms"] = float(val)
                 elif key in _INT_KEYS and val.isdigit():
                     cur[key] = int(val)
@@ -99,6 +98,3 @@ def sample(tb: Testbed, duration: float, out: Path, interval: float = 0.01,
             f.write(json.dumps(r) + "\n")
     return len(rows)
 
-
-def now_ns() -> int:
-    return time.time_ns()
