@@ -28,6 +28,7 @@ from protolens.paths import data_home
 
 COLUMNS = ["name", "objects", "html", "css", "js", "image", "other", "total_bytes", "hosts",
            "status", "url"]
+TABLE_COLUMNS = ["name", "objects", "total_bytes", "hosts", "status"]
 
 _root_option = click.option(
     "--root", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -50,6 +51,17 @@ def _row(root: Path, m: PageManifest | PageSpec, status: str) -> dict[str, Any]:
         "dir": str(root / m.name),
         "source": m.source,
     }
+
+
+def _columns(fmt: str) -> list[str]:
+    return TABLE_COLUMNS if fmt == "table" else COLUMNS
+
+
+def _flat(rows: list[dict[str, Any]], fmt: str) -> list[dict[str, Any]]:
+    """Host lists as "a.test b.test" in tables and CSV; JSON keeps the list."""
+    if fmt == "json":
+        return rows
+    return [{**r, "hosts": " ".join(r["hosts"])} for r in rows]
 
 
 @click.command("pages")
@@ -83,7 +95,7 @@ def pages_cmd(root: Path | None, names: tuple[str, ...], list_only: bool, fmt: s
         raise UserError(str(exc)) from None
     except OSError as exc:
         raise UserError(f"cannot write pages under {where}: {exc.strerror or exc}") from None
-    emit(rows, fmt, title=f"pages in {where}", columns=COLUMNS)
+    emit(_flat(rows, fmt), fmt, title=f"pages in {where}", columns=_columns(fmt))
 
 
 @click.command("page")
@@ -119,4 +131,4 @@ def page_cmd(root: Path | None, objects: int, size_text: str, hosts: int, name: 
     if fmt == "json":
         emit({**row, "manifest": made.to_json()}, fmt)
     else:
-        emit([row], fmt, title=f"page in {where}", columns=COLUMNS)
+        emit(_flat([row], fmt), fmt, title=f"page in {where}", columns=_columns(fmt))
