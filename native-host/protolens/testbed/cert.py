@@ -1,4 +1,4 @@
-"""The testbed's TLS identity: a private CA and one leaf for every test host name (and *.test),
+"""The testbed's TLS identity: a private CA and one leaf naming every test host,
 generated once with ``cryptography`` and kept under the data directory (keys mode 0600). Browsers
 pin the leaf with --ignore-certificate-errors-spki-list=<spki>; other clients can trust ca.pem."""
 
@@ -35,14 +35,14 @@ def spki_hash(cert: x509.Certificate) -> str:
 
 
 def ensure_cert(directory: Path, hosts: Sequence[str], now: datetime.datetime) -> CertFiles:
-    """Reuse the stored certificate if it names every host and is valid for 30 more days."""
+    """Reuse the stored certificate if it names exactly ``hosts`` and is valid 30 more days."""
     directory.mkdir(parents=True, exist_ok=True)
     cert_p, key_p, ca_p = directory / "cert.pem", directory / "key.pem", directory / "ca.pem"
     if cert_p.exists() and key_p.exists() and ca_p.exists():
         leaf = x509.load_pem_x509_certificates(cert_p.read_bytes())[0]
         names = set(leaf.extensions.get_extension_for_class(
             x509.SubjectAlternativeName).value.get_values_for_type(x509.DNSName))
-        if set(hosts) <= names and leaf.not_valid_after_utc > now + datetime.timedelta(days=30):
+        if set(hosts) == names and leaf.not_valid_after_utc > now + datetime.timedelta(days=30):
             return CertFiles(cert_p, key_p, ca_p, spki_hash(leaf))
     ca_key = ec.generate_private_key(ec.SECP256R1())
     key = ec.generate_private_key(ec.SECP256R1())
@@ -55,7 +55,9 @@ def ensure_cert(directory: Path, hosts: Sequence[str], now: datetime.datetime) -
           .add_extension(x509.KeyUsage(False, False, False, False, False, True, True, False, False),
                          critical=True)
           .sign(ca_key, hashes.SHA256()))
-    sans = [x509.DNSName(h) for h in dict.fromkeys(["*.test", *hosts])]
+    # Explicit names only: a "*.test" wildcard is rejected by strict clients (service_identity:
+    # too few labels) and Chromium pins the SPKI anyway.
+    sans = [x509.DNSName(h) for h in dict.fromkeys(hosts)]
     leaf = (x509.CertificateBuilder()
             .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, hosts[0])]))
             .issuer_name(ca_name).public_key(key.public_key())

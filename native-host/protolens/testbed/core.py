@@ -28,6 +28,7 @@ from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology, cross_por
 
 SERVER_CCS = ("cubic", "cubic-nohystart", "bbr", "reno")
 DEFAULT_HOSTS = ("a.test", "b.test", "c.test")
+ETC_NETNS = Path("/etc/netns")
 
 
 def run_root(env: Mapping[str, str]) -> Path:
@@ -157,6 +158,10 @@ class Testbed:
                     done.append(f"stopped pid {word} in {ns}")
             run(["ip", "netns", "del", ns], check=False)
             done.append(f"deleted namespace {ns}")
+        for ns in topo.namespaces:
+            if (ETC_NETNS / ns).exists():
+                shutil.rmtree(ETC_NETNS / ns)
+                done.append(f"removed {ETC_NETNS / ns}")
         done += [f"restored {r}" for r in hostcfg.release(root, name)]
         if (root / name).exists():
             shutil.rmtree(root / name)
@@ -317,6 +322,12 @@ class Testbed:
             run(in_ns(ns, ["ethtool", "-K", ifname, "tso", "off", "gso", "off", "gro", "off"]))
             run(["ip", "-n", ns, "link", "set", ifname, "up"])
         run(["ip", "-n", t.cli_ns, "route", "add", "default", "via", t.rtr_cli_ip])
+        # `ip netns exec` bind-mounts /etc/netns/<ns>/hosts over /etc/hosts: plain clients in the
+        # client namespace (curl, httpx, aioquic) resolve the test names to the server.
+        etc = ETC_NETNS / t.cli_ns
+        etc.mkdir(parents=True, exist_ok=True)
+        names = " ".join(self.state.hosts)
+        (etc / "hosts").write_text(f"127.0.0.1 localhost\n{t.srv_ip} {names}\n")
         route = ["ip", "-n", t.srv_ns, "route", "add", "default", "via", t.rtr_srv_ip]
         if self.state.initcwnd:
             route += ["initcwnd", str(self.state.initcwnd)]
