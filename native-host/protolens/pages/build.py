@@ -9,6 +9,7 @@ half-written page.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -60,9 +61,15 @@ def write_page(root: Path, spec: PageSpec) -> PageManifest:
         (tmp / obj.path).write_bytes(data)
     doc = manifest(spec)
     (tmp / MANIFEST).write_text(json.dumps(doc.to_json(), indent=2) + "\n")
-    if final.exists():
+    with contextlib.suppress(FileNotFoundError):  # no earlier copy
         final.rename(old)
-    tmp.rename(final)
+    try:
+        tmp.rename(final)
+    except OSError:
+        # another process swapped the same page in meanwhile: keep its copy if it is current
+        shutil.rmtree(tmp, ignore_errors=True)
+        if is_current(final, spec) is None:
+            raise
     shutil.rmtree(old, ignore_errors=True)
     return doc
 
