@@ -148,5 +148,6 @@ def test_db_stats_on_non_protolens_sqlite_file(tmp_path: Path) -> None:
 
     other = tmp_path / "other.db"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
-    code, _, err = run("db", "stats", "--db", str(other))
-    assert code == 2 and "not a ProtoLens store" in err
+    for argv in (["db", "stats"], ["navigations"], ["show", "abc"]):
+        code, _, err = run(*argv, "--db", str(other))
+        assert code == 2 and "not a ProtoLens store" in err and err.count("\n") == 1, argv

@@ -40,6 +40,12 @@ def connect_ro(db: Path | None) -> sqlite3.Connection:
         raise UserError(str(exc)) from None
 
 
+def store_failure(db: Path | None, exc: sqlite3.Error) -> UserError:
+    """The one-line error for a file that is not (yet) a usable ProtoLens store."""
+    return UserError(f"{db_path(db)}: not a ProtoLens store or an older schema ({exc}); "
+                     "try: protolens db migrate")
+
+
 @click.group("db")
 def db_group() -> None:
     """Inspect and upgrade the SQLite store.
@@ -60,7 +66,7 @@ def stats_cmd(db: Path | None, fmt: str) -> None:
     try:
         emit(stats(conn, db_path(db)), fmt, title="ProtoLens store")
     except sqlite3.Error as exc:
-        raise UserError(f"{db_path(db)}: not a ProtoLens store ({exc})") from None
+        raise store_failure(db, exc) from None
 
 
 @db_group.command("migrate")

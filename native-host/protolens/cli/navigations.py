@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import click
 
-from protolens.cli.db import connect_ro, db_option
+from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.output import emit, output_options
 from protolens.store.queries import recent_navigations
 
@@ -24,7 +25,10 @@ def navigations(last: int, db: Path | None, fmt: str) -> None:
 
     Example: protolens navigations --last 10 --json
     """
-    rows = recent_navigations(connect_ro(db), last)
+    try:
+        rows = recent_navigations(connect_ro(db), last)
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
     if fmt == "table":
         for row in rows:
             row["id"] = row["id"][:8]

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 import click
 
-from protolens.cli.db import connect_ro, db_option
+from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.store.queries import NotFound, navigation_detail, resolve_id
@@ -29,6 +30,8 @@ def show(nav_id: str, db: Path | None, fmt: str) -> None:
         detail = navigation_detail(conn, resolve_id(conn, nav_id))
     except NotFound as exc:
         raise UserError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
     if fmt == "json":
         emit(detail, fmt)
         return
