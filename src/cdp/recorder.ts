@@ -44,6 +44,9 @@ export class Recorder {
   push(ev: RawEvent): NavigationRecord[] {
     const nav = this.nav;
     const key = (id: string): string => `${ev.sessionId ?? ""}|${id}`;
+    // An OOPIF's document request starts in the parent's session and finishes in the child's
+    // (same requestId, the loader id, unique in the browser): look it up in the root session too.
+    const hopOf = (id: string) => nav?.current(key(id)) ?? nav?.current(`|${id}`);
     switch (ev.method) {
       case "Network.requestWillBeSent": {
         const p = ev.params;
@@ -71,7 +74,7 @@ export class Recorder {
         return [];
       }
       case "Network.responseReceived": {
-        const h = nav?.current(key(ev.params.requestId));
+        const h = hopOf(ev.params.requestId);
         if (nav && h) {
           h.response = ev.params.response;
           h.responseAt = ev.params.timestamp;
@@ -80,7 +83,7 @@ export class Recorder {
         return [];
       }
       case "Network.dataReceived": {
-        const h = nav?.current(key(ev.params.requestId));
+        const h = hopOf(ev.params.requestId);
         if (nav && h) {
           h.bodyBytes += ev.params.dataLength;
           nav.touch(ev.params.timestamp);
@@ -88,7 +91,7 @@ export class Recorder {
         return [];
       }
       case "Network.loadingFinished": {
-        const h = nav?.current(key(ev.params.requestId));
+        const h = hopOf(ev.params.requestId);
         if (nav && h && h.end === null) {
           h.end = ev.params.timestamp;
           h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength));
@@ -97,7 +100,7 @@ export class Recorder {
         return [];
       }
       case "Network.loadingFailed": {
-        const h = nav?.current(key(ev.params.requestId));
+        const h = hopOf(ev.params.requestId);
         if (nav && h && h.end === null) {
           h.end = ev.params.timestamp;
           h.failure = ev.params.errorText || (ev.params.canceled ? "canceled" : "failed");
@@ -110,7 +113,7 @@ export class Recorder {
         return [];
       }
       case "Network.requestServedFromCache": {
-        const h = nav?.current(key(ev.params.requestId));
+        const h = hopOf(ev.params.requestId);
         if (h) h.servedFromCache = true;
         return [];
       }
