@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
@@ -43,7 +44,9 @@ def emit(rows: Sequence[dict[str, Any]] | dict[str, Any], fmt: str, title: str |
         table.add_column(col)
     for row in items:
         table.add_row(*(_cell(row.get(c)) for c in cols))
-    Console().print(table)
+    # piped or in CI there is no terminal width: don't squeeze columns to 80 characters
+    console = Console() if sys.stdout.isatty() else Console(width=max(120, 14 * len(cols)))
+    console.print(table)
 
 
 def _cell(value: Any) -> str:

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The main job: set up everything, then reproduce the IFIP'18 WiFi experiment (quick variant) on the
+# local testbed: Chromium with the ProtoLens extension loads Table I pages over h1, h2 and h3 under
+# the `wifi` and `wifi-lossy` profiles, every load stored in the default SQLite file
+# ($XDG_DATA_HOME/protolens/protolens.db), then the paper's finding is printed beside ours.
+# Needs root (network namespaces, NFQUEUE). Extra arguments go to `protolens lab reproduce`.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ "$(id -u)" -ne 0 ]; then
+  echo "demo: the testbed needs root (network namespaces); run: sudo $0" >&2
+  exit 1
+fi
+./scripts/setup.sh
+exec .venv/bin/protolens lab reproduce ifip18-wifi --quick "$@"
