@@ -7,7 +7,7 @@ const root = dirname(fileURLToPath(import.meta.url));
 
 export default {
   entry: {
-    background: "./src/background.ts",
+    background: "./src/adapters/service-worker.ts",
     popup: "./src/ui/popup.ts",
     options: "./src/ui/options.ts",
   },

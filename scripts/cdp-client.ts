@@ -15,7 +15,8 @@ export class CdpClient {
 
   private constructor(private readonly ws: WebSocket) {
     ws.on("message", (data: WebSocket.RawData) => {
-      const msg = JSON.parse(data.toString()) as {
+      const text = Array.isArray(data) ? Buffer.concat(data).toString("utf8") : Buffer.from(data as Uint8Array).toString("utf8");
+      const msg = JSON.parse(text) as {
         id?: number; result?: unknown; error?: { message: string };
         method?: string; params?: unknown; sessionId?: string;
       };

@@ -19,7 +19,7 @@ export function applyDetail(url: string, detail: UrlDetail): string {
   } catch {
     return "";
   }
-  if (u.origin === "null") return `${u.protocol}`;
+  if (u.origin === "null") return u.protocol;
   switch (detail) {
     case "origin":
       return u.origin;

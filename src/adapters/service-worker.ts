@@ -4,17 +4,17 @@
  * State that must survive a worker restart lives in chrome.storage (outbox, settings).
  */
 import browser from "webextension-polyfill";
-import { DebuggerRecorder } from "./adapters/debugger.ts";
-import { browserInfo, networkInfo } from "./adapters/environment.ts";
-import { HostLink } from "./adapters/host-port.ts";
-import { LabRunner } from "./adapters/lab-runner.ts";
-import { OutboxStore } from "./adapters/outbox-store.ts";
-import { loadSettings, onSettingsChanged } from "./adapters/settings-store.ts";
-import { forgetTab, showRecord } from "./adapters/tab-view.ts";
-import { MSG_SCHEMA, dispatchHost, type HostHandlers, type LabConfig } from "./messages/protocol.ts";
-import { ack, enqueue, reject } from "./outbox/outbox.ts";
-import { effective, inScope, type Settings } from "./policy/settings.ts";
-import type { NavigationRecord } from "./record/types.ts";
+import { DebuggerRecorder } from "./debugger.ts";
+import { browserInfo, networkInfo } from "./environment.ts";
+import { HostLink } from "./host-port.ts";
+import { LabRunner } from "./lab-runner.ts";
+import { OutboxStore } from "./outbox-store.ts";
+import { loadSettings, onSettingsChanged } from "./settings-store.ts";
+import { forgetTab, showRecord } from "./tab-view.ts";
+import { MSG_SCHEMA, dispatchHost, type HostHandlers, type LabConfig } from "../messages/protocol.ts";
+import { ack, enqueue, reject } from "../outbox/outbox.ts";
+import { effective, inScope, type Settings } from "../policy/settings.ts";
+import type { NavigationRecord } from "../record/types.ts";
 
 const RETRY_MS = 2000;
 
