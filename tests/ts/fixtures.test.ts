@@ -1,0 +1,120 @@
+/**
+ * The recorder replayed over every real-Chromium fixture (tests/fixtures/cdp/*.jsonl): the golden
+ * matches, the record agrees with the page's own performance timing, and each scenario's facts hold.
+ */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { FIXTURES, golden, goldenText, scenarios } from "../../scripts/fixture-io.ts";
+import type { NavigationRecord } from "../../src/record/types.ts";
+
+interface Meta { navigations: { url: string; timing: { loadEventEnd?: number; domContentLoadedEventEnd?: number } }[] }
+const meta = (name: string): Meta => JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as Meta;
+const hostConns = (r: NavigationRecord, host: string) => r.connections.filter((c) => c.host === host);
+const main = (r: NavigationRecord) => r.requests.filter((q) => q.is_main_document);
+
+describe.each(scenarios())("fixture %s", (name) => {
+  const records = golden(name);
+
+  it("matches its golden", () => {
+    expect(goldenText(name)).toBe(readFileSync(join(FIXTURES, `${name}.expected.json`), "utf8"));
+  });
+
+  it("has one record per navigation", () => {
+    expect(records.length).toBe(meta(name).navigations.length);
+  });
+
+  it("load_ms is within 5 ms of the page's own loadEventEnd", () => {
+    const navs = meta(name).navigations;
+    let checked = 0;
+    records.forEach((r, i) => {
+      const led = navs[i]?.timing.loadEventEnd;
+      if (led === undefined) return;
+      expect(r.milestones.load_ms).not.toBeNull();
+      expect(Math.abs((r.milestones.load_ms ?? NaN) - led)).toBeLessThanOrEqual(5);
+      checked += 1;
+    });
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  it("shares sum to 1 and bytes add up", () => {
+    for (const r of records) {
+      const sum = r.connections.reduce((s, c) => s + c.share, 0);
+      expect(Math.abs(sum - 1)).toBeLessThan(0.001);
+      for (const c of r.connections) {
+        const bytes = r.requests.filter((q) => q.connection_id === c.connection_id).reduce((s, q) => s + q.encoded_bytes, 0);
+        expect(c.bytes).toBe(bytes);
+      }
+    }
+  });
+
+  it("records the out-of-process iframe's requests on b.test", () => {
+    const r = records[records.length - 1];
+    const frame = r?.requests.filter((q) => q.host === "b.test") ?? [];
+    expect(frame.length).toBeGreaterThanOrEqual(6);
+    const doc = frame.find((q) => q.resource_type === "Document");
+    expect(doc?.encoded_bytes).toBeGreaterThan(328); // the frame's HTML is 328 bytes, plus headers
+    expect(new Set(frame.map((q) => q.frame_id)).size).toBe(1);
+    expect(frame[0]?.frame_id).not.toBe(main(r ?? records[0] as NavigationRecord)[0]?.frame_id);
+  });
+
+  it("keeps requests that finish after the load event", () => {
+    const r = records[records.length - 1];
+    const late = r?.requests.find((q) => q.url.includes("/data/late.json"));
+    expect(late?.end_ms).not.toBeNull();
+    expect(late?.start_ms ?? 0).toBeGreaterThan(r?.milestones.load_ms ?? Infinity);
+  });
+});
+
+describe("scenario facts", () => {
+  it("h1: several connections to a.test, all HTTP/1.1", () => {
+    const [r] = golden("h1");
+    expect(r && hostConns(r, "a.test").length).toBeGreaterThan(1);
+    expect(r?.hosts.find((h) => h.host === "a.test")?.families).toEqual(["h1"]);
+    expect(main(r as NavigationRecord)[0]?.protocol).toBe("http/1.1");
+  });
+
+  it("h2: exactly one connection per host", () => {
+    const [r] = golden("h2");
+    for (const h of r?.hosts ?? []) expect(h).toMatchObject({ connections: 1, families: ["h2"] });
+    expect(r?.hosts.map((h) => h.host)).toEqual(["a.test", "b.test"]);
+  });
+
+  it("h3: family h3, raw protocol kept", () => {
+    const [r] = golden("h3");
+    expect(r?.connections.every((c) => c.family === "h3")).toBe(true);
+    expect(main(r as NavigationRecord)[0]?.protocol).toMatch(/^h3/);
+  });
+
+  it("redirect: the chain is recorded, /old first", () => {
+    const [r] = golden("redirect");
+    expect(r?.page.redirects).toHaveLength(1);
+    expect(r?.page.redirects[0]).toMatch(/\/old$/);
+    expect(main(r as NavigationRecord).map((q) => q.status)).toEqual([302, 200]);
+    expect(r?.page.url).toMatch(/\/page\/$/);
+  });
+
+  it("warm: the second load has cached responses without a connection", () => {
+    const [cold, warm] = golden("warm");
+    expect(cold?.page.warm).toBe(false);
+    expect(warm?.page.warm).toBe(true);
+    const cached = warm?.requests.filter((q) => q.from_disk_cache || q.from_memory_cache) ?? [];
+    expect(cached.map((q) => q.url.replace(/.*\/page\//, ""))).toEqual(["cache/c1.png", "cache/c2.jpg"]);
+    for (const q of cached) expect(q.connection_id).toBeNull();
+  });
+
+  it("failed: the refused request is failed with a reason, the page is not", () => {
+    const [r] = golden("failed");
+    const bad = r?.requests.filter((q) => q.failed) ?? [];
+    expect(bad.map((q) => q.host)).toEqual(["a.test"]);
+    expect(bad[0]?.failure).toMatch(/^net::ERR_/);
+    expect(r?.page.error).toBeNull();
+  });
+
+  it("aborted: the replaced navigation is aborted, without load", () => {
+    const [first, second] = golden("aborted");
+    expect(first).toMatchObject({ page: { aborted: true }, milestones: { load_ms: null } });
+    expect(second?.page.aborted).toBe(false);
+    expect(second?.page.url).toMatch(/\?second$/);
+  });
+});
