@@ -1,0 +1,206 @@
+"""Lab campaigns on the real testbed (root, namespaces, shaper, caddy, Chromium + extension).
+
+A 2 pages x 3 arms x 2 conditions x 2 reps campaign is checked against two independent witnesses:
+caddy's access log (which client port carried which request, with which protocol) and the
+shaper's per-flow byte counters. Then a timed-out load, an interrupted-and-resumed campaign and
+bad arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from collections import defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import pytest
+
+pytestmark = [pytest.mark.netns, pytest.mark.e2e]
+
+TB = "plt"
+PAGES = ("ifip18-twitter", "student-small")
+ARMS = ("h1", "h2", "h3")
+CONDITIONS = ("wifi", "wifi-lossy")
+FAMILY = {"HTTP/1.1": "h1", "HTTP/2.0": "h2", "HTTP/3.0": "h3"}
+
+
+def protolens(*args: str, db: Path | None = None, check: bool = True,
+              timeout: float = 900) -> subprocess.CompletedProcess[str]:
+    env = dict(os.environ)
+    if db:
+        env["PROTOLENS_DB"] = str(db)
+    return subprocess.run([sys.executable, "-m", "protolens.cli", *args], env=env, text=True,
+                          capture_output=True, check=check, timeout=timeout)
+
+
+@pytest.fixture(scope="module")
+def testbed() -> Iterator[dict[str, Any]]:
+    protolens("testbed", "down", "--name", TB, check=False)
+    protolens("testbed", "up", "--name", TB, "--server-cc", "cubic")
+    try:
+        yield json.loads(protolens("testbed", "status", "--name", TB, "--json").stdout)
+    finally:
+        protolens("testbed", "down", "--name", TB, check=False)
+
+
+@pytest.fixture(scope="module")
+def campaign(testbed: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
+             ) -> tuple[Path, dict[str, Any]]:
+    db = tmp_path_factory.mktemp("campaign") / "lab.db"
+    out = protolens("lab", "run", "--pages", ",".join(PAGES), "--arms", ",".join(ARMS),
+                    "--conditions", ",".join(CONDITIONS), "--reps", "2", "--campaign", "ci",
+                    "--seed", "11", "--testbed", TB, db=db, check=False)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    return db, testbed
+
+
+def rows(db: Path, sql: str, *params: Any) -> list[dict[str, Any]]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        conn.row_factory = sqlite3.Row
+        return [dict(r) for r in conn.execute(sql, params)]
+
+
+def caddy_hits(access_log: str, start_ms: float, end_ms: float) -> list[dict[str, Any]]:
+    hits = []
+    for line in Path(access_log).read_text().splitlines():
+        entry = json.loads(line)
+        req = entry.get("request")
+        if req and start_ms <= entry["ts"] * 1000 <= end_ms:
+            hits.append({"host": req["host"].split(":")[0], "uri": req["uri"],
+                         "family": FAMILY[req["proto"]], "port": int(req["remote_port"])})
+    return hits
+
+
+def _count_loads(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        return int(rows(db, "SELECT count(*) AS n FROM loads")[0]["n"])
+    except sqlite3.OperationalError:  # schema not there yet
+        return 0
+
+
+def loads_with_navigations(db: Path) -> list[dict[str, Any]]:
+    out = []
+    for load in rows(db, "SELECT * FROM loads WHERE campaign = 'ci' AND status = 'ok'"):
+        nav = rows(db, "SELECT * FROM navigations WHERE load_id = ?", load["load_id"])
+        assert len(nav) == 1, load
+        load["nav"] = nav[0]
+        load["requests"] = rows(db, "SELECT * FROM requests WHERE navigation_id = ?", nav[0]["id"])
+        load["connections"] = rows(db, "SELECT * FROM connections WHERE navigation_id = ?",
+                                   nav[0]["id"])
+        load["flows"] = rows(db, "SELECT * FROM flows WHERE load_id = ?", load["load_id"])
+        out.append(load)
+    return out
+
+
+def test_every_load_is_stored_with_its_tags(campaign: tuple[Path, dict[str, Any]]) -> None:
+    db, _ = campaign
+    loads = loads_with_navigations(db)
+    cells = {(ld["page"], ld["arm"], ld["condition"], ld["repetition"]) for ld in loads}
+    assert len(cells) == len(PAGES) * len(ARMS) * len(CONDITIONS) * 2
+    for ld in loads:
+        nav = ld["nav"]
+        assert (nav["campaign"], nav["arm"], nav["condition"], nav["repetition"],
+                nav["page"]) == ("ci", ld["arm"], ld["condition"], ld["repetition"], ld["page"])
+        assert nav["server_cc"] == "cubic" and nav["source"] == "lab"
+        assert "chromium" in nav["command_line"] and f"{TB}-cli" in nav["command_line"]
+
+
+def test_protocol_families_match_the_arm(campaign: tuple[Path, dict[str, Any]]) -> None:
+    db, _ = campaign
+    for ld in loads_with_navigations(db):
+        families = {r["family"] for r in ld["requests"] if r["family"]}
+        assert families == {ld["arm"]}, (ld["arm"], families)
+
+
+def test_connections_per_host_equal_caddy_client_ports(
+        campaign: tuple[Path, dict[str, Any]]) -> None:
+    db, tb = campaign
+    for ld in loads_with_navigations(db):
+        hits = caddy_hits(tb["access_log"], ld["started_at_ms"],
+                          ld["started_at_ms"] + ld["wall_ms"] + 1000)
+        ports: dict[str, set[int]] = defaultdict(set)
+        for h in hits:
+            ports[h["host"]].add(h["port"])
+        recorded: dict[str, set[int]] = defaultdict(set)
+        for c in ld["connections"]:
+            recorded[c["host"]].add(c["connection_id"])
+        assert {h: len(p) for h, p in ports.items()} == \
+            {h: len(c) for h, c in recorded.items()}, (ld["arm"], ld["condition"], ld["page"])
+
+
+def test_byte_shares_match_the_shapers_flows_within_2_points(
+        campaign: tuple[Path, dict[str, Any]]) -> None:
+    db, tb = campaign
+    checked = 0
+    for ld in loads_with_navigations(db):
+        hits = caddy_hits(tb["access_log"], ld["started_at_ms"],
+                          ld["started_at_ms"] + ld["wall_ms"] + 1000)
+        port_of = {(h["host"], h["uri"]): h["port"] for h in hits}
+        conn_port: dict[int, int] = {}
+        for r in ld["requests"]:
+            if r["connection_id"] is None:
+                continue
+            u = urlsplit(r["url"])
+            port = port_of.get((u.hostname, u.path + (f"?{u.query}" if u.query else "")))
+            assert port is not None, r["url"]
+            assert conn_port.setdefault(r["connection_id"], port) == port
+        proto = "udp" if ld["arm"] == "h3" else "tcp"
+        down = {f["client_port"]: f["bytes_down"] for f in ld["flows"]
+                if f["proto"] == proto and f["server_port"] == 443}
+        used = set(conn_port.values())
+        assert used <= down.keys(), (used, down.keys())
+        total = sum(down[p] for p in used)
+        for c in ld["connections"]:
+            truth = down[conn_port[c["connection_id"]]] / total
+            assert abs(c["share"] - truth) <= 0.02, (ld["arm"], c["share"], truth)
+            checked += 1
+    assert checked >= 24
+
+
+def test_a_timed_out_load_is_recorded_as_failed(testbed: dict[str, Any], tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    out = protolens("lab", "run", "--pages", "student-small", "--arms", "h2", "--conditions",
+                    "wifi", "--reps", "1", "--timeout", "0.5", "--retries", "1", "--campaign",
+                    "to", "--testbed", TB, db=db, check=False)
+    assert out.returncode == 1
+    failed = rows(db, "SELECT * FROM loads WHERE campaign = 'to'")
+    assert [f["attempt"] for f in failed] == [1, 2]
+    assert all(f["status"] == "failed" and f["reason"].startswith("timeout") for f in failed)
+
+
+def test_resume_after_an_interruption_runs_only_what_is_missing(
+        testbed: dict[str, Any], tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    args = ["lab", "run", "--pages", "ifip18-baidu", "--arms", "h1,h2", "--conditions", "clean",
+            "--reps", "3", "--campaign", "rs", "--testbed", TB]
+    proc = subprocess.Popen([sys.executable, "-m", "protolens.cli", *args], text=True,
+                            env={**os.environ, "PROTOLENS_DB": str(db)},
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 300
+    while time.monotonic() < deadline:
+        if _count_loads(db) >= 2:
+            break
+        time.sleep(0.2)
+    proc.send_signal(signal.SIGINT)
+    output, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, output
+    assert "--resume rs" in output
+    before = {r["load_id"] for r in rows(db, "SELECT load_id FROM loads")}
+    assert 2 <= len(before) < 6
+    resumed = protolens("lab", "run", "--resume", "rs", db=db, check=False)
+    assert resumed.returncode == 0, resumed.stdout + resumed.stderr
+    after = rows(db, "SELECT * FROM loads WHERE status = 'ok'")
+    cells = [(r["arm"], r["repetition"]) for r in after]
+    assert sorted(cells) == sorted({(a, rep) for a in ("h1", "h2") for rep in (1, 2, 3)})
+    assert len(rows(db, "SELECT * FROM loads")) == 6  # nothing ran twice
+    assert before <= {r["load_id"] for r in after}
