@@ -270,7 +270,7 @@ class Testbed:
     def flush_tcp_metrics(self) -> None:
         """Forget cached ssthresh/RTT in client and server namespaces (ARCHITECTURE.md)."""
         for ns in (self.topo.cli_ns, self.topo.srv_ns):
-            run(["ip", "-n", ns, "tcp_metrics", "flush", "all"], check=False)
+            run(["ip", "-n", ns, "tcp_metrics", "flush", "all"])
 
     # ---- internals ----
     def _stats(self, reset: bool) -> dict[str, Any]:
