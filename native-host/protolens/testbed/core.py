@@ -295,7 +295,10 @@ class Testbed:
         if cc == "cubic":
             want = "0" if self.state.server_cc == "cubic-nohystart" else "1"
             if Path(hostcfg.CUBIC_HYSTART).exists():
-                hostcfg.change(self.root, self.state.name, hostcfg.CUBIC_HYSTART, want)
+                try:
+                    hostcfg.change(self.root, self.state.name, hostcfg.CUBIC_HYSTART, want)
+                except hostcfg.HostConflict as e:
+                    raise TestbedError(str(e)) from None
             elif want == "0":
                 raise TestbedError(f"{hostcfg.CUBIC_HYSTART} missing: cannot turn HyStart off")
 

@@ -23,7 +23,7 @@ def _read(run_root: Path) -> dict[str, Any]:
     if p.exists():
         data: dict[str, Any] = json.loads(p.read_text())
         return data
-    return {"original": {}, "users": []}
+    return {"original": {}, "users": [], "wants": {}}
 
 
 def _write(run_root: Path, data: dict[str, Any]) -> None:
@@ -33,10 +33,23 @@ def _write(run_root: Path, data: dict[str, Any]) -> None:
     tmp.replace(_path(run_root))
 
 
-def change(run_root: Path, testbed: str, path: str, value: str) -> bool:
+class HostConflict(RuntimeError):
+    """Another live testbed needs a different value of the same host-wide setting."""
+
+
+def change(run_root: Path, testbed: str, path: str, value: str, exclusive: bool = True) -> bool:
     """Write ``value`` to ``path`` (a /proc/sys or /sys file), recording the original first.
-    Returns False if it already had that value."""
+    With ``exclusive``, refuse if another testbed needs a different value. Returns False if it
+    already had that value."""
     data = _read(run_root)
+    wants: dict[str, dict[str, str]] = data.setdefault("wants", {})
+    if exclusive:
+        others = {u: v for u, v in wants.get(path, {}).items() if u != testbed and v != value}
+        if others:
+            user, need = next(iter(others.items()))
+            raise HostConflict(f"testbed '{user}' needs {path} = {need}, this one needs {value}: "
+                               f"it is host-wide, take '{user}' down first")
+        wants.setdefault(path, {})[testbed] = value
     current = Path(path).read_text().strip()
     if testbed not in data["users"]:
         data["users"].append(testbed)
@@ -52,9 +65,9 @@ def change(run_root: Path, testbed: str, path: str, value: str) -> bool:
 def allow_cc(run_root: Path, testbed: str, cc: str) -> bool:
     allowed = Path(ALLOWED_CC).read_text().split()
     if cc in allowed:
-        change(run_root, testbed, ALLOWED_CC, " ".join(allowed))  # registers the user
+        change(run_root, testbed, ALLOWED_CC, " ".join(allowed), exclusive=False)  # registers
         return False
-    return change(run_root, testbed, ALLOWED_CC, " ".join([*allowed, cc]))
+    return change(run_root, testbed, ALLOWED_CC, " ".join([*allowed, cc]), exclusive=False)
 
 
 def release(run_root: Path, testbed: str) -> list[str]:
@@ -63,6 +76,8 @@ def release(run_root: Path, testbed: str) -> list[str]:
         return []
     data = _read(run_root)
     data["users"] = [u for u in data["users"] if u != testbed]
+    for users in data.get("wants", {}).values():
+        users.pop(testbed, None)
     if data["users"]:
         _write(run_root, data)
         return []
