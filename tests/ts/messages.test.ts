@@ -1,0 +1,47 @@
+/** Host messages are validated where they enter; garbage raises MessageError and nothing else. */
+import fc from "fast-check";
+import { describe, expect, it, vi } from "vitest";
+import { MessageError, dispatchHost, parseHostMessage, type HostHandlers } from "../../src/messages/protocol.ts";
+
+describe("parseHostMessage", () => {
+  it("accepts the documented replies", () => {
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: null })).toMatchObject({ lab: null });
+    const lab = { record: true, url_detail: "full", context: { arm: "h2" }, navigate: ["https://a.test/page/"] };
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toMatchObject({ lab });
+    expect(parseHostMessage({ type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: true })).toMatchObject({ duplicate: true });
+    expect(parseHostMessage({ type: "error", schema: 1, msg_id: null, error: "x", retry: false })).toMatchObject({ retry: false });
+    expect(parseHostMessage({ type: "error", schema: 1, msg_id: "m", error: "x" })).toMatchObject({ retry: true });
+    expect(parseHostMessage({ type: "pong", schema: 1 })).toEqual({ type: "pong", schema: 1 });
+  });
+
+  it("names the first bad field", () => {
+    const bad: [unknown, RegExp][] = [
+      [[], /expected a JSON object/], [{ type: "hello", schema: 2 }, /schema/],
+      [{ type: "nope", schema: 1 }, /unknown message type/], [{ type: "ack", schema: 1, msg_id: 3, id: "u" }, /msg_id/],
+      [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "all" } }, /lab.url_detail/],
+      [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", navigate: ["javascript:alert(1)"] } }, /lab.navigate/],
+      [{ type: "hello", schema: 1, host_version: "1", lab: { record: "yes", url_detail: "full" } }, /lab.record/],
+    ];
+    for (const [v, re] of bad) expect(() => parseHostMessage(v)).toThrow(re);
+  });
+
+  it("property: any JSON value either parses or raises MessageError", () => {
+    fc.assert(fc.property(fc.oneof(fc.jsonValue(), fc.record({ type: fc.constantFrom("hello", "ack", "error", "pong"), schema: fc.constant(1), msg_id: fc.jsonValue(), lab: fc.jsonValue(), error: fc.jsonValue() })), (v) => {
+      try {
+        const m = parseHostMessage(v);
+        expect(["hello", "ack", "pong", "error"]).toContain(m.type);
+      } catch (e) {
+        expect(e).toBeInstanceOf(MessageError);
+      }
+    }));
+  });
+});
+
+describe("dispatchHost", () => {
+  it("calls exactly the handler for the type", () => {
+    const handlers = { hello: vi.fn(), ack: vi.fn(), pong: vi.fn(), error: vi.fn() } satisfies HostHandlers;
+    void dispatchHost(handlers, { type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: false });
+    expect(handlers.ack).toHaveBeenCalledOnce();
+    expect(handlers.hello).not.toHaveBeenCalled();
+  });
+});

@@ -1,0 +1,135 @@
+/** The recorder core on synthetic event streams: completion rules, sessions, failures, metrics. */
+import { describe, expect, it } from "vitest";
+import { loadMetricsEvent } from "../../src/cdp/enable-commands.ts";
+import { fromLog } from "../../src/cdp/from-log.ts";
+import { Recorder } from "../../src/cdp/recorder.ts";
+import { failed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
+
+const PAGE = "https://a.test/page/";
+
+function loadedPage(t0 = 100): Recorder {
+  const rec = new Recorder(options());
+  for (const ev of [navigation("L1", PAGE, t0), received("L1", t0 + 0.01, response(PAGE)), finished("L1", t0 + 0.02, 500),
+    ...fetched("r1", `${PAGE}a.png`, t0 + 0.03, 1000), lifecycle("load", "L1", t0 + 0.1)]) {
+    expect(rec.push(ev)).toEqual([]);
+  }
+  return rec;
+}
+
+describe("completion", () => {
+  it("waits for 2 s of network quiet after load", () => {
+    const rec = loadedPage();
+    expect(rec.poll(101.5)).toEqual([]);
+    const [r] = rec.poll(102.2);
+    expect(r?.milestones.load_ms).toBe(100);
+    expect(r?.page.aborted).toBe(false);
+    expect(rec.active).toBe(false);
+  });
+
+  it("a late request restarts the quiet period and is included", () => {
+    const rec = loadedPage();
+    for (const ev of fetched("late", `${PAGE}late.json`, 101.5, 300)) rec.push(ev);
+    expect(rec.poll(103.0)).toEqual([]);
+    const [r] = rec.poll(103.6);
+    expect(r?.requests.map((q) => q.url)).toContain(`${PAGE}late.json`);
+  });
+
+  it("a request that never ends holds the record until 30 s after load", () => {
+    const rec = loadedPage();
+    rec.push(request("hang", `${PAGE}hang`, 100.5));
+    expect(rec.poll(129.0)).toEqual([]);
+    const [r] = rec.poll(130.2);
+    expect(r?.requests.find((q) => q.url.endsWith("hang"))?.end_ms).toBeNull();
+  });
+
+  it("a page without a load event ends after 120 s, not aborted", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 10));
+    expect(rec.poll(129)).toEqual([]);
+    const [r] = rec.poll(130.1);
+    expect(r).toMatchObject({ page: { aborted: false }, milestones: { load_ms: null } });
+  });
+
+  it("flush before load (tab closed) gives an aborted record", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 10));
+    expect(rec.flush()[0]?.page.aborted).toBe(true);
+    expect(rec.flush()).toEqual([]);
+  });
+
+  it("a new main navigation completes the previous one (aborted only if before load)", () => {
+    const rec = loadedPage();
+    const [done] = rec.push(navigation("L2", `${PAGE}?2`, 100.5));
+    expect(done?.page.aborted).toBe(false);
+    const [cut] = rec.push(navigation("L3", `${PAGE}?3`, 100.6));
+    expect(cut?.page).toMatchObject({ aborted: true, url: `${PAGE}?2` });
+  });
+});
+
+describe("requests", () => {
+  it("a failed main document sets page.error", () => {
+    const [r] = fromLog([navigation("L1", PAGE, 1), failed("L1", 1.1, "net::ERR_CONNECTION_REFUSED")], options());
+    expect(r?.page).toMatchObject({ error: "net::ERR_CONNECTION_REFUSED", aborted: false });
+    expect(r?.requests[0]).toMatchObject({ failed: true, failure: "net::ERR_CONNECTION_REFUSED" });
+  });
+
+  it("redirect hops get their own request_id and status", () => {
+    const hop0 = navigation("L1", "https://a.test/old", 1);
+    const hop1 = request("L1", PAGE, 1.05, { type: "Document", loaderId: "L1", redirect: response("https://a.test/old", { status: 302, encoded: 120 }) });
+    const [r] = fromLog([hop0, hop1, received("L1", 1.1, response(PAGE)), finished("L1", 1.2, 900)], options());
+    expect(r?.requests.map((q) => [q.request_id, q.status, q.encoded_bytes])).toEqual([["L1:0", 302, 120], ["L1:1", 200, 900]]);
+    expect(r?.page.redirects).toEqual(["https://a.test/old"]);
+  });
+
+  it("requests from a child session with a colliding id stay apart", () => {
+    const events = [navigation("L1", PAGE, 1), ...fetched("7.1", `${PAGE}x.png`, 1.1, 100, 1),
+      request("7.1", "https://b.test/y.png", 1.2, { sessionId: "CHILD" }),
+      received("7.1", 1.25, response("https://b.test/y.png", { connectionId: 2 }), "CHILD"), finished("7.1", 1.3, 50, "CHILD")];
+    const [r] = fromLog(events, options());
+    expect(r?.requests.map((q) => [q.host, q.encoded_bytes])).toEqual([["a.test", 0], ["a.test", 100], ["b.test", 50]]);
+    expect(r?.connections.map((c) => c.share)).toEqual([100 / 150, 50 / 150]);
+  });
+
+  it("cache hits carry no connection and make the page warm", () => {
+    const events = [navigation("L1", PAGE, 1), request("c", `${PAGE}c.png`, 1.1),
+      received("c", 1.11, response(`${PAGE}c.png`, { fromDiskCache: true, connectionId: 0 })), finished("c", 1.12, 0)];
+    const [r] = fromLog(events, options());
+    expect(r?.requests[1]).toMatchObject({ from_disk_cache: true, connection_id: null });
+    expect(r?.page.warm).toBe(true);
+    expect(r?.connections).toEqual([]);
+  });
+
+  it("ignores non-http requests and events of unknown requests", () => {
+    const events = [navigation("L1", PAGE, 1), request("d", "data:image/png;base64,AAAA", 1.1), finished("zzz", 1.2, 5)];
+    const [r] = fromLog(events, options());
+    expect(r?.requests).toHaveLength(1);
+  });
+
+  it("URL detail applies to every URL in the record", () => {
+    const [r] = fromLog([navigation("L1", "https://a.test/p/q?secret=1#f", 1), ...fetched("x", "https://a.test/i.png?t=2", 1.1, 10)], options({ urlDetail: "origin" }));
+    expect(r?.page.url).toBe("https://a.test");
+    expect(r?.requests.map((q) => q.url)).toEqual(["https://a.test", "https://a.test"]);
+    expect(JSON.stringify(r)).not.toContain("secret");
+  });
+});
+
+describe("navigation start from Performance.getMetrics", () => {
+  const metrics = (v: number) => loadMetricsEvent([{ name: "NavigationStart", value: v }]);
+
+  it("shifts every time to the page's own navigation start", () => {
+    const rec = loadedPage(100);
+    rec.push(metrics(99.995));
+    const [r] = rec.poll(105);
+    expect(r?.milestones.load_ms).toBe(105);
+    expect(r?.requests[0]?.start_ms).toBe(5);
+    expect(r?.page.started_at_ms).toBe((1_700_000_000 + 99.995) * 1000);
+  });
+
+  it("ignores a NavigationStart that cannot belong to this navigation", () => {
+    for (const v of [100.5, 98.0]) {
+      const rec = loadedPage(100);
+      rec.push(metrics(v));
+      expect(rec.poll(105)[0]?.milestones.load_ms).toBe(100);
+    }
+  });
+});

@@ -1,0 +1,77 @@
+/** Scope and URL detail: what is recorded, and how much of each URL is kept. */
+import fc from "fast-check";
+import { describe, expect, it } from "vitest";
+import { DEFAULT_SETTINGS, effective, inScope, parseHostList, parseSettings, type Settings } from "../../src/policy/settings.ts";
+import { applyDetail } from "../../src/policy/url-detail.ts";
+import { familyOf } from "../../src/cdp/family.ts";
+
+const on = (s: Partial<Settings> = {}): Settings => ({ ...DEFAULT_SETTINGS, enabled: true, ...s });
+const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [] };
+
+describe("scope", () => {
+  it("records nothing until the user opts in", () => {
+    expect(inScope(effective(DEFAULT_SETTINGS, null), "https://a.test/", false)).toBe(false);
+    expect(inScope(effective(on(), null), "https://a.test/", false)).toBe(true);
+  });
+
+  it("never incognito, chrome:// or the Web Store, even in lab mode", () => {
+    for (const e of [effective(on(), null), effective(DEFAULT_SETTINGS, LAB)]) {
+      expect(inScope(e, "https://a.test/", true)).toBe(false);
+      expect(inScope(e, "chrome://settings", false)).toBe(false);
+      expect(inScope(e, "https://chromewebstore.google.com/detail/x", false)).toBe(false);
+      expect(inScope(e, "https://chrome.google.com/webstore/category", false)).toBe(false);
+      expect(inScope(e, "not a url", false)).toBe(false);
+      expect(inScope(e, "https://chrome.google.com/other", false)).toBe(true);
+    }
+  });
+
+  it("allowlist and denylist match a domain and its subdomains only", () => {
+    const allow = effective(on({ scope: "allowlist", allowlist: ["example.com"] }), null);
+    expect(inScope(allow, "https://www.example.com/x", false)).toBe(true);
+    expect(inScope(allow, "https://example.com/", false)).toBe(true);
+    expect(inScope(allow, "https://badexample.com/", false)).toBe(false);
+    const deny = effective(on({ scope: "denylist", denylist: ["bank.test"] }), null);
+    expect(inScope(deny, "https://my.bank.test/", false)).toBe(false);
+    expect(inScope(deny, "https://a.test/", false)).toBe(true);
+  });
+
+  it("lab mode records all with the host's detail and source lab", () => {
+    expect(effective(DEFAULT_SETTINGS, LAB)).toMatchObject({ record: true, scope: "all", urlDetail: "full", source: "lab" });
+    expect(effective(on(), { ...LAB, record: false }).record).toBe(false);
+  });
+
+  it("stored settings are validated; garbage means recording off", () => {
+    expect(parseSettings(null)).toEqual(DEFAULT_SETTINGS);
+    expect(parseSettings({ enabled: "yes", scope: "evil", urlDetail: "all", allowlist: [1] })).toEqual(DEFAULT_SETTINGS);
+    expect(parseHostList(" *.Example.com, a.test\nA.TEST. ")).toEqual(["example.com", "a.test"]);
+  });
+});
+
+describe("url detail", () => {
+  it("origin, path, full", () => {
+    const u = "https://user:pw@a.test:8443/p/q?x=1#frag";
+    expect(applyDetail(u, "origin")).toBe("https://a.test:8443");
+    expect(applyDetail(u, "path")).toBe("https://a.test:8443/p/q");
+    expect(applyDetail(u, "full")).toBe("https://user:pw@a.test:8443/p/q?x=1");
+    expect(applyDetail("::", "full")).toBe("");
+  });
+
+  it("property: origin and path never keep the query or fragment", () => {
+    fc.assert(fc.property(fc.webUrl({ withQueryParameters: true, withFragments: true }), (url) => {
+      for (const d of ["origin", "path"] as const) {
+        const out = applyDetail(url, d);
+        expect(out).not.toContain("?");
+        expect(out).not.toContain("#");
+      }
+      expect(url.startsWith(applyDetail(url, "origin").split("://")[0] ?? "")).toBe(true);
+    }));
+  });
+});
+
+describe("protocol family", () => {
+  it("normalizes Chromium's spellings", () => {
+    const cases: [string, string | null][] = [["http/1.1", "h1"], ["http/1.0", "h1"], ["h2", "h2"], ["h3", "h3"],
+      ["h3-29", "h3"], ["h3-Q050", "h3"], ["http/2+quic/46", "h3"], ["hq", "h3"], ["", null], ["spdy/3", null]];
+    for (const [raw, fam] of cases) expect([raw, familyOf(raw)]).toEqual([raw, fam]);
+  });
+});
