@@ -34,3 +34,10 @@ export class OutboxStore {
     return next;
   }
 }
+
+/** For the UI: what waits and what was dropped (read straight from storage). */
+export async function outboxStatus(): Promise<{ waiting: number; droppedFull: number; droppedInvalid: number; acked: number }> {
+  const got = await browser.storage.local.get(KEY);
+  const s = parseOutbox(got[KEY]);
+  return { waiting: s.items.length, droppedFull: s.droppedFull, droppedInvalid: s.droppedInvalid, acked: s.acked };
+}

@@ -17,3 +17,18 @@ export async function showRecord(tabId: number, record: NavigationRecord): Promi
 export async function forgetTab(tabId: number): Promise<void> {
   await browser.storage.session.remove(lastKey(tabId));
 }
+
+export async function readLast(tabId: number): Promise<unknown> {
+  const got = await browser.storage.session.get(lastKey(tabId));
+  return got[lastKey(tabId)] ?? null;
+}
+
+export async function activeTabId(): Promise<number | null> {
+  const [tab] = await browser.tabs.query({ active: true, currentWindow: true });
+  return tab?.id ?? null;
+}
+
+export async function labState(): Promise<{ lab: boolean; host: string | null }> {
+  const got = await browser.storage.session.get(["lab", "host_version"]);
+  return { lab: got.lab !== null && got.lab !== undefined, host: typeof got.host_version === "string" ? got.host_version : null };
+}
