@@ -53,7 +53,7 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, float):
-        return f"{value:.3f}" if abs(value) < 1 else f"{value:.1f}"
+        return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
     if isinstance(value, list | dict):
         return json.dumps(value)
     return str(value)
