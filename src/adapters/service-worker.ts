@@ -79,9 +79,22 @@ async function main(): Promise<App> {
 
   const link = new HostLink((m) => void dispatchHost(handlers, m), () => inflight.clear());
 
+  // Attach to every in-scope tab ahead of its next navigation (attaching at onBeforeNavigate can
+  // be too late for that navigation's first request); detach from the rest.
+  const syncTabs = async (): Promise<void> => {
+    const e = effective(settings, lab);
+    for (const tab of await browser.tabs.query({})) {
+      if (tab.id === undefined || tab.id === labRunner.labTab) continue;
+      const want = inScope(e, tab.url ?? "", tab.incognito);
+      if (want && !dbg.isAttached(tab.id)) await dbg.attach(tab.id, recorderOptions()).catch(() => undefined);
+      else if (!want && dbg.isAttached(tab.id)) await dbg.detach(tab.id);
+    }
+  };
   onSettingsChanged((s) => {
     settings = s;
+    void syncTabs();
   });
+  void syncTabs();
   link.connect();
   return {
     // Passive recording: attach before each top-level navigation of an in-scope tab.
