@@ -1,0 +1,73 @@
+"""``protolens compare``: per page (or domain) x condition and each pair of arms, medians, the
+median difference with a bootstrap 95% CI, a Mann-Whitney U p-value and a verdict (issue 5)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import click
+
+from protolens.analysis.compare import compare
+from protolens.analysis.observe import METRICS, observations
+from protolens.cli.db import connect_ro, db_option, store_failure
+from protolens.cli.errors import UserError
+from protolens.cli.output import emit, output_options
+from protolens.store.research import compare_rows, known_campaigns
+
+TABLE_COLUMNS = ("group", "condition", "arm_a", "arm_b", "n_a", "n_b", "median_a_ms",
+                 "median_b_ms", "diff_ms", "ci_low_ms", "ci_high_ms", "p_value", "verdict")
+
+
+def _arms(text: str | None) -> list[str] | None:
+    arms = [a.strip() for a in (text or "").split(",") if a.strip()]
+    if text is not None and len(arms) < 2:
+        raise UserError(f"--arms: give at least two arms, comma-separated (got {text!r})")
+    return arms or None
+
+
+@click.command("compare")
+@click.option("--campaign", help="A lab campaign's name (see: protolens lab campaigns).")
+@click.option("--source", type=click.Choice(["passive", "experiment"]),
+              help="Everyday browsing (arm = main document's protocol) or experiment records.")
+@click.option("--domain", help="Only this domain and its subdomains (with --source).")
+@click.option("--metric", type=click.Choice(METRICS), default="plt", show_default=True,
+              help="Page load time, time to first byte, first/largest contentful paint, first "
+                   "image.")
+@click.option("--arms", help="Only these arms, in this order (e.g. h1,h2).")
+@click.option("--warm", is_flag=True, help="Compare warm loads instead of cold ones.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--resamples", type=click.IntRange(100, 100_000), default=2000,
+              show_default=True, help="Bootstrap resamples.")
+@db_option
+@output_options
+def compare_cmd(campaign: str | None, source: str | None, domain: str | None, metric: str,
+                arms: str | None, warm: bool, seed: int, resamples: int, db: Path | None,
+                fmt: str) -> None:
+    """Compare arms (or protocols) per page and condition, with confidence intervals.
+
+    Example: protolens compare --campaign ifip18-loss --metric plt --csv
+    """
+    if (campaign is None) == (source is None):
+        raise UserError("give exactly one of --campaign NAME or --source passive|experiment")
+    if domain is not None and campaign is not None:
+        raise UserError("--domain applies to --source data, not to a campaign")
+    wanted = _arms(arms)
+    conn = connect_ro(db)
+    try:
+        rows = compare_rows(conn, campaign=campaign, source=source)
+        if campaign is not None and not rows:
+            names = known_campaigns(conn)
+            raise UserError(f"no navigations in campaign {campaign!r} (known: "
+                            f"{', '.join(names[:5]) or 'none'})")
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    mode = "campaign" if campaign is not None else str(source)
+    obs = observations(rows, metric, mode, domain=domain, warm=warm)
+    result = [c.to_row() | {"metric": metric}
+              for c in compare(obs, seed=seed, resamples=resamples, arms=wanted)]
+    if not result and fmt == "table":
+        raise UserError(f"nothing to compare: {len(obs)} loads with a {metric} value, and no "
+                        "cell with two arms")
+    emit(result, fmt, title=f"{metric}: {campaign or source}",
+         columns=TABLE_COLUMNS if fmt == "table" else None)
