@@ -6,6 +6,8 @@
 import browser from "webextension-polyfill";
 import type { NavigationRecord } from "../record/types.ts";
 
+const STARTED_KEY = "labStarted";
+
 export class LabRunner {
   private tabId: number | null = null;
   private queue: string[] = [];
@@ -21,6 +23,9 @@ export class LabRunner {
   async start(urls: readonly string[]): Promise<void> {
     if (this.started || urls.length === 0) return;
     this.started = true;
+    // once per browser session: a restarted service worker must not replay the list
+    if ((await browser.storage.session.get(STARTED_KEY))[STARTED_KEY] === true) return;
+    await browser.storage.session.set({ [STARTED_KEY]: true });
     const tab = await browser.tabs.create({ url: "about:blank", active: true });
     if (tab.id === undefined) throw new Error("lab: the new tab has no id");
     this.tabId = tab.id;
