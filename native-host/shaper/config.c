@@ -17,7 +17,7 @@
 
 static const char *KEYS[K__COUNT] = {
     "loss", "ge", "ge_p", "ge_r", "ge_bad_loss", "ge_good_loss", "rate_bps", "buffer_bytes",
-    "delay_ns", "jitter_ns", "paths", "path_rate_bps", "path_buffer_bytes",
+    "delay_ns", "jitter_ns", "paths", "path_rate_bps", "path_buffer_bytes", "cross_ip",
 };
 
 const char *sh_key_name(int key) { return key >= 0 && key < K__COUNT ? KEYS[key] : "?"; }

@@ -86,10 +86,10 @@ static int load_config(shaper *s, const char *path, char *err, size_t errlen) {
 }
 
 /* ---- packets ---- */
-static void on_release(void *ctx, int dir, const sh_pkt *p, uint64_t due_ns) {
+static void on_release(void *ctx, int dir, const sh_pkt *p, uint64_t due_ns, int accept) {
     shaper *s = ctx;
-    nfq_set_verdict(s->qh[dir], p->id, NF_ACCEPT, 0, NULL);
-    sh_lat_record(&s->m.lat, s->now > due_ns ? s->now - due_ns : 0);
+    nfq_set_verdict(s->qh[dir], p->id, accept ? NF_ACCEPT : NF_DROP, 0, NULL);
+    if (accept) sh_lat_record(&s->m.lat, s->now > due_ns ? s->now - due_ns : 0);
 }
 
 static int parse_key(const unsigned char *pkt, int len, int dir, sh_flowkey *k, uint32_t *iplen) {

@@ -112,6 +112,7 @@ static void set_param(sh_params *p, int key, double v) {
     case K_PATHS: p->paths = (int)v; break;
     case K_PATH_RATE_BPS: p->path_rate_bps = (uint64_t)v; break;
     case K_PATH_BUFFER_BYTES: p->path_buffer_bytes = (uint64_t)v; break;
+    case K_CROSS_IP: p->cross_ip = (uint32_t)v; break;
     default: break;
     }
 }
@@ -181,16 +182,20 @@ static void count_drop(sh_model *m, int dir, const sh_pkt *p, uint64_t now_ns) {
     if (f) { f->drops[dir]++; f->last_ns = now_ns; }
 }
 
-static void enter_line(sh_model *m, int dir, sh_pkt *p, uint64_t t) {
+static void enter_line(sh_model *m, int dir, sh_pkt *p, uint64_t t, sh_release_fn rel, void *ctx) {
     sh_dir *d = &m->d[dir];
     int k = p->path;
     double delay = (double)d->p.delay_ns;
     if (d->p.jitter_ns) delay += sh_rng_normal(m->rng) * (double)d->p.jitter_ns;
-    uint64_t rel = t + (delay > 0 ? (uint64_t)delay : 0);
-    if (rel < d->last_release[k]) rel = d->last_release[k]; /* clamp: never reorder */
-    d->last_release[k] = rel;
-    p->t_ns = rel;
-    if (fifo_push(&d->line[k], p)) { d->dropped_full++; count_drop(m, dir, p, t); }
+    uint64_t rel_ns = t + (delay > 0 ? (uint64_t)delay : 0);
+    if (rel_ns < d->last_release[k]) rel_ns = d->last_release[k]; /* clamp: never reorder */
+    d->last_release[k] = rel_ns;
+    p->t_ns = rel_ns;
+    if (fifo_push(&d->line[k], p)) {
+        d->dropped_full++;
+        count_drop(m, dir, p, t);
+        if (rel) rel(ctx, dir, p, t, 0);
+    }
 }
 
 /* Push into a rate-limited FIFO stage; returns 0 if queued, -1 if dropped. */
@@ -203,16 +208,21 @@ static int enter_rate_stage(sh_dir *d, sh_fifo *f, sh_pkt *p, uint64_t rate, uin
     return 0;
 }
 
-static void after_queue(sh_model *m, int dir, sh_pkt *p, uint64_t t) {
+/* Returns 0 if the packet was dropped (and reported through rel when rel is set). */
+static int after_queue(sh_model *m, int dir, sh_pkt *p, uint64_t t, sh_release_fn rel, void *ctx) {
     sh_dir *d = &m->d[dir];
     if (d->p.paths == SH_PATHS) {
         p->path = (uint8_t)sh_ecmp_path(&p->key);
-        if (enter_rate_stage(d, &d->path[p->path], p, d->p.path_rate_bps, d->p.path_buffer_bytes, t))
+        if (enter_rate_stage(d, &d->path[p->path], p, d->p.path_rate_bps, d->p.path_buffer_bytes, t)) {
             count_drop(m, dir, p, t);
-        return;
+            if (rel) rel(ctx, dir, p, t, 0);
+            return 0;
+        }
+        return 1;
     }
     p->path = 0;
-    enter_line(m, dir, p, t);
+    enter_line(m, dir, p, t, rel, ctx);
+    return 1;
 }
 
 int sh_model_arrive(sh_model *m, int dir, uint32_t id, uint32_t len, const sh_flowkey *key,
@@ -225,6 +235,8 @@ int sh_model_arrive(sh_model *m, int dir, uint32_t id, uint32_t len, const sh_fl
         if (!f->first_ns) f->first_ns = now_ns;
         f->last_ns = now_ns;
     }
+    if (d->p.paths == SH_PATHS && d->p.cross_ip && key->cli_ip == d->p.cross_ip)
+        return after_queue(m, dir, &p, now_ns, NULL, NULL);
     int lost;
     if (d->p.ge) {
         if (d->ge_bad) { if (sh_rng_uniform(m->rng) < d->p.ge_r) d->ge_bad = 0; }
@@ -291,12 +303,12 @@ void sh_model_advance(sh_model *m, uint64_t now_ns, sh_release_fn release, void 
         case EV_QUEUE: /* the rate is applied as the packet leaves the queue */
             p = fifo_pop(&d->queue);
             serve_head(&d->queue, e.t, d->p.rate_bps);
-            after_queue(m, e.dir, &p, e.t);
+            after_queue(m, e.dir, &p, e.t, release, ctx);
             break;
         case EV_PATH:
             p = fifo_pop(&d->path[e.k]);
             serve_head(&d->path[e.k], e.t, d->p.path_rate_bps);
-            enter_line(m, e.dir, &p, e.t);
+            enter_line(m, e.dir, &p, e.t, release, ctx);
             break;
         case EV_LINE: {
             p = fifo_pop(&d->line[e.k]);
@@ -308,7 +320,7 @@ void sh_model_advance(sh_model *m, uint64_t now_ns, sh_release_fn release, void 
                 if (!f->first_ns) f->first_ns = e.t;
                 f->last_ns = e.t;
             }
-            if (release) release(ctx, e.dir, &p, e.t);
+            if (release) release(ctx, e.dir, &p, e.t, 1);
             break;
         }
         default:

@@ -20,7 +20,7 @@ enum { SH_UP = 0, SH_DOWN = 1 };
 /* Every parameter a schedule may change, per direction. */
 enum sh_key {
     K_LOSS, K_GE, K_GE_P, K_GE_R, K_GE_BAD_LOSS, K_GE_GOOD_LOSS, K_RATE_BPS, K_BUFFER_BYTES,
-    K_DELAY_NS, K_JITTER_NS, K_PATHS, K_PATH_RATE_BPS, K_PATH_BUFFER_BYTES, K__COUNT
+    K_DELAY_NS, K_JITTER_NS, K_PATHS, K_PATH_RATE_BPS, K_PATH_BUFFER_BYTES, K_CROSS_IP, K__COUNT
 };
 
 typedef struct {
@@ -37,6 +37,8 @@ typedef struct {
     int paths;                /* 0/1: no ECMP stage; 2: per-flow path queues after the bottleneck */
     uint64_t path_rate_bps;   /* rate of each ECMP path queue, 0 = unlimited */
     uint64_t path_buffer_bytes;
+    uint32_t cross_ip;        /* client-side address of ECMP cross traffic: it skips loss and the
+                                 access queue and only loads its path (IFIP'18 Fig. 1) */
 } sh_params;
 
 typedef struct {
@@ -109,7 +111,9 @@ typedef struct {
     sh_lateness lat;
 } sh_model;
 
-typedef void (*sh_release_fn)(void *ctx, int dir, const sh_pkt *pkt, uint64_t due_ns);
+/* accept = 1: the packet is due now; accept = 0: it was dropped inside the model after its
+ * arrival (an ECMP path queue or a full delay line), so the adapter must drop it. */
+typedef void (*sh_release_fn)(void *ctx, int dir, const sh_pkt *pkt, uint64_t due_ns, int accept);
 
 /* Lifecycle. sh_model_init allocates; returns 0 or -1. */
 int sh_model_init(sh_model *m);

@@ -15,8 +15,10 @@ static int failures, checks;
 
 typedef struct { int n; uint32_t id[200000]; uint64_t t[200000]; int dir[200000]; } rec;
 
-static void on_rel(void *ctx, int dir, const sh_pkt *p, uint64_t due) {
+static int dropped_late;
+static void on_rel(void *ctx, int dir, const sh_pkt *p, uint64_t due, int accept) {
     rec *r = ctx;
+    if (!accept) { dropped_late++; return; }
     if (r->n < 200000) { r->id[r->n] = p->id; r->t[r->n] = due; r->dir[r->n] = dir; r->n++; }
 }
 
@@ -191,6 +193,27 @@ static void test_flows_and_ecmp(void) {
     CHECK(fb && fb->bytes[SH_DOWN] == 6000 && fb->bytes[SH_UP] == 0, "flow b counters");
     sh_flows_reset(m);
     CHECK(sh_flow_get(m, &a, 0) == NULL && m->nflows == 0, "reset");
+
+    /* Cross traffic (client address 198.18.1.10) skips the 1 Mbit/s access queue and loss and
+     * only loads its path; a full path queue drops late, through the callback. */
+    m = model_with("at 0 both rate_bps=1000000 loss=1 paths=2 path_rate_bps=12000000 "
+                   "path_buffer_bytes=3000 cross_ip=3323068682\n");
+    R.n = 0;
+    dropped_late = 0;
+    sh_flowkey x = {17, 0xc612010a, 0xc6120202, 5000, 5201};
+    int acc = 0;
+    for (uint32_t i = 0; i < 3; i++) acc += sh_model_arrive(m, SH_DOWN, i, 1500, &x, 0);
+    CHECK(acc == 2, "cross traffic: path buffer holds 2, accepted %d", acc);
+    sh_model_advance(m, 100 * MS, on_rel, &R);
+    CHECK(R.n == 2 && R.t[1] == 2 * MS, "cross traffic served at the path rate only");
+    CHECK(sh_model_arrive(m, SH_DOWN, 9, 1500, &a, 100 * MS) == 0, "normal traffic still lossy");
+    /* A normal packet dropped in the path stage (after the access queue) is reported late. */
+    m = model_with("at 0 down rate_bps=0 paths=2 path_rate_bps=1000 path_buffer_bytes=1500\n");
+    dropped_late = 0;
+    sh_model_arrive(m, SH_DOWN, 1, 1500, &a, 0);
+    sh_model_arrive(m, SH_DOWN, 2, 1500, &a, 0);
+    sh_model_advance(m, 0, on_rel, &R);
+    CHECK(dropped_late == 1, "late drop reported: %d", dropped_late);
 }
 
 static void test_lateness(void) {

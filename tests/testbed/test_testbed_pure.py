@@ -70,6 +70,15 @@ def test_ecmp_hash_and_cross_ports() -> None:
         assert all(ecmp_path(t.cross_cli_ip, c, t.cross_srv_ip, s) == path for c, s in pairs)
 
 
+def test_cross_traffic_address_matches_the_shaper_config() -> None:
+    from protolens.shaping.config import shaper_config
+    from protolens.shaping.profile import load_profile
+    from protolens.testbed.topology import ip_int
+
+    text = shaper_config(load_profile("ecmp-congested"))
+    assert f"cross_ip={ip_int(Topology('pl').cross_cli_ip)}" in text
+
+
 def test_caddyfile_serves_every_host_with_three_protocols() -> None:
     text = caddyfile(["a.test", "b.test"], Path("/c.pem"), Path("/k.pem"), Path("/site"),
                      Path("/static"), Path("/log.json"))

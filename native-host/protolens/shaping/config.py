@@ -6,7 +6,7 @@ from protolens.shaping.profile import Profile
 from protolens.shaping.schedule import expand
 
 _INT_KEYS = {"rate_bps", "buffer_bytes", "delay_ns", "jitter_ns", "paths", "path_rate_bps",
-             "path_buffer_bytes", "ge"}
+             "path_buffer_bytes", "ge", "cross_ip"}
 
 
 def shaper_config(profile: Profile) -> str:

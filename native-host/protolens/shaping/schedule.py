@@ -15,6 +15,8 @@ from typing import Any
 from protolens.shaping.profile import Link, Profile
 
 UP, DOWN, BOTH = "up", "down", "both"
+CROSS_CLIENT_IP_INT = (198 << 24) | (18 << 16) | (1 << 8) | 10
+"""198.18.1.10, the client-side address of ECMP cross traffic (testbed/topology.py)."""
 
 
 @dataclass(frozen=True)
@@ -71,7 +73,9 @@ def _static(p: Profile) -> list[Step]:
               Step(0, BOTH, "ge_good_loss", ge.good_loss)]
     if p.ecmp is not None:
         s += [Step(0, BOTH, "paths", 2), Step(0, BOTH, "path_rate_bps", p.ecmp.path_rate_bps),
-              Step(0, BOTH, "path_buffer_bytes", p.ecmp.path_buffer_bytes)]
+              Step(0, BOTH, "path_buffer_bytes", p.ecmp.path_buffer_bytes),
+              # cross traffic comes "from other nodes" (IFIP'18 Fig. 1): it loads only its path
+              Step(0, BOTH, "cross_ip", CROSS_CLIENT_IP_INT)]
     return s
 
 
