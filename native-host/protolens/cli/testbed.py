@@ -201,8 +201,14 @@ def profiles(fmt: str) -> None:
         rows = [summarize(load_profile(n)) for n in builtin_names()]
     except ProfileError as e:
         raise UserError(str(e)) from None
-    emit(rows, fmt, title="profiles", columns=["name", "rate_down_mbit", "rtt_ms", "buffer_bytes",
-                                              "loss_down", "schedule", "description", "source"])
+    if fmt == "table":  # the full parameters and sources are in --json / --csv
+        rows = [{**r, "schedule": (r["schedule"] or {}).get("kind")} for r in rows]
+        cols = ["name", "rate_down_mbit", "rtt_ms", "buffer_bytes", "loss_down", "schedule",
+                "description"]
+    else:
+        cols = ["name", "rate_down_mbit", "rate_up_mbit", "rtt_ms", "buffer_bytes", "loss_down",
+                "loss_up", "jitter_ms", "schedule", "ecmp", "description", "source"]
+    emit(rows, fmt, title="profiles", columns=cols)
 
 
 @testbed.command()
