@@ -23,6 +23,7 @@ _COMMANDS: list[tuple[str, str]] = [
     ("testbed", "testbed"),
     ("lab", "lab_group"),
     ("lab", "report_cmd"),
+    ("policy", "policy_group"),
     ("compare", "compare_cmd"),
 ]
 

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from protolens.store import lab as _lab
+from protolens.store import policy as _policy
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -148,6 +149,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
     ("m003_lab", _lab.m003_lab),
+    ("m004_policy", _policy.m004_policy),
 )
 """Every migration in order. Append only."""
 

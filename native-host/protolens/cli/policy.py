@@ -1,0 +1,132 @@
+"""``protolens policy add|list|remove|test``: per-domain protocol policies (issue 6, item 1)."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import click
+
+from protolens.cli.db import connect_ro, db_option, db_path
+from protolens.cli.errors import UserError
+from protolens.cli.output import emit, output_options
+from protolens.policy.mechanism import enforcement
+from protolens.policy.rules import PolicyError, make_rule, match, parse_domain
+from protolens.store import StoreError, open_rw
+from protolens.store import policy as store
+
+COLUMNS = ("domain", "kind", "arm", "latency_ms", "throughput_kbps")
+
+
+@click.group("policy")
+def policy_group() -> None:
+    """Per-domain protocol policies: which arm applies to which host, and how.
+
+    Example: protolens policy add example.com h2-parallel:2
+    """
+
+
+def _rw(db: Path | None) -> sqlite3.Connection:
+    try:
+        return open_rw(db_path(db))
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+
+
+@policy_group.command("add")
+@click.argument("domain")
+@click.argument("arm")
+@click.option("--latency-ms", type=float, help="Extra latency for this domain (CDP rule).")
+@click.option("--throughput-kbps", type=float, help="Throughput cap for this domain, kbit/s.")
+@click.option("--replace", is_flag=True, help="Replace an existing rule for the same DOMAIN.")
+@db_option
+def add_cmd(domain: str, arm: str, latency_ms: float | None, throughput_kbps: float | None,
+            replace: bool, db: Path | None) -> None:
+    """Add a rule. DOMAIN: a host (www.example.com), *.example.com, or a registrable domain
+    (example.com: itself and every subdomain). ARM: h1, h2, h2-parallel:N (N 1-8), h3, no-h3,
+    default.
+
+    Example: protolens policy add '*.example.com' h1 --latency-ms 50
+    """
+    try:
+        rule = make_rule(domain, arm, latency_ms, throughput_kbps)
+    except PolicyError as exc:
+        raise UserError(str(exc)) from None
+    conn = _rw(db)
+    try:
+        store.add_rule(conn, rule, replace=replace)
+    except PolicyError as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        conn.close()
+    click.echo(f"{rule.domain} ({rule.kind}) -> {rule.arm}")
+
+
+@policy_group.command("list")
+@db_option
+@output_options
+def list_cmd(db: Path | None, fmt: str) -> None:
+    """List the rules, most specific first.
+
+    Example: protolens policy list --json
+    """
+    if not db_path(db).is_file():
+        emit([], fmt, title="policies", columns=COLUMNS)
+        return
+    conn = connect_ro(db)
+    try:
+        rows = [r.as_dict() for r in store.rules(conn)] if store.has_table(conn) else []
+    finally:
+        conn.close()
+    emit(rows, fmt, title="policies", columns=COLUMNS)
+
+
+@policy_group.command("remove")
+@click.argument("domain")
+@db_option
+def remove_cmd(domain: str, db: Path | None) -> None:
+    """Remove the rule for exactly DOMAIN (as listed).
+
+    Example: protolens policy remove '*.example.com'
+    """
+    try:
+        pattern, _ = parse_domain(domain)
+    except PolicyError as exc:
+        raise UserError(str(exc)) from None
+    conn = _rw(db)
+    try:
+        if not store.remove_rule(conn, pattern):
+            raise UserError(f"no rule for {pattern} (see: protolens policy list)")
+    finally:
+        conn.close()
+    click.echo(f"removed {pattern}")
+
+
+@policy_group.command("test")
+@click.argument("url")
+@db_option
+@output_options
+def test_cmd(url: str, db: Path | None, fmt: str) -> None:
+    """Say which rule and mechanism would apply to URL, in a lab profile and in your browser.
+
+    Example: protolens policy test https://www.example.com/page
+    """
+    host = urlsplit(url if "://" in url else f"https://{url}").hostname
+    if not host:
+        raise UserError(f"not a URL or host: {url!r}")
+    rules = []
+    if db_path(db).is_file():
+        conn = connect_ro(db)
+        try:
+            rules = store.rules(conn) if store.has_table(conn) else []
+        finally:
+            conn.close()
+    rule = match(rules, host)
+    lab = enforcement(rule, lab=True, proxied=True)
+    browser = enforcement(rule, lab=False)
+    emit({"host": host, "rule": rule.domain if rule else None, "arm": lab.arm,
+          "latency_ms": rule.latency_ms if rule else None,
+          "throughput_kbps": rule.throughput_kbps if rule else None,
+          "mechanism_lab": lab.mechanism, "mechanism_browser": browser.mechanism}, fmt,
+         title="policy")
