@@ -25,6 +25,8 @@ _COMMANDS: list[tuple[str, str]] = [
     ("lab", "report_cmd"),
     ("policy", "policy_group"),
     ("compare", "compare_cmd"),
+    ("export", "export_cmd"),
+    ("merge", "merge_cmd"),
 ]
 
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from protolens.store import lab as _lab
 from protolens.store import policy as _policy
+from protolens.store import research as _research
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -150,6 +151,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m002_views", m002_views),
     ("m003_lab", _lab.m003_lab),
     ("m004_policy", _policy.m004_policy),
+    ("m005_research", _research.m005_research),
 )
 """Every migration in order. Append only."""
 

@@ -9,7 +9,7 @@ The DuckDB adapter (``share/duck.py``) runs the same ``COMPARE_SQL`` text over P
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 COMPARE_COLUMNS = ("id", "source", "origin", "page", "campaign", "condition", "arm",
@@ -59,3 +59,105 @@ def _dicts(cur: sqlite3.Cursor) -> list[dict[str, Any]]:
 
 def _placeholders(values: Sequence[Any]) -> str:
     return ", ".join("?" for _ in values)
+
+
+# --- provenance: the migration ---------------------------------------------------------------
+
+DATA_TABLES = ("navigations", "requests", "connections", "hosts")
+
+
+def m005_research(conn: sqlite3.Connection) -> None:
+    """``bundles`` (every imported bundle) and a ``bundle`` column on every data table: NULL for
+    rows recorded here, else the bundle the row came from; ``navigation_provenance`` view."""
+    conn.execute("""
+        CREATE TABLE bundles (
+            id INTEGER PRIMARY KEY,
+            checksum TEXT NOT NULL UNIQUE,
+            contributor_id TEXT NOT NULL,
+            protolens_version TEXT,
+            exported_at TEXT,
+            imported_at_ms REAL NOT NULL,
+            navigations INTEGER NOT NULL,
+            skipped INTEGER NOT NULL,
+            manifest TEXT NOT NULL
+        ) STRICT""")
+    for table in DATA_TABLES:
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN bundle INTEGER REFERENCES bundles (id)")
+    conn.execute("CREATE INDEX navigations_bundle ON navigations (bundle)")
+    conn.execute("""
+        CREATE VIEW navigation_provenance AS
+        SELECT n.id, n.bundle, b.checksum AS bundle_checksum, b.contributor_id,
+               b.exported_at, b.imported_at_ms
+        FROM navigations n LEFT JOIN bundles b ON b.id = n.bundle""")
+
+
+# --- export: local rows only (never re-share a merged bundle) --------------------------------
+
+_EXPORT_SQL = {
+    "navigations": "SELECT * FROM navigations n WHERE n.bundle IS NULL AND n.started_at_ms >= ? "
+                   "ORDER BY n.started_at_ms, n.id",
+    "requests": "SELECT t.* FROM requests t JOIN navigations n ON n.id = t.navigation_id "
+                "WHERE n.bundle IS NULL AND n.started_at_ms >= ? ORDER BY t.navigation_id, t.seq",
+    "connections": "SELECT t.* FROM connections t JOIN navigations n ON n.id = t.navigation_id "
+                   "WHERE n.bundle IS NULL AND n.started_at_ms >= ? "
+                   "ORDER BY t.navigation_id, t.upstream, t.connection_id",
+    "hosts": "SELECT t.* FROM hosts t JOIN navigations n ON n.id = t.navigation_id "
+             "WHERE n.bundle IS NULL AND n.started_at_ms >= ? ORDER BY t.navigation_id, t.host",
+}
+
+
+def export_rows(conn: sqlite3.Connection, table: str, since_ms: float | None
+                ) -> list[dict[str, Any]]:
+    """Every locally recorded row of ``table`` whose navigation started at or after
+    ``since_ms``."""
+    return _dicts(conn.execute(_EXPORT_SQL[table], (since_ms or 0.0,)))
+
+
+# --- merge ---------------------------------------------------------------------------------
+
+def bundle_imported(conn: sqlite3.Connection, checksum: str) -> bool:
+    return conn.execute("SELECT 1 FROM bundles WHERE checksum = ?", (checksum,)).fetchone() \
+        is not None
+
+
+def _existing_ids(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
+    found: set[str] = set()
+    for i in range(0, len(ids), 500):
+        chunk = ids[i:i + 500]
+        found.update(r[0] for r in conn.execute(
+            f"SELECT id FROM navigations WHERE id IN ({_placeholders(chunk)})", chunk))
+    return found
+
+
+def import_bundle(conn: sqlite3.Connection, *, checksum: str, manifest: str,
+                  contributor_id: str, protolens_version: str | None, exported_at: str | None,
+                  tables: Mapping[str, tuple[Sequence[str], Iterable[Sequence[Any]]]],
+                  nav_ids: Sequence[str], now_ms: float) -> tuple[int, int] | None:
+    """One bundle in one transaction: its ``bundles`` row, then every table's rows stamped with
+    it. Navigations already present (by id) are skipped with their child rows. Returns
+    (navigations imported, skipped), or None if the bundle was imported before. ``conn`` must
+    be in autocommit mode; any exception rolls everything back."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        if bundle_imported(conn, checksum):
+            conn.execute("ROLLBACK")
+            return None
+        skip = _existing_ids(conn, nav_ids)
+        cur = conn.execute(
+            "INSERT INTO bundles (checksum, contributor_id, protolens_version, exported_at, "
+            "imported_at_ms, navigations, skipped, manifest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (checksum, contributor_id, protolens_version, exported_at, now_ms,
+             len(nav_ids) - len(skip), len(skip), manifest))
+        bundle = cur.lastrowid
+        for table in DATA_TABLES:
+            columns, rows = tables[table]
+            key = columns.index("id" if table == "navigations" else "navigation_id")
+            sql = (f"INSERT INTO {table} ({', '.join(columns)}, bundle) "
+                   f"VALUES ({_placeholders(columns)}, ?)")
+            conn.executemany(sql, ((*row, bundle) for row in rows if row[key] not in skip))
+        conn.execute("COMMIT")
+    except BaseException:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise
+    return len(nav_ids) - len(skip), len(skip)

@@ -1,0 +1,113 @@
+"""``protolens export``: an anonymized bundle (manifest + Parquet tables in one .tar) to share."""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import click
+
+from protolens.cli.db import connect_ro, db_option, store_failure
+from protolens.cli.errors import UserError
+from protolens.cli.output import emit, output_options
+from protolens.paths import data_home
+from protolens.share import contributor, export
+from protolens.share.anonymize import parse_allowlist
+from protolens.share.bundle import TABLES
+
+SAMPLE = 3
+
+
+def parse_since(text: str | None) -> float | None:
+    """``2025-11-01`` or ``2025-11-01T08:00`` (UTC unless an offset is given) -> epoch ms."""
+    if text is None:
+        return None
+    try:
+        when = datetime.fromisoformat(text)
+    except ValueError:
+        raise UserError(f"--since: not a date {text!r} (use YYYY-MM-DD or "
+                        "YYYY-MM-DDTHH:MM)") from None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=UTC)
+    return when.timestamp() * 1000
+
+
+@click.command("export")
+@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="The bundle to write (a .tar); must not exist yet.")
+@click.option("--since", help="Only page loads from this date on (UTC), e.g. 2025-11-01.")
+@click.option("--preview", is_flag=True,
+              help="Print what would leave the machine and write nothing (--json: every row).")
+@click.option("--allow-domains", "allow_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Registrable domains (one per line, or a rank,domain CSV such as a top-sites "
+                   "list) whose origins may stay in clear.")
+@db_option
+@output_options
+def export_cmd(out: Path | None, since: str | None, preview: bool, allow_file: Path | None,
+               db: Path | None, fmt: str) -> None:
+    """Write an anonymized bundle of your recorded data for sharing.
+
+    Hosts become salted hashes (the salt never leaves this machine), URLs origins, times
+    minutes; no IP addresses, command lines or free-form context. See docs/RESEARCH.md.
+
+    Example: protolens export --preview --allow-domains top-sites.csv
+    """
+    if not preview and out is None:
+        raise UserError("give --out FILE.tar (or --preview to see what would be exported)")
+    if out is not None and not preview and out.exists():
+        raise UserError(f"{out}: already exists (choose another name)")
+    allow: frozenset[str] = frozenset()
+    if allow_file is not None:
+        try:
+            allow = parse_allowlist(allow_file.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UserError(f"{allow_file}: cannot read the allowlist ({exc})") from None
+    since_ms = parse_since(since)
+    home = data_home(os.environ)
+    cid = contributor.read_id(home) if preview else contributor.ensure_id(home)
+    now_ms = time.time() * 1000
+    conn = connect_ro(db)
+    try:
+        built = export.build(conn, allow=allow, since_ms=since_ms, now_ms=now_ms,
+                             contributor_id=cid or "0" * 32)
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    if built.manifest["tables"]["navigations"]["rows"] == 0:
+        raise UserError("nothing to export" + (f" since {since}" if since else "")
+                        + " (only page loads recorded here are exported, not merged ones)")
+    if preview:
+        if cid is None:
+            built.manifest["contributor_id"] = "(generated on the first real export)"
+        _preview(built, fmt)
+        return
+    assert out is not None
+    try:
+        checksum = export.write(built, out, now_ms)
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    emit({"bundle": str(out), "checksum": checksum, "contributor_id": cid,
+          **{name: built.manifest["tables"][name]["rows"] for name in TABLES},
+          "bytes": out.stat().st_size}, fmt, title="exported")
+
+
+def _preview(built: export.Built, fmt: str) -> None:
+    if fmt == "json":
+        click.echo(json.dumps({"manifest": built.manifest, "tables": built.rows}, indent=2))
+        return
+    click.echo("Nothing written. This is what the bundle would contain:\n")
+    click.echo(json.dumps(built.manifest, indent=2))
+    for name in TABLES:
+        rows = built.rows[name]
+        click.echo(f"\n{name}: {len(rows)} rows; the first {min(SAMPLE, len(rows))} "
+                   "(--json prints every row):")
+        if fmt == "csv":
+            emit(rows[:SAMPLE], "csv")
+            continue
+        for i, row in enumerate(rows[:SAMPLE]):
+            click.echo(f"  [{i}]")
+            for key, value in row.items():
+                click.echo(f"    {key} = {value!r}")
