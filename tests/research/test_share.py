@@ -301,3 +301,19 @@ def test_duckdb_on_parquet_equals_sqlite_after_merge(tmp_path: Path) -> None:
     with tarfile.open(bundle) as tar:
         tar.extractall(unpacked, filter="data")
     assert duck.compare_rows([unpacked], campaign="camp") == compare_rows(conn, campaign="camp")
+
+
+def test_compare_cli_on_bundles_equals_compare_on_the_merged_store(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+    bundle = tmp_path / "b.tar"
+    _export(db, bundle)
+    research = _merged(tmp_path, bundle)
+    args = ["compare", "--campaign", "camp", "--json", "--seed", "3"]
+    on_db = CliRunner().invoke(main, [*args, "--db", str(research)])
+    on_bundle = CliRunner().invoke(main, [*args, "--bundle", str(bundle)])
+    assert on_db.exit_code == 0 and on_bundle.exit_code == 0, on_bundle.output
+    assert json.loads(on_db.output) == json.loads(on_bundle.output) != []
+    broken = tmp_path / "x.tar"
+    broken.write_bytes(b"junk")
+    res = CliRunner().invoke(main, [*args, "--bundle", str(broken)])
+    assert res.exit_code == 2 and "not a readable bundle" in res.output

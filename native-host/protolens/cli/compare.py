@@ -13,6 +13,8 @@ from protolens.analysis.observe import METRICS, observations
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
+from protolens.share import duck
+from protolens.share.bundle import BundleError
 from protolens.store.research import compare_rows, known_campaigns
 
 TABLE_COLUMNS = ("group", "condition", "arm_a", "arm_b", "n_a", "n_b", "median_a_ms",
@@ -39,11 +41,14 @@ def _arms(text: str | None) -> list[str] | None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--resamples", type=click.IntRange(100, 100_000), default=2000,
               show_default=True, help="Bootstrap resamples.")
+@click.option("--bundle", "bundles", multiple=True, type=click.Path(path_type=Path),
+              help="Read shared bundles (.tar or directory) with DuckDB instead of the store; "
+                   "repeatable.")
 @db_option
 @output_options
 def compare_cmd(campaign: str | None, source: str | None, domain: str | None, metric: str,
-                arms: str | None, warm: bool, seed: int, resamples: int, db: Path | None,
-                fmt: str) -> None:
+                arms: str | None, warm: bool, seed: int, resamples: int,
+                bundles: tuple[Path, ...], db: Path | None, fmt: str) -> None:
     """Compare arms (or protocols) per page and condition, with confidence intervals.
 
     Example: protolens compare --campaign ifip18-loss --metric plt --csv
@@ -53,15 +58,23 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
     if domain is not None and campaign is not None:
         raise UserError("--domain applies to --source data, not to a campaign")
     wanted = _arms(arms)
-    conn = connect_ro(db)
-    try:
-        rows = compare_rows(conn, campaign=campaign, source=source)
+    if bundles:
+        try:
+            rows = duck.compare_rows(list(bundles), campaign=campaign, source=source)
+        except BundleError as exc:
+            raise UserError(str(exc)) from None
         if campaign is not None and not rows:
-            names = known_campaigns(conn)
-            raise UserError(f"no navigations in campaign {campaign!r} (known: "
-                            f"{', '.join(names[:5]) or 'none'})")
-    except sqlite3.Error as exc:
-        raise store_failure(db, exc) from None
+            raise UserError(f"no navigations in campaign {campaign!r} in these bundles")
+    else:
+        conn = connect_ro(db)
+        try:
+            rows = compare_rows(conn, campaign=campaign, source=source)
+            if campaign is not None and not rows:
+                names = known_campaigns(conn)
+                raise UserError(f"no navigations in campaign {campaign!r} (known: "
+                                f"{', '.join(names[:5]) or 'none'})")
+        except sqlite3.Error as exc:
+            raise store_failure(db, exc) from None
     mode = "campaign" if campaign is not None else str(source)
     obs = observations(rows, metric, mode, domain=domain, warm=warm)
     result = [c.to_row() | {"metric": metric}
