@@ -1,7 +1,7 @@
 /**
  * Adapter: the native-messaging port to the host (org.protolens.host, docs/MESSAGES.md).
  * Says hello on every connect, validates every incoming message, reconnects with backoff when the
- * host goes away (1 s doubling to 60 s). An open port also keeps the MV3 service worker alive.
+ * host goes away (1 s doubling to 10 s). An open port also keeps the MV3 service worker alive.
  */
 import { backoffMs } from "../outbox/outbox.ts";
 import { MSG_SCHEMA, MessageError, parseHostMessage, type ExtensionMsg, type HostMsg } from "../messages/protocol.ts";

@@ -1,9 +1,12 @@
 /**
  * Adapter: lab mode's navigation driver (docs/MESSAGES.md "Lab mode"). Opens one tab on
  * about:blank, attaches and enables the debugger BEFORE the first navigation (so nothing is
- * missed), then opens the `navigate` URLs in order, each after the previous record was acked.
+ * missed), then opens the `navigate` URLs in order, each after the previous record was acked
+ * (`advance: "ack"`) or, with `advance: "record"`, once it is queued in the outbox (so a test can
+ * navigate while the host is down).
  */
 import browser from "webextension-polyfill";
+import type { LabAdvance } from "../messages/protocol.ts";
 import type { NavigationRecord } from "../record/types.ts";
 
 const STARTED_KEY = "labStarted";
@@ -13,6 +16,7 @@ export class LabRunner {
   private queue: string[] = [];
   private waitingFor: string | null = null;
   private started = false;
+  private advance: LabAdvance = "ack";
 
   constructor(private readonly attach: (tabId: number) => Promise<void>) {}
 
@@ -20,9 +24,10 @@ export class LabRunner {
     return this.tabId;
   }
 
-  async start(urls: readonly string[]): Promise<void> {
+  async start(urls: readonly string[], advance: LabAdvance = "ack"): Promise<void> {
     if (this.started || urls.length === 0) return;
     this.started = true;
+    this.advance = advance;
     // once per browser session: a restarted service worker must not replay the list
     if ((await browser.storage.session.get(STARTED_KEY))[STARTED_KEY] === true) return;
     await browser.storage.session.set({ [STARTED_KEY]: true });
@@ -37,6 +42,11 @@ export class LabRunner {
   /** A record came from a tab: if it is the lab tab's, its ack moves the lab on. */
   onRecord(tabId: number, record: NavigationRecord): void {
     if (tabId === this.tabId) this.waitingFor = record.id;
+  }
+
+  /** The record is in the outbox (persisted): with `advance: "record"` that moves the lab on. */
+  async onQueued(record: NavigationRecord): Promise<void> {
+    if (this.advance === "record") await this.onAck(record.id);
   }
 
   async onAck(recordId: string): Promise<void> {

@@ -47,7 +47,10 @@ async function main(): Promise<App> {
 
   const onRecord = (tabId: number, record: NavigationRecord): void => {
     labRunner.onRecord(tabId, record);
-    void outbox.update((s) => enqueue(s, record)).then(flush);
+    void outbox.update((s) => enqueue(s, record)).then(async () => {
+      flush();
+      await labRunner.onQueued(record);
+    });
     void showRecord(tabId, record);
   };
 
@@ -59,7 +62,7 @@ async function main(): Promise<App> {
       lab = m.lab;
       void browser.storage.session.set({ lab: m.lab, host_version: m.host_version });
       flush();
-      if (lab?.record) void labRunner.start(lab.navigate).catch((e: unknown) => console.error("protolens: lab", e));
+      if (lab?.record) void labRunner.start(lab.navigate, lab.advance).catch((e: unknown) => console.error("protolens: lab", e));
     },
     ack: async (m) => {
       inflight.delete(m.msg_id);

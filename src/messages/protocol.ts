@@ -13,7 +13,11 @@ export interface LabConfig {
   url_detail: UrlDetail;
   context: Record<string, unknown>;
   navigate: string[];
+  /** When the lab runner opens the next URL: after the previous record's ack, or once it is queued. */
+  advance: LabAdvance;
 }
+
+export type LabAdvance = "ack" | "record";
 
 export type ExtensionMsg =
   | { type: "hello"; schema: typeof MSG_SCHEMA; extension_version: string; extension_id: string }
@@ -58,7 +62,9 @@ function parseLab(v: unknown): LabConfig | null {
     throw new MessageError("lab.navigate: expected a list of http(s) URLs");
   }
   if (typeof v.record !== "boolean") throw new MessageError("lab.record: expected a boolean");
-  return { record: v.record, url_detail: detail, context, navigate: nav };
+  const advance = v.advance ?? "ack";
+  if (advance !== "ack" && advance !== "record") throw new MessageError("lab.advance: expected ack or record");
+  return { record: v.record, url_detail: detail, context, navigate: nav, advance };
 }
 
 /** The only way host JSON becomes a HostMsg; throws MessageError otherwise. */

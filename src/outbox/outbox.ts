@@ -71,7 +71,9 @@ export function parseOutbox(v: unknown): OutboxState {
   return { items, droppedFull: n(o.droppedFull) + lost, droppedInvalid: n(o.droppedInvalid), acked: n(o.acked) };
 }
 
-/** Reconnect delay after `failures` consecutive failures: 1 s doubling to 60 s. */
+/** Reconnect delay after `failures` consecutive failures: 1 s doubling to 10 s. Reconnecting
+ * costs one process start, and a host that came back should not wait a minute for its records. */
+export const MAX_BACKOFF_MS = 10_000;
 export function backoffMs(failures: number): number {
-  return Math.min(60_000, 1000 * 2 ** Math.max(0, Math.min(failures, 16)));
+  return Math.min(MAX_BACKOFF_MS, 1000 * 2 ** Math.max(0, Math.min(failures, 16)));
 }

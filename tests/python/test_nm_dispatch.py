@@ -121,6 +121,7 @@ def test_lab_error_blocks_hello_and_records(sink: SqliteSink) -> None:
     ({"url_detail": "host"}, "url_detail"),
     ({"context": []}, "context: expected object"),
     ({"navigate": [1]}, "navigate"),
+    ({"advance": "now"}, "advance"),
 ])
 def test_parse_lab_rejects(obj: Any, needle: str) -> None:
     with pytest.raises(LabError, match=needle):

@@ -7,7 +7,9 @@ describe("parseHostMessage", () => {
   it("accepts the documented replies", () => {
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: null })).toMatchObject({ lab: null });
     const lab = { record: true, url_detail: "full", context: { arm: "h2" }, navigate: ["https://a.test/page/"] };
-    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toMatchObject({ lab });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toMatchObject({ lab: { ...lab, advance: "ack" } });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "record" } }))
+      .toMatchObject({ lab: { advance: "record" } });
     expect(parseHostMessage({ type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: true })).toMatchObject({ duplicate: true });
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: null, error: "x", retry: false })).toMatchObject({ retry: false });
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: "m", error: "x" })).toMatchObject({ retry: true });
@@ -21,6 +23,7 @@ describe("parseHostMessage", () => {
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "all" } }, /lab.url_detail/],
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", navigate: ["javascript:alert(1)"] } }, /lab.navigate/],
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: "yes", url_detail: "full" } }, /lab.record/],
+      [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", advance: "now" } }, /lab.advance/],
     ];
     for (const [v, re] of bad) expect(() => parseHostMessage(v)).toThrow(re);
   });

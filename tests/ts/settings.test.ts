@@ -6,7 +6,7 @@ import { applyDetail } from "../../src/policy/url-detail.ts";
 import { familyOf } from "../../src/cdp/family.ts";
 
 const on = (s: Partial<Settings> = {}): Settings => ({ ...DEFAULT_SETTINGS, enabled: true, ...s });
-const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [] };
+const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [], advance: "ack" as const };
 
 describe("scope", () => {
   it("records nothing until the user opts in", () => {

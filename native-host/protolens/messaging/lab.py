@@ -10,6 +10,8 @@ from typing import Any
 
 from protolens.record.model import URL_DETAILS
 
+ADVANCES = ("ack", "record")
+
 
 class LabError(ValueError):
     """A lab context file that does not match the documented shape."""
@@ -25,11 +27,15 @@ class LabContext:
     """Tags stamped onto every record ingested in this process."""
     navigate: tuple[str, ...]
     """URLs the extension opens in order."""
+    advance: str = "ack"
+    """When the next URL opens: ``ack`` (the previous record was stored) or ``record`` (it was
+    produced and queued in the outbox; tests use it to navigate while the host is down)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``lab`` object of the hello reply."""
         return {"record": self.record, "url_detail": self.url_detail,
-                "context": self.context, "navigate": list(self.navigate)}
+                "context": self.context, "navigate": list(self.navigate),
+                "advance": self.advance}
 
 
 def parse_lab(value: Any) -> LabContext:
@@ -40,6 +46,7 @@ def parse_lab(value: Any) -> LabContext:
     detail = value.get("url_detail", "full")
     ctx = value.get("context", {})
     nav = value.get("navigate", [])
+    advance = value.get("advance", "ack")
     if not isinstance(rec, bool):
         raise LabError(f"lab context record: expected boolean, got {rec!r}")
     if detail not in URL_DETAILS:
@@ -49,4 +56,8 @@ def parse_lab(value: Any) -> LabContext:
         raise LabError(f"lab context context: expected object, got {type(ctx).__name__}")
     if not isinstance(nav, list) or not all(isinstance(u, str) for u in nav):
         raise LabError("lab context navigate: expected an array of URL strings")
-    return LabContext(record=rec, url_detail=detail, context=dict(ctx), navigate=tuple(nav))
+    if advance not in ADVANCES:
+        raise LabError(f"lab context advance: expected one of {', '.join(ADVANCES)}, "
+                       f"got {advance!r}")
+    return LabContext(record=rec, url_detail=detail, context=dict(ctx), navigate=tuple(nav),
+                      advance=advance)
