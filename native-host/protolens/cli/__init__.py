@@ -27,6 +27,7 @@ _COMMANDS: list[tuple[str, str]] = [
     ("compare", "compare_cmd"),
     ("export", "export_cmd"),
     ("merge", "merge_cmd"),
+    ("plot", "plot_cmd"),
 ]
 
 

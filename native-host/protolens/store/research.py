@@ -161,3 +161,26 @@ def import_bundle(conn: sqlite3.Connection, *, checksum: str, manifest: str,
             conn.execute("ROLLBACK")
         raise
     return len(nav_ids) - len(skip), len(skip)
+
+
+# --- plots ---------------------------------------------------------------------------------
+
+def plot_navigations(conn: sqlite3.Connection, campaign: str, warm: bool = False
+                     ) -> list[dict[str, Any]]:
+    """Successful cold (or warm) loads of a campaign: page, condition, arm, repetition, PLT,
+    bytes."""
+    return _dicts(conn.execute(
+        "SELECT id, page, condition, arm, repetition, plt_ms, bytes FROM navigation_summary "
+        "WHERE campaign = ? AND failed = 0 AND warm = ? ORDER BY page, condition, arm, "
+        "repetition, id", (campaign, int(warm))))
+
+
+def plot_connection_shares(conn: sqlite3.Connection, campaign: str, warm: bool = False
+                           ) -> list[dict[str, Any]]:
+    """Each browser connection's byte share, per successful load of a campaign."""
+    return _dicts(conn.execute(
+        "SELECT s.navigation_id, n.page, n.condition, n.arm, n.repetition, s.connection_id, "
+        "s.bytes, s.share FROM connection_shares s JOIN navigations n ON n.id = s.navigation_id "
+        "WHERE n.campaign = ? AND n.failed = 0 AND n.warm = ? AND s.upstream = 0 "
+        "ORDER BY n.page, n.arm, n.condition, n.repetition, s.navigation_id, s.bytes DESC",
+        (campaign, int(warm))))

@@ -1,0 +1,92 @@
+"""``protolens plot KIND``: paper figures from a campaign (or testbed TCP samples) to PNG/SVG/PDF."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import click
+from matplotlib.figure import Figure
+
+from protolens.cli.db import connect_ro, db_option, store_failure
+from protolens.cli.errors import UserError
+from protolens.plots import cwnd as cwnd_plot
+from protolens.plots import figures
+from protolens.plots.style import RC
+from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
+
+KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd")
+FORMATS = (".png", ".svg", ".pdf")
+
+
+def _arms(text: str | None, kind: str) -> tuple[str, str]:
+    arms = [a.strip() for a in (text or "").split(",") if a.strip()]
+    if len(arms) != 2:
+        raise UserError(f"{kind}: give two arms to compare with --arms A,B (e.g. h2,h1)")
+    return arms[0], arms[1]
+
+
+def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | None,
+          limit: int, warm: bool, db: Path | None) -> Figure:
+    """The figure for ``kind`` (the I/O around the pure figure functions)."""
+    if kind == "cwnd":
+        if tcpstats is None:
+            raise UserError("cwnd: give --tcpstats FILE (written by: protolens testbed tcpstats)")
+        return cwnd_plot.cwnd(cwnd_plot.load_samples(tcpstats),
+                              f"server cwnd ({tcpstats.name})")
+    if campaign is None:
+        raise UserError(f"{kind}: give --campaign NAME (see: protolens lab campaigns)")
+    conn = connect_ro(db)
+    try:
+        if kind == "byte-shares":
+            rows = plot_connection_shares(conn, campaign, warm)
+        else:
+            rows = plot_navigations(conn, campaign, warm)
+        if not rows:
+            names = known_campaigns(conn)
+            raise UserError(f"no successful loads in campaign {campaign!r} (known: "
+                            f"{', '.join(names[:5]) or 'none'})")
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    if kind == "plt-box":
+        return figures.plt_box(rows, f"page load time\n{campaign}")
+    if kind == "byte-shares":
+        return figures.byte_shares(rows, f"bytes per connection\n{campaign}", limit)
+    a, b = _arms(arms, kind)
+    if kind == "delta-cdf":
+        return figures.delta_cdf(rows, a, b, f"{a} vs {b}\n{campaign}")
+    return figures.speedup(rows, a, b, f"{b} against {a}\n{campaign}")
+
+
+@click.command("plot")
+@click.argument("kind", type=click.Choice(KINDS))
+@click.option("--campaign", help="A lab campaign (all kinds except cwnd).")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="Output file: .png, .svg or .pdf.")
+@click.option("--arms", help="Two arms A,B for delta-cdf and speedup (A is the reference).")
+@click.option("--tcpstats", type=click.Path(dir_okay=False, path_type=Path),
+              help="cwnd: the JSON-lines file of: protolens testbed tcpstats --out FILE.")
+@click.option("--limit", type=click.IntRange(1, 500), default=40, show_default=True,
+              help="byte-shares: at most this many page loads.")
+@click.option("--warm", is_flag=True, help="Plot warm loads instead of cold ones.")
+@db_option
+def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
+             tcpstats: Path | None, limit: int, warm: bool, db: Path | None) -> None:
+    """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup or cwnd.
+
+    Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
+    """
+    if out.suffix.lower() not in FORMATS:
+        raise UserError(f"--out: use a {', '.join(FORMATS)} file name (got {out.name!r})")
+    import matplotlib
+
+    with matplotlib.rc_context(RC):
+        try:
+            fig = build(kind, campaign, arms, tcpstats, limit, warm, db)
+        except figures.PlotError as exc:
+            raise UserError(f"{kind}: {exc}") from None
+        try:
+            fig.savefig(out, dpi=200)
+        except OSError as exc:
+            raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    click.echo(str(out))
