@@ -1,4 +1,4 @@
-"""``protolens plot KIND``: paper figures from a campaign (or testbed TCP samples) to PNG/SVG/PDF."""
+"""``protolens plot KIND``: paper figures from a campaign (or testbed TCP samples)."""
 
 from __future__ import annotations
 
@@ -80,7 +80,8 @@ def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
         raise UserError(f"--out: use a {', '.join(FORMATS)} file name (got {out.name!r})")
     import matplotlib
 
-    with matplotlib.rc_context(RC):
+    with matplotlib.rc_context():
+        matplotlib.rcParams.update(RC)
         try:
             fig = build(kind, campaign, arms, tcpstats, limit, warm, db)
         except figures.PlotError as exc:
