@@ -12,7 +12,6 @@ from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
-from protolens.plots.style import RC
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
 KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd")
@@ -80,8 +79,9 @@ def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
         raise UserError(f"--out: use a {', '.join(FORMATS)} file name (got {out.name!r})")
     import matplotlib
 
-    with matplotlib.rc_context():
-        matplotlib.rcParams.update(RC)
+    with matplotlib.rc_context({"font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8,
+                                "legend.fontsize": 7, "xtick.labelsize": 7,
+                                "ytick.labelsize": 7}):  # sizes for a two-column paper
         try:
             fig = build(kind, campaign, arms, tcpstats, limit, warm, db)
         except figures.PlotError as exc:

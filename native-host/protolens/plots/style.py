@@ -2,16 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
 ARM_COLORS = {"h1": "#1b9e77", "h2": "#d95f02", "h3": "#7570b3"}
 PALETTE = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#e6ab02", "#a6761d",
            "#666666")
-RC: dict[str, Any] = {"font.size": 8, "axes.titlesize": 9, "axes.labelsize": 8,
-                      "legend.fontsize": 7, "xtick.labelsize": 7, "ytick.labelsize": 7}
 
 
 def arm_color(arm: str, arms: list[str]) -> str:
