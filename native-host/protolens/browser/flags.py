@@ -11,6 +11,23 @@ from dataclasses import dataclass, field
 # The three protocol arms a stock browser can be forced into (ARCHITECTURE.md, protocol table).
 BASE_ARMS = ("h1", "h2", "h3")
 
+PROXY_ARMS = ("h2-parallel:N", "proxy-h1", "proxy-h2", "proxy-h3", "policy")
+"""Arms applied by the protocol-translating lab proxy (issue 6): ``h2-parallel:N`` (N 1-8) and
+``proxy-h1|h2|h3`` on every host of the page, ``policy`` per domain from ``--policy FILE``. The
+runner adds the proxy's flags (``--proxy-server``...) to ``LaunchSpec.extra``."""
+
+
+def is_proxied(arm: str) -> bool:
+    """True for an arm the lab proxy applies (see ``PROXY_ARMS``)."""
+    if arm.startswith("h2-parallel:"):
+        n = arm.split(":", 1)[1]
+        return n.isdigit() and 1 <= int(n) <= 8
+    return arm in ("proxy-h1", "proxy-h2", "proxy-h3", "policy")
+
+
+def known_arms() -> str:
+    return ", ".join((*BASE_ARMS, *PROXY_ARMS))
+
 
 @dataclass(frozen=True)
 class LaunchSpec:
@@ -23,7 +40,7 @@ class LaunchSpec:
     extension_dir: str
     """The built extension (dist/)."""
     arm: str
-    """h1, h2 or h3."""
+    """h1, h2, h3, or a proxied arm (``PROXY_ARMS``)."""
     origins: Sequence[str]
     """host:port of every origin of the page (h3 forces QUIC on each)."""
     spki: Sequence[str] = ()
@@ -49,7 +66,10 @@ def arm_flags(arm: str, origins: Sequence[str]) -> list[str]:
         if not origins:
             raise UnknownArm("h3 needs at least one origin to force QUIC on")
         return ["--enable-quic", "--origin-to-force-quic-on=" + ",".join(origins)]
-    raise UnknownArm(f"unknown arm {arm!r}: expected one of {', '.join(BASE_ARMS)}")
+    if is_proxied(arm):
+        # Chromium never uses QUIC through an HTTP proxy (ARCHITECTURE.md); make it explicit
+        return ["--disable-quic"]
+    raise UnknownArm(f"unknown arm {arm!r}: expected one of {known_arms()}")
 
 
 def command_line(spec: LaunchSpec) -> list[str]:

@@ -7,6 +7,7 @@ import random
 import time
 from contextlib import closing
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -36,7 +37,12 @@ def lab_group() -> None:
 @click.option("--pages", help="Corpus pages, comma-separated (see: protolens testbed pages).")
 @click.option("--urls", "urls_file", type=click.Path(dir_okay=False, path_type=Path),
               help="A file of real URLs, one per line: load those over your own network.")
-@click.option("--arms", default="h1,h2,h3", show_default=True, help="Protocol arms.")
+@click.option("--arms", default="h1,h2,h3", show_default=True,
+              help="Protocol arms: h1, h2, h3; through the lab proxy: h2-parallel:N (N 1-8), "
+                   "proxy-h1, proxy-h2, proxy-h3, policy (with --policy).")
+@click.option("--policy", "policy_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Per-domain rules (TOML, docs/POLICY.md) for the 'policy' arm, which is "
+                   "added to --arms if missing.")
 @click.option("--conditions", default="wifi", show_default=True,
               help="Network conditions (testbed profiles); 'none' for real sites.")
 @click.option("--reps", default=3, show_default=True, type=click.IntRange(1, 1000))
@@ -58,7 +64,7 @@ def lab_group() -> None:
 def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: str, reps: int,
             campaign: str | None, resume: str | None, server_cc: str, seed: int | None,
             warm: bool, retries: int, timeout_s: float, chromium: str, testbed_name: str,
-            db: Path | None) -> None:
+            db: Path | None, policy_file: Path | None = None) -> None:
     """Load pages under every arm x condition x repetition; store every load.
 
     Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
@@ -68,10 +74,13 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
     if resume:
         spec = _resume_spec(db, resume)
     else:
+        arm_list, policy = _csv(arms), _policy(policy_file)
+        if policy and "policy" not in arm_list:
+            arm_list.append("policy")
         spec = camp.CampaignSpec(
             name=campaign or time.strftime("lab-%Y%m%d-%H%M%S"),
             pages=tuple(_csv(pages)), urls=tuple(camp.read_urls(urls_file)) if urls_file else (),
-            arms=tuple(_csv(arms)), conditions=tuple(_csv(conditions)), reps=reps,
+            arms=tuple(arm_list), conditions=tuple(_csv(conditions)), reps=reps, policy=policy,
             seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
             warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name)
     opts = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
@@ -85,6 +94,17 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
         raise SystemExit(130)
     if outcome.failed:
         raise SystemExit(1)
+
+
+def _policy(path: Path | None) -> tuple[dict[str, Any], ...]:
+    if path is None:
+        return ()
+    from protolens.policy.file import read_policy, to_stored
+    from protolens.policy.rules import PolicyError
+    try:
+        return tuple(to_stored(read_policy(path)))
+    except PolicyError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _resume_spec(db: Path, name: str) -> camp.CampaignSpec:

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from protolens import __version__
-from protolens.browser.flags import BASE_ARMS
+from protolens.browser.flags import BASE_ARMS, is_proxied, known_arms
 from protolens.lab.network import DirectNetwork, LabNetwork
 from protolens.lab.plan import PlannedLoad, missing, plan
 from protolens.lab.runner import Progress as Counts
@@ -42,6 +42,8 @@ class CampaignSpec:
     warm: bool = False
     server_cc: str | None = "cubic"
     testbed: str = "pl"
+    policy: tuple[dict[str, Any], ...] = ()
+    """Per-domain rules for the ``policy`` arm (``--policy FILE``), as ``Rule.as_dict``."""
 
     def stored(self) -> dict[str, Any]:
         data = asdict(self)
@@ -55,7 +57,8 @@ class CampaignSpec:
                    urls=tuple(data.get("urls", ())), arms=tuple(data["arms"]),
                    conditions=tuple(data["conditions"]), reps=int(data["reps"]),
                    warm=bool(data.get("warm")), server_cc=data.get("server_cc"),
-                   testbed=str(data.get("testbed", "pl")))
+                   testbed=str(data.get("testbed", "pl")),
+                   policy=tuple(data.get("policy", ())))
 
 
 @dataclass(frozen=True)
@@ -113,10 +116,15 @@ def validate(spec: CampaignSpec, settings: Settings) -> None:
     """Refuse, with one line, anything that would fail later; start nothing."""
     if bool(spec.pages) == bool(spec.urls):
         raise CampaignError("give either --pages (testbed) or --urls FILE (real sites)")
-    bad_arms = [a for a in spec.arms if a not in BASE_ARMS]
+    bad_arms = [a for a in spec.arms if a not in BASE_ARMS and not is_proxied(a)]
     if bad_arms or not spec.arms:
         raise CampaignError(f"unknown arm {', '.join(bad_arms) or '(none)'}: "
-                            f"expected some of {', '.join(BASE_ARMS)}")
+                            f"expected some of {known_arms()} (h2-parallel:N with N 1-8)")
+    if "policy" in spec.arms and not spec.policy:
+        raise CampaignError("arm 'policy' needs --policy FILE")
+    if spec.urls and any(is_proxied(a) for a in spec.arms):
+        raise CampaignError("proxied arms (h2-parallel:N, proxy-*, policy) need the testbed: "
+                            "the lab proxy serves only testbed hosts")
     if spec.urls:
         allowed = DirectNetwork.conditions
         bad = [c for c in spec.conditions if c not in allowed]
@@ -186,7 +194,7 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
     scratch = settings.scratch or Path(tempfile.mkdtemp(prefix="protolens-lab-"))
     opts = RunOptions(chromium=settings.chromium, extension_dir=settings.extension,
                       db=settings.db, scratch=scratch, timeout_s=settings.timeout_s,
-                      retries=settings.retries)
+                      retries=settings.retries, policy=spec.policy)
     try:
         outcome.counts = _run_with_bar(todo, targets_for(spec, network), network, opts, outcome)
     except KeyboardInterrupt:

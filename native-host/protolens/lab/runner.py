@@ -18,14 +18,19 @@ from collections.abc import Callable, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from protolens.browser.flags import LaunchSpec
+from protolens.browser.flags import LaunchSpec, is_proxied
 from protolens.browser.launch import LoadResult, run_load
+from protolens.lab import proxied
 from protolens.lab.network import LabNetwork
 from protolens.lab.plan import PlannedLoad
 from protolens.store import StoreError, open_ro, open_rw
 from protolens.store import lab as labstore
+from protolens.store import policy as policystore
+
+if TYPE_CHECKING:
+    from protolens.proxy.control import ProxyProcess
 
 LATENESS_FLAG_NS = 2_000_000
 """Flag a load when a packet left the shaper more than 2 ms late: 4% of the 50 ms RTT of the
@@ -52,6 +57,8 @@ class RunOptions:
     lateness_flag_ns: int = LATENESS_FLAG_NS
     headless: bool = True
     keep_profiles: bool = False
+    policy: tuple[dict[str, Any], ...] = ()
+    """Rules of the ``policy`` arm (issue 6)."""
 
 
 @dataclass
@@ -72,32 +79,59 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
     (the in-flight attempt is not stored, so ``--resume`` runs it again)."""
     progress = Progress()
     current: str | None = None
-    for planned in loads:
-        if planned.condition != current:
-            network.apply(planned.condition)
-            current = planned.condition
-        for attempt in range(1, opts.retries + 2):
-            ok = _attempt(planned, attempt, targets[planned.page], network, opts, progress)
-            if ok:
-                break
-            if attempt <= opts.retries:
-                progress.retried += 1
-        else:
-            progress.failed += 1
-        progress.done += 1
-        if on_progress:
-            on_progress(progress, planned)
+    proxy: ProxyProcess | None = None
+    try:
+        for planned in loads:
+            if planned.condition != current:
+                network.apply(planned.condition)
+                current = planned.condition
+            if proxy is None and is_proxied(planned.arm):
+                proxy = _start_proxy(network)
+            for attempt in range(1, opts.retries + 2):
+                ok = _attempt(planned, attempt, targets[planned.page], network, opts, progress,
+                              proxy)
+                if ok:
+                    break
+                if attempt <= opts.retries:
+                    progress.retried += 1
+            else:
+                progress.failed += 1
+            progress.done += 1
+            if on_progress:
+                on_progress(progress, planned)
+    finally:
+        if proxy is not None:
+            proxy.stop()
     return progress
 
 
+def _start_proxy(network: LabNetwork) -> ProxyProcess:
+    """One lab proxy per campaign, in the network's client namespace (issue 6)."""
+    from protolens.proxy.control import start
+    setup = getattr(network, "proxy_setup", None)
+    if setup is None:
+        raise ValueError(f"the {network.name} network cannot run the lab proxy")
+    prefix, hosts, upstream_ca = setup()
+    return start(hosts=hosts, upstream_ca=upstream_ca, prefix=prefix)
+
+
 def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNetwork,
-             opts: RunOptions, progress: Progress) -> bool:
+             opts: RunOptions, progress: Progress, proxy: ProxyProcess | None = None) -> bool:
     load_id = str(uuid.uuid4())
     expect = 2 if planned.warm else 1
+    hosts = [o.rsplit(":", 1)[0] for o in target.origins]
+    rules: list[dict[str, Any]] = []
+    spki, extra, prefix = list(network.spki()), [], list(network.browser_prefix())
+    if proxy is not None and is_proxied(planned.arm):
+        rules = proxied.arm_rules(planned.arm, hosts, opts.policy)
+        proxy.configure(rules)
+        spki.append(proxy.ca.spki)
+        extra = proxy.flags()
+        prefix += proxy.env_prefix
     spec = LaunchSpec(chromium=opts.chromium, user_data_dir="",
                       extension_dir=str(opts.extension_dir), arm=planned.arm,
-                      origins=target.origins, spki=network.spki(),
-                      host_rules=network.host_rules(), headless=opts.headless)
+                      origins=target.origins, spki=spki,
+                      host_rules=network.host_rules(), headless=opts.headless, extra=extra)
     context = {"campaign": planned.campaign, "arm": planned.arm, "condition": planned.condition,
                "repetition": planned.repetition, "page": planned.page,
                "server_cc": network.server_cc, "load_id": load_id}
@@ -107,8 +141,9 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     result = run_load(spec, scratch=scratch, db=opts.db,
                       navigate=[target.url] * expect, context=context,
                       done=lambda: _stored(opts.db, load_id) >= expect,
-                      timeout_s=opts.timeout_s, prefix=network.browser_prefix())
+                      timeout_s=opts.timeout_s, prefix=prefix)
     flows, lateness = network.after_load()
+    report = proxy.report(reset=True) if proxy is not None and rules else None
     context_cmd = shlex.join(result.argv)
     flagged, flag_reason = False, None
     if lateness and lateness.max_ns > opts.lateness_flag_ns:
@@ -131,9 +166,30 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
             "lateness_max_ns": lateness.max_ns if lateness else None,
             "lateness_p99_ns": lateness.p99_ns if lateness else None,
             "flagged": int(flagged), "flag_reason": flag_reason}, flows)
+        if result.ok:
+            _store_policies(conn, load_id, planned.arm, rules, report)
     if result.ok and not opts.keep_profiles:
         _remove(scratch)
     return result.ok
+
+
+def _store_policies(conn: sqlite3.Connection, load_id: str, arm: str,
+                    rules: list[dict[str, Any]], report: dict[str, Any] | None) -> None:
+    """Per navigation of the load: the policy and mechanism per host, and the proxy's upstream
+    connections (``connections.upstream = 1``)."""
+    starts = policystore.navigation_starts(conn, load_id)
+    owners = proxied.split_by_navigation(report["connections"] if report else [], starts)
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for nav, started in starts:
+            hosts = policystore.navigation_hosts(conn, nav)
+            policystore.record_navigation_policies(conn, nav, proxied.applied(arm, hosts, rules))
+            if report is not None:
+                policystore.store_upstream(conn, nav, owners[nav], started)
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
 
 
 def _stored(db: Path, load_id: str) -> int:

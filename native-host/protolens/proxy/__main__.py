@@ -24,7 +24,8 @@ def main(argv: list[str]) -> int:
                  ca=ensure_ca(Path(raw["ca_dir"]), datetime.datetime.now(datetime.UTC)),
                  upstream_ca=raw.get("upstream_ca"),
                  rules=from_stored(raw["rules"]) if raw.get("rules") else [],
-                 check_process=bool(raw.get("check_process", True)))
+                 check_process=bool(raw.get("check_process", True)),
+                 workdir=Path(raw["workdir"]) if raw.get("workdir") else None)
 
     def ready(port: int) -> None:
         print(json.dumps({"port": port}), flush=True)

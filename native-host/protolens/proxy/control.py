@@ -13,6 +13,7 @@ import datetime
 import json
 import os
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -91,10 +92,7 @@ class ProxyProcess:
                 with contextlib.suppress(ProcessLookupError):
                     os.killpg(self.proc.pid, signal.SIGKILL)
                 self.proc.wait()
-        with contextlib.suppress(OSError):
-            for p in self.workdir.iterdir():
-                p.unlink()
-            self.workdir.rmdir()
+        shutil.rmtree(self.workdir, ignore_errors=True)
 
 
 def start(*, hosts: Mapping[str, str], upstream_ca: str | None, prefix: Sequence[str] = (),
@@ -110,7 +108,8 @@ def start(*, hosts: Mapping[str, str], upstream_ca: str | None, prefix: Sequence
     control = workdir / "control.sock"
     cfg = {"token": token, "hosts": dict(hosts), "ca_dir": str(ca.directory),
            "upstream_ca": upstream_ca, "control": str(control), "port": 0,
-           "rules": list(rules), "check_process": check_process, "listen": listen}
+           "rules": list(rules), "check_process": check_process, "listen": listen,
+           "workdir": str(workdir)}
     cfg_path = workdir / "config.json"
     fd = os.open(cfg_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:

@@ -4,8 +4,10 @@ Chromium cannot be given proxy credentials on its command line, so the lab brows
 another way: the runner starts it with ``PROTOLENS_PROXY_TOKEN=<per-run token>`` in its
 environment, which every Chromium process inherits; the proxy finds the connecting socket's
 inode in ``/proc/net/tcp`` (``core.socket_inode``), the process holding that inode under
-``/proc/PID/fd``, and checks that process's environment (``core.environ_has_token``). Only root
-or the same user can read another process's environment.
+``/proc/PID/fd``, and checks that process's environment and its ancestors' (Chromium's network
+service does not inherit the browser's environment, verified with Chromium 156: the token is in
+the browser process, its parent) with ``core.environ_has_token``. Only root or the same user can
+read another process's environment.
 """
 
 from __future__ import annotations
@@ -42,9 +44,25 @@ def process_has_token(peer: tuple[str, int], local: tuple[str, int], token: str,
     if not inode:
         return False
     for pid in owner_pids(inode, proc):
-        try:
-            if environ_has_token((proc / str(pid) / "environ").read_bytes(), token):
-                return True
-        except OSError:
-            continue
+        for ancestor in ancestors(pid, proc):
+            try:
+                if environ_has_token((proc / str(ancestor) / "environ").read_bytes(), token):
+                    return True
+            except OSError:
+                continue
     return False
+
+
+def ancestors(pid: int, proc: Path = Path("/proc"), depth: int = 6) -> list[int]:
+    """``pid`` and its parents (at most ``depth``), stopping before init."""
+    out: list[int] = []
+    while pid > 1 and len(out) < depth:
+        out.append(pid)
+        try:
+            status = (proc / str(pid) / "status").read_text()
+        except OSError:
+            break
+        ppid = next((int(ln.split()[1]) for ln in status.splitlines()
+                     if ln.startswith("PPid:")), 0)
+        pid = ppid
+    return out

@@ -55,6 +55,8 @@ class Config:
     rules: list[Rule] = field(default_factory=list)
     check_process: bool = True
     """Also accept peers whose process carries the token in its environment."""
+    workdir: Path | None = None
+    """Private directory for the per-host leaf chains (removed by ``control.stop``)."""
 
 
 class ProxyState:
@@ -66,7 +68,7 @@ class ProxyState:
         self.conns: list[ConnStats] = []
         self.refused: list[dict[str, Any]] = []
         self.pools: dict[tuple[str, str], Pool] = {}
-        self.leaf_dir = Path(tempfile.mkdtemp(prefix="protolens-proxy-"))
+        self.leaf_dir = cfg.workdir or Path(tempfile.mkdtemp(prefix="protolens-proxy-"))
         self.contexts: dict[tuple[str, tuple[str, ...]], ssl.SSLContext] = {}
         self.client_ctx = ssl.create_default_context(cafile=cfg.upstream_ca)
 
