@@ -24,6 +24,7 @@ _COMMANDS: list[tuple[str, str]] = [
     ("lab", "lab_group"),
     ("lab", "report_cmd"),
     ("policy", "policy_group"),
+    ("policy", "relay_cmd"),
     ("compare", "compare_cmd"),
     ("export", "export_cmd"),
     ("merge", "merge_cmd"),

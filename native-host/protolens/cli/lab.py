@@ -135,7 +135,7 @@ def reproduce_cmd(name: str, quick: bool, reps: int | None, seed: int | None, ti
                   db: Path | None) -> None:
     """Run a paper's experiment on the testbed; print its finding beside ours, untuned.
 
-    NAME: ifip18-wifi, cell-large or conext20-delay.
+    NAME: ifip18-wifi, ifip18-parallel, cell-large or conext20-delay.
 
     Example: protolens lab reproduce ifip18-wifi --quick
     """

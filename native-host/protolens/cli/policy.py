@@ -130,3 +130,40 @@ def test_cmd(url: str, db: Path | None, fmt: str) -> None:
           "throughput_kbps": rule.throughput_kbps if rule else None,
           "mechanism_lab": lab.mechanism, "mechanism_browser": browser.mechanism}, fmt,
          title="policy")
+
+
+@click.command("relay")
+@click.option("--port", default=8853, show_default=True, type=click.IntRange(0, 65535),
+              help="Loopback port (0: any free port, printed).")
+@click.option("--map", "maps", multiple=True, metavar="HOST=IP",
+              help="Serve only these hosts, at these addresses (lab and tests).")
+@click.option("--pac", "pac_for", metavar="DOMAINS",
+              help="Print the PAC script for these comma-separated no-h3 domains and exit.")
+def relay_cmd(port: int, maps: tuple[str, ...], pac_for: str | None) -> None:
+    """Run the local CONNECT relay: a plain tunnel (never intercepts) that keeps no-h3 domains
+    off HTTP/3 when the extension routes them to it (docs/POLICY.md).
+
+    Example: protolens relay --port 8853
+    """
+    import asyncio
+    import json
+
+    from protolens.proxy.relay import pac_script, serve
+    if pac_for is not None:
+        click.echo(pac_script(port, [d.strip() for d in pac_for.split(",") if d.strip()]), nl=False)
+        return
+    hosts = None
+    if maps:
+        hosts = {}
+        for item in maps:
+            host, sep, ip = item.partition("=")
+            if not sep or not host or not ip:
+                raise UserError(f"--map {item!r}: expected HOST=IP")
+            hosts[host.lower()] = ip
+    try:
+        asyncio.run(serve(port, hosts=hosts,
+                          ready=lambda p: click.echo(json.dumps({"port": p}))))
+    except OSError as exc:
+        raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
+    except KeyboardInterrupt:
+        pass
