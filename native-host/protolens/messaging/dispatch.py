@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from protolens import __version__
 from protolens.messaging.framing import MAX_OUTGOING, FrameTooLarge, encode_frame
 from protolens.messaging.lab import LabContext
+from protolens.messaging.queries import QueryError, QuerySource, handle_query
 from protolens.record import NavigationRecord, RecordError, parse_record
 
 MESSAGE_SCHEMA = 1
@@ -81,6 +82,8 @@ class Dispatcher:
     lab: LabContext | None = None
     lab_error: str | None = None
     """Set when PROTOLENS_LAB_CONTEXT was given but unusable: hello and record then fail."""
+    queries: QuerySource | None = None
+    """Answers ``query`` messages (dashboard data); None: they get an error reply."""
 
     def handle(self, payload: bytes, now_ms: float) -> dict[str, Any]:
         try:
@@ -110,6 +113,13 @@ class Dispatcher:
                      "lab": self.lab.to_json() if self.lab else None}
         elif kind == "record":
             reply = self._record(msg, msg_id, now_ms)
+        elif kind == "query":
+            if self.queries is None:
+                raise _BadMessage("query: this host has no store to query", msg_id)
+            try:
+                reply = {**handle_query(msg, self.queries), "schema": MESSAGE_SCHEMA}
+            except QueryError as exc:
+                raise _BadMessage(str(exc), msg_id) from None
         else:
             raise _BadMessage(f"type: unknown message type {kind[:40]!r}", msg_id)
         if msg_id is not None:
