@@ -114,7 +114,8 @@ def store_upstream(conn: sqlite3.Connection, navigation_id: str,
         "INSERT INTO connections (navigation_id, connection_id, upstream, host, family, "
         "remote_ip, remote_port, requests, bytes, share, first_ms, last_ms) "
         "VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        [(navigation_id, int(u["id"]), u["host"], u["family"], u.get("remote_ip"),
+        [(navigation_id, int(u.get("local_port") or u["id"]), u["host"], u["family"],
+          u.get("remote_ip"),
           u.get("remote_port"), int(u["requests"]), int(u["bytes"]),
           int(u["bytes"]) / total if total else 0.0,
           _rel(u.get("first_epoch_ms"), started_at_ms), _rel(u.get("last_epoch_ms"),

@@ -1,0 +1,95 @@
+#!/usr/bin/env python3
+"""Benchmark the protocol-translating lab proxy (not a test): page load time through the proxy
+with an ``h2`` policy (arm ``proxy-h2``) against direct h2 (arm ``h2``), under ``wifi`` and
+``fiber``, 10 interleaved loads each (the campaign shuffles cells within each repetition), as
+the median PLT ratio; plus the proxy process's CPU time per proxied load (sampled from /proc).
+Needs root; brings up its own testbed "plpb" and removes it afterwards.
+
+    .venv/bin/python scripts/bench/proxy_overhead.py [--reps 10] [--page ifip18-facebook] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+NAME = "plpb"
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def proxy_cpu() -> dict[int, float]:
+    """CPU seconds of every running lab proxy process (python -m protolens.proxy)."""
+    out = {}
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+            if b"protolens.proxy" not in cmd:
+                continue
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            out[int(pid)] = (int(fields[11]) + int(fields[12])) / TICK
+        except (OSError, IndexError, ValueError):
+            continue
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--page", default="ifip18-facebook")
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    db = Path(tempfile.mkdtemp(prefix="protolens-bench-")) / "bench.db"
+    cli = [sys.executable, "-m", "protolens.cli"]
+    subprocess.run([*cli, "testbed", "down", "--name", NAME], capture_output=True)
+    run = subprocess.Popen([*cli, "lab", "run", "--pages", args.page, "--arms", "h2,proxy-h2",
+                            "--conditions", "wifi,fiber", "--reps", str(args.reps), "--campaign",
+                            "bench", "--seed", "1", "--testbed", NAME, "--db", str(db)],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    cpu: dict[int, float] = {}
+    while run.poll() is None:
+        cpu.update(proxy_cpu())
+        time.sleep(0.2)
+    if run.returncode != 0:
+        print(f"campaign failed: {(run.stderr.read() if run.stderr else '')[-500:]}",
+              file=sys.stderr)
+        return 1
+    with sqlite3.connect(db) as conn:
+        plt = {}
+        for cond in ("wifi", "fiber"):
+            for arm in ("h2", "proxy-h2"):
+                plt[(cond, arm)] = [r[0] for r in conn.execute(
+                    "SELECT load_ms FROM navigations WHERE condition = ? AND arm = ? AND "
+                    "load_ms IS NOT NULL", (cond, arm))]
+    result: dict[str, object] = {"page": args.page, "reps": args.reps}
+    for cond in ("wifi", "fiber"):
+        direct, proxied = plt[(cond, "h2")], plt[(cond, "proxy-h2")]
+        result[cond] = {"n": [len(direct), len(proxied)],
+                        "direct_h2_median_ms": statistics.median(direct),
+                        "proxy_h2_median_ms": statistics.median(proxied),
+                        "ratio": statistics.median(proxied) / statistics.median(direct)}
+    loads = sum(len(plt[(c, "proxy-h2")]) for c in ("wifi", "fiber"))
+    result["proxy_cpu_s_per_load"] = sum(cpu.values()) / loads if loads else None
+    result["proxy_cpu_note"] = "includes the proxy's start-up (one per campaign)"
+    if args.json:
+        print(json.dumps(result, indent=2))
+    else:
+        for cond in ("wifi", "fiber"):
+            r = result[cond]
+            assert isinstance(r, dict)
+            print(f"{cond:6} direct h2 {r['direct_h2_median_ms']:8.1f} ms  via proxy "
+                  f"{r['proxy_h2_median_ms']:8.1f} ms  ratio x{r['ratio']:.3f}  (n={r['n']})")
+        print(f"proxy CPU per proxied load: {result['proxy_cpu_s_per_load']:.3f} s "
+              "(incl. start-up)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
