@@ -28,8 +28,9 @@ ARMS = ("h1", "h2", "h3")
 T0 = 1_760_000_000_000.0
 
 
-def _nav_id(rng_bytes: bytes) -> str:
-    return str(uuid.UUID(bytes=rng_bytes, version=4))
+def _nav_id(g: int, rng_bytes: bytes) -> str:
+    """Time-ordered ids (UUIDv7-like: index first) so the B-tree inserts append."""
+    return str(uuid.UUID(bytes=g.to_bytes(6, "big") + rng_bytes[6:], version=4))
 
 
 def generate(db: Path, navigations: int, requests_per_nav: int, *, seed: int = 1,
@@ -52,7 +53,7 @@ def generate(db: Path, navigations: int, requests_per_nav: int, *, seed: int = 1
 def _chunk(rng: np.random.Generator, start: int, n: int, k: int, pages: int, conditions: int,
            origins: int | None, origin_len: int, source: str
            ) -> tuple[list[tuple[Any, ...]], Iterator[tuple[Any, ...]], list[tuple[Any, ...]]]:
-    ids = [_nav_id(rng.bytes(16)) for _ in range(n)]
+    ids = [_nav_id(start + i, rng.bytes(16)) for i in range(n)]
     plt = rng.lognormal(7.5, 0.35, n)
     sizes = rng.integers(200, 60_000, size=(n, k))
     navs: list[tuple[Any, ...]] = []

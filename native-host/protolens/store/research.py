@@ -249,3 +249,12 @@ def insert_rows(conn: sqlite3.Connection, table: str, columns: Sequence[str],
     except BaseException:
         conn.execute("ROLLBACK")
         raise
+
+
+def campaign_aggregate(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:
+    """Count and mean PLT per page x condition x arm over the same rows ``compare_rows`` reads
+    (main document included): the plain-SQL yardstick of scripts/bench/compare.py."""
+    return _dicts(conn.execute(
+        f"SELECT n.page, n.condition, n.arm, {_MAIN_FAMILY} AS family, count(*) AS n, "
+        "avg(n.load_ms) AS mean_plt_ms FROM navigations n WHERE n.campaign = ? "
+        "AND n.failed = 0 AND n.warm = 0 GROUP BY 1, 2, 3, 4", (campaign,)))
