@@ -152,6 +152,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m003_lab", _lab.m003_lab),
     ("m004_policy", _policy.m004_policy),
     ("m005_research", _research.m005_research),
+    ("m006_research_views", _research.m006_research_views),
 )
 """Every migration in order. Append only."""
 

@@ -1,0 +1,24 @@
+"""The research views (m006_research_views) against counts computed from the base table."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from tests.research.store_builder import campaign_store
+
+
+def test_arm_summary_and_daily_protocols(tmp_path: Path) -> None:
+    db = tmp_path / "s.db"
+    campaign_store(db, reps=3)
+    conn = sqlite3.connect(db)
+    rows = conn.execute("SELECT page, condition, arm, loads, mean_plt_ms FROM arm_summary "
+                        "WHERE campaign = 'camp' ORDER BY 1, 2, 3").fetchall()
+    assert len(rows) == 2 * 2 * 3 and {r[3] for r in rows} == {3}
+    for page, cond, arm, _, mean in rows:
+        want = conn.execute("SELECT avg(load_ms) FROM navigations WHERE page = ? AND "
+                            "condition = ? AND arm = ?", (page, cond, arm)).fetchone()[0]
+        assert abs(mean - want) < 1e-9
+    daily = conn.execute("SELECT family, sum(navigations) FROM daily_protocols "
+                         "GROUP BY family ORDER BY 1").fetchall()
+    assert daily == [("h1", 12), ("h2", 12), ("h3", 12)]
