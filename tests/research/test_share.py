@@ -273,6 +273,17 @@ def test_an_overlapping_export_skips_navigations_already_merged(tmp_path: Path) 
         read_bundle(a).tables["requests"].num_rows
 
 
+def test_a_bundle_with_an_empty_table_merges(tmp_path: Path) -> None:
+    db = _store(tmp_path)
+    full, empty = tmp_path / "full.tar", tmp_path / "empty.tar"
+    _export(db, full)
+    _rebuilt(full, empty, lambda rows: rows["hosts"].clear())
+    conn = open_rw(tmp_path / "r.db", now_ms=NOW)
+    (result,) = merge(conn, [empty], NOW)
+    assert (result.status, result.navigations) == ("imported", 60)
+    assert conn.execute("SELECT count(*) FROM hosts").fetchone()[0] == 0
+
+
 def test_read_bundle_errors() -> None:
     with pytest.raises(BundleError, match="no such file"):
         read_bundle(Path("/nonexistent/b.tar"))

@@ -73,7 +73,7 @@ def export_cmd(out: Path | None, since: str | None, preview: bool, allow_file: P
     conn = connect_ro(db)
     try:
         built = export.build(conn, allow=allow, since_ms=since_ms, now_ms=now_ms,
-                             contributor_id=cid or "0" * 32)
+                             contributor_id=cid or "0" * 32, keep_rows=preview)
     except sqlite3.Error as exc:
         raise store_failure(db, exc) from None
     if built.manifest["tables"]["navigations"]["rows"] == 0:

@@ -193,6 +193,9 @@ def _check_values(path: Path, name: str, table: pa.Table, nav_ids: pa.Array | No
     def bad(column: str, what: str) -> BundleError:
         return BundleError(f"{path}: {name}.{column}: {what}")
 
+    if table.num_rows == 0:  # pyarrow's all() of nothing is null, not true
+        return
+
     for col in _REQUIRED[name]:
         if table.column(col).null_count:
             raise bad(col, "missing values")

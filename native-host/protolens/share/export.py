@@ -4,6 +4,7 @@ them through the ``Anonymizer`` with a fresh random salt, turn them into Parquet
 
 from __future__ import annotations
 
+import io
 import secrets
 import sqlite3
 import time
@@ -12,9 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
 from protolens import __version__
 from protolens.share.anonymize import Anonymizer
-from protolens.share.bundle import TABLES, make_manifest, parquet_bytes, to_table, write_tar
+from protolens.share.bundle import SCHEMAS, TABLES, make_manifest, to_table, write_tar
 from protolens.store.research import export_rows
 
 
@@ -25,19 +28,40 @@ class Built:
     manifest: dict[str, Any]
     files: dict[str, bytes]
     rows: dict[str, list[dict[str, Any]]]
-    """Exactly the rows in the Parquet files."""
+    """Exactly the rows in the Parquet files (only when built with ``keep_rows``)."""
 
 
 def iso_minute(ms: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(ms / 1000))
 
 
+def _table_file(conn: sqlite3.Connection, name: str, anon: Anonymizer, since_ms: float | None,
+                kept: list[dict[str, Any]] | None) -> tuple[bytes, int]:
+    """One table as Parquet bytes, written batch by batch; its row count."""
+    buf = io.BytesIO()
+    count = 0
+    with pq.ParquetWriter(buf, SCHEMAS[name], compression="zstd") as writer:
+        for batch in export_rows(conn, name, since_ms):
+            rows = anon.table(name, batch)
+            writer.write_table(to_table(name, rows))
+            count += len(rows)
+            if kept is not None:
+                kept.extend(rows)
+    return buf.getvalue(), count
+
+
 def build(conn: sqlite3.Connection, *, allow: frozenset[str], since_ms: float | None,
-          now_ms: float, contributor_id: str, salt: bytes | None = None) -> Built:
-    """Anonymized tables and their manifest. ``salt`` defaults to 32 fresh random bytes."""
+          now_ms: float, contributor_id: str, salt: bytes | None = None,
+          keep_rows: bool = False) -> Built:
+    """Anonymized tables and their manifest. ``salt`` defaults to 32 fresh random bytes;
+    ``keep_rows`` also returns the rows (for ``--preview``)."""
     anon = Anonymizer(salt if salt is not None else secrets.token_bytes(32), allow)
-    rows = {name: anon.table(name, export_rows(conn, name, since_ms)) for name in TABLES}
-    files = {name: parquet_bytes(to_table(name, rows[name])) for name in TABLES}
+    rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
+    files: dict[str, bytes] = {}
+    counts: dict[str, int] = {}
+    for name in TABLES:
+        files[name], counts[name] = _table_file(conn, name, anon, since_ms,
+                                                rows[name] if keep_rows else None)
     info: Mapping[str, Any] = {
         "protolens_version": __version__,
         "record_schema": 1,
@@ -54,7 +78,7 @@ def build(conn: sqlite3.Connection, *, allow: frozenset[str], since_ms: float | 
             "browser": "name and major version",
         },
     }
-    return Built(make_manifest(files, {n: len(rows[n]) for n in TABLES}, info), files, rows)
+    return Built(make_manifest(files, counts, info), files, rows)
 
 
 def write(built: Built, out: Path, now_ms: float) -> str:

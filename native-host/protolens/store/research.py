@@ -9,7 +9,7 @@ The DuckDB adapter (``share/duck.py``) runs the same ``COMPARE_SQL`` text over P
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 COMPARE_COLUMNS = ("id", "source", "origin", "page", "campaign", "condition", "arm",
@@ -127,11 +127,14 @@ _EXPORT_SQL = {
 }
 
 
-def export_rows(conn: sqlite3.Connection, table: str, since_ms: float | None
-                ) -> list[dict[str, Any]]:
+def export_rows(conn: sqlite3.Connection, table: str, since_ms: float | None,
+                batch: int = 50_000) -> Iterator[list[dict[str, Any]]]:
     """Every locally recorded row of ``table`` whose navigation started at or after
-    ``since_ms``."""
-    return _dicts(conn.execute(_EXPORT_SQL[table], (since_ms or 0.0,)))
+    ``since_ms``, in batches (a large store is never held in memory at once)."""
+    cur = conn.execute(_EXPORT_SQL[table], (since_ms or 0.0,))
+    names = [d[0] for d in cur.description]
+    while rows := cur.fetchmany(batch):
+        yield [dict(zip(names, row, strict=True)) for row in rows]
 
 
 # --- merge ---------------------------------------------------------------------------------
