@@ -123,6 +123,12 @@ def test_anonymizer_tokens_depend_on_the_salt() -> None:
     assert a.origin("https://x.example:8443/p?q") == f"https://{a.host('x.example')}:8443"
     assert a.origin("not a url") .startswith("other://anon-")
     assert Anonymizer(b"1" * 32, frozenset({"co.uk"})).host("bbc.co.uk").startswith("anon-")
+    urls = ["https://x.example:8443/p?q", "https://X.example/", "https://x.example?x#y",
+            "https://u:p@x.example#f", "http://x.example:80/a", "https://[::1]:8080/",
+            "data:text/html,hi", "https://x.example:99999/", ""]
+    fresh = Anonymizer(b"1" * 32)
+    assert [a.origin(u) for u in urls] == [fresh._origin(u) for u in urls]  # cache is exact
+    assert a.origin("http://x.example:80/a") == f"http://{a.host('x.example')}"
 
 
 def test_preview_writes_nothing(tmp_path: Path) -> None:

@@ -17,7 +17,7 @@ import ipaddress
 import json
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
@@ -97,19 +97,40 @@ class Anonymizer:
     """Random, per bundle, never stored."""
     allow: frozenset[str] = frozenset()
     """Registrable domains that stay in clear."""
+    _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Tokens and origins already computed (one site recurs in every request of a load)."""
 
     def allowed(self, host: str) -> bool:
         """The host's registrable domain (eTLD+1, Public Suffix List) is on the allowlist."""
         return bool(self.allow) and registrable(host.lower().rstrip(".")) in self.allow
 
     def host(self, host: str | None) -> str:
-        h = (host or "").lower().rstrip(".")
-        if h and self.allowed(h):
-            return h
-        return "anon-" + hmac.new(self.salt, h.encode(), hashlib.sha256).hexdigest()[:16]
+        key = "h\x00" + (host or "")
+        found = self._cache.get(key)
+        if found is None:
+            h = (host or "").lower().rstrip(".")
+            found = h if h and self.allowed(h) else \
+                "anon-" + hmac.new(self.salt, h.encode(), hashlib.sha256).hexdigest()[:16]
+            self._cache[key] = found
+        return found
 
     def origin(self, url: str | None) -> str:
         """Any URL or origin -> ``scheme://host[:port]`` with the host tokenized (or in clear)."""
+        text = url or ""
+        head, sep, rest = text.partition("://")
+        if not sep:  # data:, about:blank, garbage: not worth caching
+            return self._origin(text)
+        # cache by scheme://authority: the path, query and fragment never matter
+        cut = min((i for i in (rest.find(c) for c in "/?#\\") if i >= 0), default=len(rest))
+        text = f"{head}://{rest[:cut]}"
+        key = "o\x00" + text
+        found = self._cache.get(key)
+        if found is None:
+            found = self._origin(text)
+            self._cache[key] = found
+        return found
+
+    def _origin(self, url: str) -> str:
         try:
             parts = urlsplit(url or "")
             host, port = parts.hostname or "", parts.port
