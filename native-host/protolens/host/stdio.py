@@ -19,6 +19,7 @@ from typing import Any, BinaryIO
 from protolens.messaging.dispatch import Dispatcher, encode_reply, error_reply
 from protolens.messaging.framing import Frame, FrameDecoder
 from protolens.messaging.lab import LabContext, LabError, parse_lab
+from protolens.messaging.queries import StoreQueries
 from protolens.paths import default_db
 from protolens.record import NavigationRecord
 from protolens.store import SqliteSink, open_rw
@@ -92,7 +93,8 @@ def main(env: Mapping[str, str] | None = None) -> int:
         log.error("%s", lab_error)
     log.debug("serving; db=%s lab=%s", db, lab is not None)
     try:
-        return serve(sys.stdin.buffer, sys.stdout.buffer, Dispatcher(sink, lab, lab_error))
+        return serve(sys.stdin.buffer, sys.stdout.buffer,
+                     Dispatcher(sink, lab, lab_error, queries=StoreQueries(db)))
     except BrokenPipeError:  # the browser closed the port while we were replying
         return 0
     except KeyboardInterrupt:
