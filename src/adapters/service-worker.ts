@@ -70,6 +70,7 @@ async function main(): Promise<App> {
       await labRunner.onAck(m.id);
     },
     pong: () => undefined,
+    query_result: () => undefined, // only the dashboard's own port sends queries
     error: async (m) => {
       console.warn(`protolens: host error: ${m.error}`);
       if (m.msg_id === null) return;

@@ -19,15 +19,36 @@ export interface LabConfig {
 
 export type LabAdvance = "ack" | "record";
 
+/** Dashboard queries the host answers from its store (docs/MESSAGES.md, "`query`"). */
+export const QUERY_NAMES = ["protocol_counts", "plt_by_domain", "domains"] as const;
+export type QueryName = (typeof QUERY_NAMES)[number];
+
+export interface QueryParams {
+  source?: "passive" | "lab" | "experiment" | "all";
+  since_ms?: number | null;
+  origin?: string | null;
+}
+
+/** One cell of a query_result row: the store's SQL values. */
+export type Cell = string | number | null;
+
 export type ExtensionMsg =
   | { type: "hello"; schema: typeof MSG_SCHEMA; extension_version: string; extension_id: string }
   | { type: "record"; schema: typeof MSG_SCHEMA; msg_id: string; record: NavigationRecord }
-  | { type: "ping"; schema: typeof MSG_SCHEMA };
+  | { type: "ping"; schema: typeof MSG_SCHEMA }
+  | {
+    type: "query"; schema: typeof MSG_SCHEMA; msg_id: string; query: QueryName; params: QueryParams;
+    cursor: string | null; limit?: number;
+  };
 
 export type HostMsg =
   | { type: "hello"; schema: typeof MSG_SCHEMA; host_version: string; lab: LabConfig | null }
   | { type: "ack"; schema: typeof MSG_SCHEMA; msg_id: string; id: string; duplicate: boolean }
   | { type: "pong"; schema: typeof MSG_SCHEMA }
+  | {
+    type: "query_result"; schema: typeof MSG_SCHEMA; msg_id: string; query: QueryName; columns: string[];
+    rows: Cell[][]; next_cursor: string | null;
+  }
   | { type: "error"; schema: typeof MSG_SCHEMA; msg_id: string | null; error: string; retry: boolean };
 
 export type HostMsgOf<T extends HostMsg["type"]> = Extract<HostMsg, { type: T }>;
@@ -67,6 +88,30 @@ function parseLab(v: unknown): LabConfig | null {
   return { record: v.record, url_detail: detail, context, navigate: nav, advance };
 }
 
+const isCell = (c: unknown): c is Cell => c === null || typeof c === "string" || (typeof c === "number" && Number.isFinite(c));
+const isQueryName = (q: unknown): q is QueryName => QUERY_NAMES.some((n) => n === q);
+
+function parseQueryResult(v: Obj): HostMsgOf<"query_result"> {
+  const query = v.query;
+  if (!isQueryName(query)) throw new MessageError(`query: expected one of ${QUERY_NAMES.join(", ")}`);
+  const columns: unknown = v.columns;
+  if (!Array.isArray(columns) || !columns.every((c): c is string => typeof c === "string")) {
+    throw new MessageError("columns: expected a list of strings");
+  }
+  const raw: unknown = v.rows;
+  if (!Array.isArray(raw)) throw new MessageError("rows: expected a list");
+  const rows: Cell[][] = [];
+  for (const [i, row] of (raw as unknown[]).entries()) {
+    if (!Array.isArray(row) || row.length !== columns.length || !row.every(isCell)) {
+      throw new MessageError(`rows[${i}]: expected ${columns.length} strings, numbers or nulls`);
+    }
+    rows.push(row);
+  }
+  const next = v.next_cursor ?? null;
+  if (next !== null && typeof next !== "string") throw new MessageError("next_cursor: expected a string or null");
+  return { type: "query_result", schema: MSG_SCHEMA, msg_id: str(v, "msg_id"), query, columns, rows, next_cursor: next };
+}
+
 /** The only way host JSON becomes a HostMsg; throws MessageError otherwise. */
 export function parseHostMessage(v: unknown): HostMsg {
   if (!isObj(v)) throw new MessageError("message: expected a JSON object");
@@ -81,6 +126,8 @@ export function parseHostMessage(v: unknown): HostMsg {
       };
     case "pong":
       return { type: "pong", schema: MSG_SCHEMA };
+    case "query_result":
+      return parseQueryResult(v);
     case "error": {
       const msgId = v.msg_id ?? null;
       if (msgId !== null && typeof msgId !== "string") throw new MessageError("msg_id: expected a string or null");
