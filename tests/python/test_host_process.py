@@ -159,6 +159,7 @@ def test_lab_wrapper_stamps_context(tmp_path: Path) -> None:
     host = Host(tmp_path, argv=[wrapper, "chrome-extension://ncpedlfcmhdmaokpoalfngkhdlamknob/"])
     host.send(frame({"type": "hello", "schema": 1, "extension_version": "0.1.0"}))
     assert host.reply()["lab"] == {**lab, "advance": "ack"}  # the default is spelled out
+    assert host.reply()["type"] == "policies"  # sent after every hello (docs/MESSAGES.md)
     rec = make_record(3, source="lab")
     host.send(frame({"type": "record", "schema": 1, "record": rec}))
     assert host.reply()["type"] == "ack"

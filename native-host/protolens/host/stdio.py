@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from protolens.host.relay import StorePolicies
 from protolens.messaging.dispatch import Dispatcher, encode_reply, error_reply
 from protolens.messaging.framing import Frame, FrameDecoder
 from protolens.messaging.lab import LabContext, LabError, parse_lab
@@ -69,12 +70,13 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher) -> int:
             return 0
         for event in decoder.feed(data):
             if isinstance(event, Frame):
-                reply = dispatcher.handle(event.payload, time.time() * 1000)
+                replies = dispatcher.handle_all(event.payload, time.time() * 1000)
             else:
-                reply = error_reply(event.error)
-            if reply["type"] == "error":
-                log.warning("error reply: %s", reply["error"])
-            stdout.write(encode_reply(reply))
+                replies = [error_reply(event.error)]
+            for reply in replies:
+                if reply["type"] == "error":
+                    log.warning("error reply: %s", reply["error"])
+                stdout.write(encode_reply(reply))
             stdout.flush()
 
 
@@ -94,7 +96,8 @@ def main(env: Mapping[str, str] | None = None) -> int:
     log.debug("serving; db=%s lab=%s", db, lab is not None)
     try:
         return serve(sys.stdin.buffer, sys.stdout.buffer,
-                     Dispatcher(sink, lab, lab_error, queries=StoreQueries(db)))
+                     Dispatcher(sink, lab, lab_error, queries=StoreQueries(db),
+                                policies=StorePolicies(db, env)))
     except BrokenPipeError:  # the browser closed the port while we were replying
         return 0
     except KeyboardInterrupt:

@@ -17,6 +17,7 @@ from typing import Any, Protocol
 from protolens import __version__
 from protolens.messaging.framing import MAX_OUTGOING, FrameTooLarge, encode_frame
 from protolens.messaging.lab import LabContext
+from protolens.messaging.policies import PolicySource, policies_reply
 from protolens.messaging.queries import QueryError, QuerySource, handle_query
 from protolens.record import NavigationRecord, RecordError, parse_record
 
@@ -84,6 +85,16 @@ class Dispatcher:
     """Set when PROTOLENS_LAB_CONTEXT was given but unusable: hello and record then fail."""
     queries: QuerySource | None = None
     """Answers ``query`` messages (dashboard data); None: they get an error reply."""
+    policies: PolicySource | None = None
+    """Rules and relay for the ``policies`` message; None: that message gets an error reply."""
+
+    def handle_all(self, payload: bytes, now_ms: float) -> list[dict[str, Any]]:
+        """The replies to one frame: the reply, and after a successful ``hello`` the
+        ``policies`` message (docs/MESSAGES.md)."""
+        reply = self.handle(payload, now_ms)
+        if reply["type"] == "hello" and self.policies is not None:
+            return [reply, policies_reply(self.policies.snapshot())]
+        return [reply]
 
     def handle(self, payload: bytes, now_ms: float) -> dict[str, Any]:
         try:
@@ -113,6 +124,10 @@ class Dispatcher:
                      "lab": self.lab.to_json() if self.lab else None}
         elif kind == "record":
             reply = self._record(msg, msg_id, now_ms)
+        elif kind == "policies":
+            if self.policies is None:
+                raise _BadMessage("policies: this host has no policy store", msg_id)
+            reply = policies_reply(self.policies.snapshot())
         elif kind == "query":
             if self.queries is None:
                 raise _BadMessage("query: this host has no store to query", msg_id)

@@ -64,8 +64,11 @@ async def handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, *,
             target = parse_authority(ev.target.decode("latin-1"))
             status = 400 if target is None else 200
         if status != 200 or target is None:
+            # Chromium asks the extension (webRequest.onAuthRequired) only for a 407 that names a
+            # scheme (RFC 9110, 11.7.1: Proxy-Authenticate is required in a 407)
+            auth = [(b"proxy-authenticate", b'Basic realm="protolens"')] if status == 407 else []
             writer.write(conn.send(h11.Response(status_code=status, headers=[
-                (b"content-length", b"0"), (b"connection", b"close")])))
+                *auth, (b"content-length", b"0"), (b"connection", b"close")])))
             await writer.drain()
             return
         host, port = target

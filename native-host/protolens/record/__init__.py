@@ -9,8 +9,10 @@ from protolens.record.model import (
     SCHEMA_VERSION,
     SOURCES,
     URL_DETAILS,
+    AppliedPolicy,
     Browser,
     Connection,
+    Experiment,
     HostSummary,
     Milestones,
     NavigationRecord,
@@ -21,7 +23,8 @@ from protolens.record.model import (
 from protolens.record.validate import RecordError, parse_record
 
 __all__ = [
-    "FAMILIES", "SCHEMA_VERSION", "SOURCES", "URL_DETAILS", "Browser", "Connection", "HostSummary",
+    "FAMILIES", "SCHEMA_VERSION", "SOURCES", "URL_DETAILS", "AppliedPolicy", "Browser",
+    "Experiment", "Connection", "HostSummary",
     "Milestones", "NavigationRecord", "NetworkInfo", "Page", "Request", "RecordError",
     "parse_record",
 ]

@@ -172,6 +172,34 @@ class HostSummary:
 
 
 @dataclass(frozen=True)
+class AppliedPolicy:
+    """The policy that applied to one host of the load, and how (docs/POLICY.md, mechanisms)."""
+
+    host: str
+    """Host name."""
+    rule: str | None
+    """The matching rule's pattern, None when no rule matched."""
+    arm: str
+    """The arm applied (``default`` without a rule)."""
+    mechanism: str
+    """``relay``, ``none``, ``unsupported`` ...; ``+cdp-throttling`` appended when shaping
+    applied."""
+    rule_ids: tuple[str, ...]
+    """CDP throttling rule ids Chromium reported as applied to this host's requests
+    (``Network.requestWillBeSentExtraInfo.appliedNetworkConditionsId``)."""
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A real-user A/B experiment's assignment for this navigation (source ``experiment``)."""
+
+    name: str
+    """Experiment name."""
+    arm: str
+    """Arm assigned to this navigation (``default``, ``no-h3`` ...)."""
+
+
+@dataclass(frozen=True)
 class NavigationRecord:
     schema: int
     """Record schema version."""
@@ -191,3 +219,7 @@ class NavigationRecord:
     """Per-host summary."""
     context: dict[str, Any] = field(default_factory=dict, hash=False, compare=True)
     """Free-form tags set by the host (campaign, arm, ...)."""
+    policies: tuple[AppliedPolicy, ...] = ()
+    """Per host: the policy and mechanism that applied (optional; everyday-browser policies)."""
+    experiment: Experiment | None = None
+    """The A/B assignment when ``source`` is ``experiment``."""

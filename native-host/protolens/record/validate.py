@@ -16,8 +16,10 @@ from protolens.record.model import (
     SCHEMA_VERSION,
     SOURCES,
     URL_DETAILS,
+    AppliedPolicy,
     Browser,
     Connection,
+    Experiment,
     HostSummary,
     Milestones,
     NavigationRecord,
@@ -203,6 +205,37 @@ def _milestones(o: _Obj) -> Milestones:
     )
 
 
+def _applied(v: Any, path: str) -> AppliedPolicy:
+    o = _Obj(v, path)
+    ids = o.items("rule_ids", _string) if "rule_ids" in o.value else ()
+    return AppliedPolicy(host=o.str_("host"), rule=o.str_("rule", nullable=True), arm=o.str_("arm"),
+                         mechanism=o.str_("mechanism"), rule_ids=ids)
+
+
+def _policies(o: _Obj) -> tuple[AppliedPolicy, ...]:
+    if o.value.get("policies") is None:
+        return ()
+    out = o.items("policies", _applied)
+    seen: set[str] = set()
+    for i, p in enumerate(out):
+        if p.host in seen:
+            raise RecordError(f"policies[{i}].host: duplicate {_show(p.host)} in this record")
+        seen.add(p.host)
+    return out
+
+
+def _experiment(o: _Obj, source: str) -> Experiment | None:
+    e = o.obj("experiment", nullable=True) if "experiment" in o.value else None
+    if e is None:
+        return None
+    if source != "experiment":
+        raise RecordError(f'experiment: only for source "experiment", got source {_show(source)}')
+    name, arm = e.str_("name"), e.str_("arm")
+    if not name or not arm:
+        raise RecordError("experiment: name and arm must be non-empty")
+    return Experiment(name=name, arm=arm)
+
+
 def parse_record(value: Any) -> NavigationRecord:
     """Validate a decoded JSON value as a schema-1 NavigationRecord; raise ``RecordError``."""
     o = _Obj(value, "")
@@ -241,9 +274,10 @@ def parse_record(value: Any) -> NavigationRecord:
         names.add(host.host)
     context = o.obj("context")
     assert context is not None
+    source = o.enum("source", SOURCES)
     return NavigationRecord(
-        schema=SCHEMA_VERSION, id=rid, source=o.enum("source", SOURCES), page=_page(page),
+        schema=SCHEMA_VERSION, id=rid, source=source, page=_page(page),
         milestones=_milestones(milestones), requests=requests,
         connections=connections, hosts=hosts,
-        context=dict(context.value),
+        context=dict(context.value), policies=_policies(o), experiment=_experiment(o, source),
     )

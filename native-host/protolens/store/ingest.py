@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from protolens.record import NavigationRecord
+from protolens.store.policy import store_record_policies
 
 CONTEXT_COLUMNS = ("campaign", "arm", "condition", "repetition", "page", "server_cc",
                    "command_line", "load_id")
@@ -64,7 +65,10 @@ def navigation_row(record: NavigationRecord, context: Mapping[str, Any],
                    now_ms: float) -> tuple[Any, ...]:
     """The ``navigations`` row; ``context`` overrides the record's own context keys."""
     page, ms, net = record.page, record.milestones, record.page.network
-    merged = {**record.context, **context}
+    # an experiment's arm goes where `protolens compare --source experiment` reads it (arm column)
+    exp = ({"arm": record.experiment.arm, "experiment": record.experiment.name}
+           if record.experiment else {})
+    merged = {**record.context, **exp, **context}
     failed = page.error is not None or page.aborted
     failure = page.error if page.error is not None else ("aborted" if page.aborted else None)
     return (
@@ -108,6 +112,7 @@ def ingest(conn: sqlite3.Connection, record: NavigationRecord, context: Mapping[
         conn.executemany(INSERT_REQUEST, reqs)
         conn.executemany(INSERT_CONNECTION, conns)
         conn.executemany(INSERT_HOST, hosts)
+        store_record_policies(conn, record)
         conn.execute("COMMIT")
     except BaseException:
         if conn.in_transaction:

@@ -153,6 +153,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m004_policy", _policy.m004_policy),
     ("m005_research", _research.m005_research),
     ("m006_research_views", _research.m006_research_views),
+    ("m007_policy_rule_ids", _policy.m007_policy_rule_ids),
 )
 """Every migration in order. Append only."""
 

@@ -9,6 +9,7 @@ with ``upstream = 1`` (docs/SCHEMA.md).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Mapping, Sequence
@@ -16,6 +17,7 @@ from typing import Any
 
 from protolens.policy.mechanism import Enforcement
 from protolens.policy.rules import PolicyError, Rule, conflict, make_rule
+from protolens.record import NavigationRecord
 
 
 def m004_policy(conn: sqlite3.Connection) -> None:
@@ -38,6 +40,22 @@ def m004_policy(conn: sqlite3.Connection) -> None:
             mechanism TEXT NOT NULL,
             PRIMARY KEY (navigation_id, host)
         ) STRICT""")
+
+
+def m007_policy_rule_ids(conn: sqlite3.Connection) -> None:
+    """``navigation_policies.rule_ids``: CDP throttling rule ids Chromium reported as applied to
+    the host's requests (JSON array; NULL for rows not from a record's ``policies``)."""
+    conn.execute("ALTER TABLE navigation_policies ADD COLUMN rule_ids TEXT")
+
+
+def store_record_policies(conn: sqlite3.Connection, record: NavigationRecord) -> None:
+    """The record's own ``policies`` (everyday browser: relay, CDP throttling) as
+    ``navigation_policies`` rows; called inside the ingest transaction."""
+    conn.executemany(
+        "INSERT OR REPLACE INTO navigation_policies (navigation_id, host, rule, arm, mechanism, "
+        "rule_ids) VALUES (?, ?, ?, ?, ?, ?)",
+        [(record.id, p.host, p.rule, p.arm, p.mechanism, json.dumps(list(p.rule_ids)))
+         for p in record.policies])
 
 
 def rules(conn: sqlite3.Connection) -> list[Rule]:
@@ -130,7 +148,8 @@ def _rel(epoch_ms: Any, start: float) -> float | None:
 def navigation_policy_rows(conn: sqlite3.Connection, navigation_id: str
                            ) -> list[dict[str, Any]]:
     return [dict(r) for r in conn.execute(
-        "SELECT host, rule, arm, mechanism FROM navigation_policies WHERE navigation_id = ? "
+        "SELECT host, rule, arm, mechanism, rule_ids FROM navigation_policies "
+        "WHERE navigation_id = ? "
         "ORDER BY host", (navigation_id,))]
 
 
