@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 import time
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from protolens.lab import campaign as camp
@@ -47,7 +47,8 @@ def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed:
         spec = camp.CampaignSpec(name=name, pages=part.pages, arms=part.arms,
                                  conditions=part.conditions, reps=reps or part.reps, seed=seed,
                                  server_cc=part.server_cc, testbed=testbed)
-        outcome = camp.run(spec, settings)
+        part_settings = replace(settings, timeout_s=max(settings.timeout_s, part.timeout_s))
+        outcome = camp.run(spec, part_settings)
         rep.outcomes.append(outcome)
         if outcome.interrupted:
             rep.interrupted = True
