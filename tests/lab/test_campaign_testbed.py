@@ -207,3 +207,20 @@ def test_resume_after_an_interruption_runs_only_what_is_missing(
     assert sorted(cells) == sorted({(a, rep) for a in ("h1", "h2") for rep in (1, 2, 3)})
     assert len(rows(db, "SELECT * FROM loads")) == 6  # nothing ran twice
     assert before <= {r["load_id"] for r in after}
+
+
+def test_warm_adds_a_second_load_in_the_same_profile(testbed: dict[str, Any],
+                                                      tmp_path: Path) -> None:
+    db = tmp_path / "lab.db"
+    out = protolens("lab", "run", "--pages", "ifip18-baidu", "--arms", "h2", "--conditions",
+                    "clean", "--reps", "1", "--warm", "--campaign", "wm", "--testbed", TB, db=db,
+                    check=False)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (load,) = rows(db, "SELECT * FROM loads WHERE campaign = 'wm'")
+    navs = rows(db, "SELECT * FROM navigation_summary WHERE id IN "
+                    "(SELECT id FROM navigations WHERE load_id = ?) ORDER BY started_at_ms",
+                load["load_id"])
+    assert [n["warm"] for n in navs] == [0, 1]
+    report = json.loads(protolens("report", "--campaign", "wm", "--json", db=db).stdout)
+    warm = json.loads(protolens("report", "--campaign", "wm", "--warm", "--json", db=db).stdout)
+    assert [r["n"] for r in report] == [1] and [r["n"] for r in warm] == [1]
