@@ -10,6 +10,7 @@ export default {
     background: "./src/adapters/service-worker.ts",
     popup: "./src/ui/popup.ts",
     options: "./src/ui/options.ts",
+    dashboard: "./src/dashboard/page.ts",
   },
   output: { path: resolve(root, "dist"), filename: "[name].js", clean: true },
   resolve: { extensions: [".ts", ".js"], extensionAlias: { ".js": [".ts", ".js"] } },
