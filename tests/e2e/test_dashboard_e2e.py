@@ -1,0 +1,292 @@
+"""The dashboard page in real headless Chromium with the built extension and the real host.
+
+A store is seeded with records from ``navrecord_builder.make_record`` (three protocol families,
+six origins, four days, one origin carrying markup); the host is registered for the profile with
+``PROTOLENS_DB`` pointing at it; the page is opened at its chrome-extension:// URL and driven
+over the DevTools protocol (a minimal stdlib WebSocket client below: nothing is mocked). The
+charts are checked on a screenshot: each canvas region must hold the chart's coloured marks.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import json
+import os
+import socket
+import struct
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from PIL import Image
+
+from protolens.browser.flags import LaunchSpec, command_line
+from protolens.browser.launch import scratch_env, stop
+from protolens.browser.profile import seed_preferences
+from protolens.install.lab import register_lab_host
+from protolens.record import parse_record
+from protolens.store import SqliteSink, open_rw
+from tests.e2e.harness import CHROMIUM, require_dist
+from tests.python.navrecord_builder import make_record
+
+pytestmark = pytest.mark.e2e
+
+EXTENSION_ID = "ncpedlfcmhdmaokpoalfngkhdlamknob"
+DASHBOARD = f"chrome-extension://{EXTENSION_ID}/dashboard.html"
+EVIL = "https://<img src=x onerror=alert(1)>.test"
+ORIGINS = ["https://a.test", "https://news.test", "https://video.test", "https://shop.test",
+           "https://mail.test", EVIL]
+DAY_MS = 86_400_000
+CANVASES = ("chart-protocols", "chart-plt", "chart-domains")
+ARTIFACTS = Path(os.environ.get("PROTOLENS_E2E_ARTIFACTS", "/tmp/protolens-e2e"))
+
+
+# --- a minimal CDP client (RFC 6455 client frames: masked text; server frames unmasked) -------
+
+class Cdp:
+    """One WebSocket to the browser endpoint; commands carry ``sessionId`` for a page."""
+
+    def __init__(self, port: int, path: str) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                           "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                           f"Sec-WebSocket-Key: {key}\r\n"
+                           "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(1)
+            if not chunk:
+                raise ConnectionError("DevTools closed the handshake")
+            head += chunk
+        if b" 101 " not in head.split(b"\r\n", 1)[0]:
+            raise ConnectionError(head.decode(errors="replace"))
+        self.next_id = 0
+
+    def _exact(self, n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            chunk = self.sock.recv(n - len(out))
+            if not chunk:
+                raise ConnectionError("DevTools closed the socket")
+            out += chunk
+        return out
+
+    def _send_text(self, text: str) -> None:
+        data = text.encode()
+        mask = os.urandom(4)
+        n = len(data)
+        header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else
+                                  bytes([0x80 | 126]) + struct.pack(">H", n) if n < 1 << 16 else
+                                  bytes([0x80 | 127]) + struct.pack(">Q", n))
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def _recv_text(self) -> str:
+        parts = b""
+        while True:
+            b0, b1 = self._exact(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self._exact(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self._exact(8))[0]
+            payload = self._exact(n)
+            if b0 & 0x0F == 0x8:
+                raise ConnectionError("DevTools closed the WebSocket")
+            if b0 & 0x0F in (0x9, 0xA):  # ping / pong: not used by DevTools
+                continue
+            parts += payload
+            if b0 & 0x80:
+                return parts.decode()
+
+    def send(self, method: str, params: dict[str, Any] | None = None,
+             session: str | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        msg: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        self._send_text(json.dumps(msg))
+        while True:
+            reply = json.loads(self._recv_text())
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return dict(reply["result"])
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def evaluate(cdp: Cdp, session: str, expr: str) -> Any:
+    r = cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session)
+    if "exceptionDetails" in r:
+        raise RuntimeError(f"{expr}: {r['exceptionDetails']}")
+    return r["result"].get("value")
+
+
+# --- store and browser ------------------------------------------------------------------
+
+def seed_store(db: Path) -> int:
+    """Ingest varied records; return how many. Families rotate per origin, days 0-3."""
+    conn = open_rw(db, now_ms=1.0)
+    sink = SqliteSink(conn)
+    n = 0
+    families = ["h1", "h2", "h3"]
+    for o, origin in enumerate(ORIGINS):
+        for day in range(4):
+            for k in range(2):
+                family = families[(o + day + k) % 3]
+                rec = make_record(3 + o, seed=100 * o + 10 * day + k, family=family)
+                rec["page"]["origin"] = origin
+                rec["page"]["url"] = origin + "/page/"
+                rec["page"]["started_at_ms"] = 1763812345678.5 + day * DAY_MS + 1000 * (10 * o + k)
+                plt = 400.0 + 150 * families.index(family) + 40 * o + 25 * day
+                rec["milestones"]["load_ms"] = plt
+                if o == 1 and day == 2 and k == 0:
+                    rec["page"]["error"] = "net::ERR_CONNECTION_RESET"
+                assert sink.ingest(parse_record(rec), {}, now_ms=2.0)
+                n += 1
+    conn.close()
+    return n
+
+
+class Browser:
+    def __init__(self, proc: subprocess.Popen[bytes], cdp: Cdp, session: str, log: Path) -> None:
+        self.proc, self.cdp, self.session, self.log = proc, cdp, session, log
+
+    def js(self, expr: str) -> Any:
+        return evaluate(self.cdp, self.session, expr)
+
+    def wait_state(self, timeout_s: float = 45.0) -> str:
+        deadline = time.monotonic() + timeout_s
+        state = None
+        while time.monotonic() < deadline:
+            state = self.js("document.body ? document.body.dataset.state : null")
+            if state in ("ready", "empty", "error"):
+                return str(state)
+            time.sleep(0.2)
+        raise AssertionError(f"dashboard still {state!r} after {timeout_s} s; log {self.log}")
+
+    def screenshot(self, path: Path) -> Image.Image:
+        r = self.cdp.send("Page.captureScreenshot", {"format": "png"}, self.session)
+        data = base64.b64decode(r["data"])
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        return Image.open(io.BytesIO(data)).convert("RGB")
+
+
+def open_dashboard(tmp: Path, db: Path | None, query: str = "") -> Browser:
+    udd = tmp / "profile"
+    seed_preferences(udd)
+    if db is not None:
+        register_lab_host(udd, {"PROTOLENS_DB": str(db)})
+    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
+                      arm="h2", origins=[], extra=["--remote-debugging-port=0",
+                                                   "--window-size=1280,1700"])
+    log = tmp / "chromium.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command_line(spec), stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, env=scratch_env(os.environ, tmp / "xdg"),
+                                start_new_session=True)
+    active = udd / "DevToolsActivePort"
+    deadline = time.monotonic() + 30
+    while not (active.exists() and len(active.read_text().split()) >= 2):
+        if time.monotonic() > deadline or proc.poll() is not None:
+            stop(proc)
+            raise AssertionError(f"no DevTools endpoint; see {log}")
+        time.sleep(0.1)
+    port, path = active.read_text().split()[:2]
+    cdp = Cdp(int(port), path)
+    target = cdp.send("Target.createTarget", {"url": DASHBOARD + query})["targetId"]
+    session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
+    cdp.send("Emulation.setDeviceMetricsOverride",
+             {"width": 1280, "height": 1700, "deviceScaleFactor": 1, "mobile": False}, session)
+    return Browser(proc, cdp, session, log)
+
+
+def close(b: Browser) -> None:
+    b.cdp.close()
+    stop(b.proc)
+
+
+def coloured_pixels(img: Image.Image, box: tuple[int, int, int, int]) -> int:
+    """Saturated pixels in ``box``: bars, lines and points (axes, grid and text are grey)."""
+    px = img.crop(box).tobytes()
+    return sum(1 for i in range(0, len(px), 3) if max(px[i:i + 3]) - min(px[i:i + 3]) > 60)
+
+
+def canvas_boxes(b: Browser) -> dict[str, tuple[int, int, int, int]]:
+    rects = b.js("Object.fromEntries([...document.querySelectorAll('canvas')].map(c => {"
+                 " const r = c.getBoundingClientRect();"
+                 " return [c.id, [r.left, r.top, r.right, r.bottom]]; }))")
+    return {k: (int(v[0]), int(v[1]), int(v[2]), int(v[3])) for k, v in rects.items()}
+
+
+# --- tests ---------------------------------------------------------------------------------
+
+def test_dashboard_draws_three_charts_from_the_store_and_escapes_page_strings(
+        tmp_path: Path) -> None:
+    db = tmp_path / "seeded.db"
+    stored = seed_store(db)
+    # ?limit=2: two rows per reply, so every query spans several pages (next_cursor followed)
+    b = open_dashboard(tmp_path, db, "?limit=2")
+    try:
+        assert b.wait_state() == "ready", b.js("document.getElementById('status').textContent")
+        status = b.js("document.getElementById('status').textContent")
+        assert f"{stored} navigations" in status
+        assert f"{len(ORIGINS)} domains" in status
+        assert int(b.js("document.body.dataset.pages")) >= 3 + len(ORIGINS) // 2
+
+        # every origin is in the table, as text; the markup never became an element
+        cells = b.js("[...document.querySelectorAll('#domains-body td.origin')]"
+                     ".map(td => td.textContent)")
+        assert sorted(cells) == sorted(ORIGINS)
+        assert b.js("document.querySelectorAll('img').length") == 0
+        assert EVIL in b.js("document.body.innerText")
+        options = b.js("[...document.querySelectorAll('#origin option')].map(o => o.textContent)")
+        assert EVIL in options
+
+        boxes = canvas_boxes(b)
+        assert set(CANVASES) <= set(boxes)
+        img = b.screenshot(ARTIFACTS / "dashboard.png")
+        for name in CANVASES:
+            left, top, right, bottom = boxes[name]
+            assert right - left > 200 and bottom - top > 150, (name, boxes[name])
+            # the upper three quarters: the plot area, above the legend at the bottom
+            marks = coloured_pixels(img, (left, top, right, top + (bottom - top) * 3 // 4))
+            assert marks > 400, f"{name}: only {marks} coloured pixels; see {ARTIFACTS}"
+
+        # one origin picked: the PLT chart redraws from that origin's rows only
+        b.js(f"(() => {{ const s = document.getElementById('origin'); s.value = {json.dumps(EVIL)};"
+             " s.dispatchEvent(new Event('change')); })()")
+        left, top, right, bottom = boxes["chart-plt"]
+        one = b.screenshot(ARTIFACTS / "dashboard-one-origin.png")
+        assert coloured_pixels(one, (left, top, right, top + (bottom - top) * 3 // 4)) > 100
+        assert b.js("document.querySelectorAll('img').length") == 0
+    finally:
+        close(b)
+
+
+def test_dashboard_says_so_when_the_store_is_empty(tmp_path: Path) -> None:
+    b = open_dashboard(tmp_path, tmp_path / "none-yet.db")
+    try:
+        assert b.wait_state() == "empty"
+        assert b.js("document.getElementById('empty').hidden") is False
+        assert "Nothing recorded yet" in b.js("document.body.innerText")
+        assert b.js("document.getElementById('charts').hidden") is True
+        b.screenshot(ARTIFACTS / "dashboard-empty.png")
+    finally:
+        close(b)
+    assert not (tmp_path / "none-yet.db").exists(), "a read-only query created the store"
+
+
+def test_dashboard_reports_a_missing_host(tmp_path: Path) -> None:
+    b = open_dashboard(tmp_path, None)  # no host registered for this profile
+    try:
+        assert b.wait_state() == "error"
+        assert "protolens install" in b.js("document.getElementById('status').textContent")
+    finally:
+        close(b)
