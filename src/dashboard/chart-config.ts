@@ -10,13 +10,17 @@ const FAILED_COLOR = "#dc2626";
 
 const axisTitle = (text: string) => ({ display: true, text, font: { weight: "bold" as const } });
 
-export function protocolConfig(d: ProtocolBars): ChartConfiguration<"bar", number[], string> {
+/** One dataset per family (null outside its own bar) so the legend names each protocol. */
+export function protocolConfig(d: ProtocolBars): ChartConfiguration<"bar", (number | null)[], string> {
+  const ofFamily = (f: string) => d.families.map((g, i) => (g === f ? d.succeeded[i] ?? 0 : null));
   return {
     type: "bar",
     data: {
       labels: d.labels,
       datasets: [
-        { label: "loaded", data: d.succeeded, backgroundColor: d.families.map(familyColor), stack: "n" },
+        ...d.families.map((f, i) => ({
+          label: d.labels[i] ?? f, data: ofFamily(f), backgroundColor: familyColor(f), stack: "n", skipNull: true,
+        })),
         { label: "failed", data: d.failed, backgroundColor: FAILED_COLOR, stack: "n" },
       ],
     },
