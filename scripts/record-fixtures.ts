@@ -144,7 +144,17 @@ async function record(name: string, scenario: Scenario): Promise<void> {
         expression: "JSON.stringify({...performance.getEntriesByType('navigation')[0].toJSON(), timeOrigin: performance.timeOrigin})",
         returnByValue: true,
       }, sessionId);
-      return { url, timing: JSON.parse(res.result.value) as Record<string, unknown> };
+      // the page's own LCP (startTime, ms after timeOrigin), the ground truth for milestones.lcp_ms
+      const lcp = await cdp.send<{ result: { value: number | null } }>("Runtime.evaluate", {
+        expression: `new Promise((done) => {
+          setTimeout(() => done(null), 1000);
+          new PerformanceObserver((l) => done(l.getEntries().at(-1).startTime))
+            .observe({ type: "largest-contentful-paint", buffered: true });
+        })`,
+        awaitPromise: true, returnByValue: true,
+      }, sessionId);
+      const timing = JSON.parse(res.result.value) as Record<string, unknown>;
+      return { url, timing: { ...timing, largestContentfulPaint: lcp.result.value } };
     };
     const navigations = await scenario.run({ site, cdp, session: sessionId, nav });
     const kept = minify(events as unknown as RawEvent[], sessionId);

@@ -28,6 +28,9 @@ export interface BuildOptions {
 
 export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
   const at = (s: number | null): number | null => (s === null ? null : relativeMs(s, nav.zero));
+  // epoch seconds of the zero: the main request's wallTime/timestamp pair maps wall to monotonic
+  const zeroWall = nav.wallTime - (nav.t0 - nav.zero);
+  const atWall = (s: number | null): number | null => (s === null ? null : relativeMs(s, zeroWall));
   const requests: RequestEntry[] = [];
   for (const hops of nav.requests.values()) {
     for (const h of hops) requests.push(toEntry(h, nav.zero, o.urlDetail));
@@ -51,7 +54,7 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
       url: applyDetail(finalUrl, o.urlDetail),
       origin: originOf(finalUrl),
       url_detail: o.urlDetail,
-      started_at_ms: Math.round((nav.wallTime - (nav.t0 - nav.zero)) * 1e6) / 1e3,
+      started_at_ms: Math.round(zeroWall * 1e6) / 1e3,
       browser: o.env.browser,
       extension_version: o.env.extension_version,
       network: o.env.network,
@@ -63,7 +66,7 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
     milestones: {
       ttfb_ms: mainFinal?.first_byte_ms ?? null,
       fcp_ms: at(nav.fcpAt),
-      lcp_ms: at(nav.lcpAt),
+      lcp_ms: atWall(nav.lcpWall),
       dcl_ms: at(nav.dclAt),
       load_ms: at(nav.loadAt),
       first_image_ms: firstImage,

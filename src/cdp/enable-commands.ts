@@ -7,12 +7,34 @@
 import type { Protocol } from "devtools-protocol";
 import type { Command, RawEvent } from "./raw-event.ts";
 
+/**
+ * LCP. chrome.debugger does not expose the PerformanceTimeline domain ("'PerformanceTimeline.enable'
+ * wasn't found", Chromium 156), so each top-level document gets a PerformanceObserver for
+ * `largest-contentful-paint` (https://w3c.github.io/largest-contentful-paint/) that reports every
+ * candidate through a CDP binding, as Runtime.bindingCalled events the recorder replays. Both live
+ * in an isolated world: the page can neither see the binding nor forge a candidate. The payload is
+ * the candidate's time in epoch ms (performance.timeOrigin + startTime).
+ */
+export const LCP_BINDING = "__protolensLcp";
+export const LCP_WORLD = "protolens";
+const LCP_SCRIPT = `if (window === window.top) {
+  const report = globalThis[${JSON.stringify(LCP_BINDING)}];
+  new PerformanceObserver((list) => {
+    for (const e of list.getEntries()) report(JSON.stringify({ t: performance.timeOrigin + e.startTime }));
+  }).observe({ type: "largest-contentful-paint", buffered: true });
+}`;
+
 /** For the tab's own target. */
 export const TAB_COMMANDS: readonly Command[] = [
   { method: "Network.enable", params: {} },
   { method: "Page.enable", params: {} },
   { method: "Page.setLifecycleEventsEnabled", params: { enabled: true } },
   { method: "Performance.enable", params: { timeDomain: "timeTicks" } },
+  // Largest-contentful-paint candidates (see LCP_SCRIPT). Runtime.bindingCalled is only sent
+  // with the Runtime domain enabled (verified, Chromium 156); binding first, then the script.
+  { method: "Runtime.enable" },
+  { method: "Runtime.addBinding", params: { name: LCP_BINDING, executionContextName: LCP_WORLD } },
+  { method: "Page.addScriptToEvaluateOnNewDocument", params: { source: LCP_SCRIPT, worldName: LCP_WORLD } },
   // Out-of-process iframes: pause each new child until its domains are on, then resume it
   // (chrome.debugger can address child sessions via {tabId, sessionId} since Chrome 125).
   {

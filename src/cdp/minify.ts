@@ -12,6 +12,7 @@ export const KEPT_METHODS: ReadonlySet<string> = new Set([
   "Page.frameNavigated", "Page.frameAttached", "Page.frameDetached",
   "Page.frameStartedLoading", "Page.frameStoppedLoading",
   "Target.attachedToTarget", "Target.detachedFromTarget", "Performance.metrics",
+  "Runtime.bindingCalled",
 ]);
 
 export const KEPT_HEADERS: ReadonlySet<string> = new Set([

@@ -18,10 +18,14 @@ export const DEFAULT_LIMITS: Limits = { quietMs: 2000, maxAfterLoadMs: 30000, ma
 export class Navigation {
   /** request key (session + requestId) -> its hops, in order; the last one is current. */
   readonly requests = new Map<string, Hop[]>();
+  /** Requests seen before this navigation committed that are not its own (another loader's):
+   * the previous document's, still loading until the commit replaces it. Dropped at commit. */
+  readonly beforeCommit = new Set<string>();
   loadAt: number | null = null;
   dclAt: number | null = null;
   fcpAt: number | null = null;
-  lcpAt: number | null = null;
+  /** The latest largest-contentful-paint candidate's time, epoch seconds. */
+  lcpWall: number | null = null;
   mainFailure: string | null = null;
   mainFailedAt: number | null = null;
   /** performance.timeOrigin in CDP seconds, from Performance.getMetrics (enable-commands.ts). */

@@ -5,7 +5,7 @@
  * from a timer (src/cdp/clock.ts maps its local clock to CDP time) and fromLog calls per event.
  */
 import { buildRecord, type RecordEnv } from "./build-record.ts";
-import { LOAD_METRICS_TITLE } from "./enable-commands.ts";
+import { LCP_BINDING, LOAD_METRICS_TITLE } from "./enable-commands.ts";
 import { DEFAULT_LIMITS, Navigation, type Limits } from "./navigation.ts";
 import { endByRedirect, newHop } from "./request-state.ts";
 import type { RawEvent } from "./raw-event.ts";
@@ -22,6 +22,17 @@ export interface RecorderOptions {
 }
 
 const isHttp = (url: string): boolean => url.startsWith("http://") || url.startsWith("https://");
+
+/** The binding's payload `{"t": epoch ms}`, or null for anything else. */
+function lcpEpochMs(payload: string): number | null {
+  try {
+    const v: unknown = JSON.parse(payload);
+    if (typeof v !== "object" || v === null || !("t" in v)) return null;
+    return typeof v.t === "number" && Number.isFinite(v.t) && v.t > 0 ? v.t : null;
+  } catch {
+    return null;
+  }
+}
 
 export class Recorder {
   private nav: Navigation | null = null;
@@ -69,6 +80,7 @@ export class Recorder {
         }
         if (nav && isHttp(p.request.url) && !prev) {
           nav.requests.set(k, [newHop(p, 0, false)]);
+          if (!this.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
           nav.touch(p.timestamp);
         }
         return [];
@@ -125,7 +137,11 @@ export class Recorder {
         if (f.parentId) this.childFrames.add(f.id);
         else if (ev.sessionId === undefined) {
           this.mainFrameId ??= f.id;
-          if (nav && f.id === this.mainFrameId && f.loaderId === nav.loaderId) this.committed = true;
+          if (nav && f.id === this.mainFrameId && f.loaderId === nav.loaderId) {
+            this.committed = true;
+            for (const k of nav.beforeCommit) nav.requests.delete(k);
+            nav.beforeCommit.clear();
+          }
         }
         return [];
       }
@@ -148,6 +164,14 @@ export class Recorder {
             start <= nav.t0 + 0.0005 && nav.t0 - start < 1) {
           nav.navStart ??= start;
         }
+        return [];
+      }
+      case "Runtime.bindingCalled": {
+        // LCP candidates of the top-level document (enable-commands.ts, LCP_SCRIPT), once this
+        // navigation committed; the last one is the LCP (candidates come until input or unload)
+        if (!nav || !this.committed || ev.sessionId !== undefined || ev.params.name !== LCP_BINDING) return [];
+        const t = lcpEpochMs(ev.params.payload);
+        if (t !== null) nav.lcpWall = t / 1000;
         return [];
       }
       case "Page.loadEventFired":

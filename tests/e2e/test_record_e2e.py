@@ -153,3 +153,12 @@ def test_plt_matches_the_pages_own_load_event_end(loads: Any, arm: str) -> None:
     led = float(parse_qs(urlsplit(beacons[0].uri).query)["led"][0])
     assert led > 0
     assert abs(nav["_summary"]["plt_ms"] - led) <= 5.0, (nav["_summary"]["plt_ms"], led)
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_lcp_is_recorded_and_not_before_fcp(loads: Any, arm: str) -> None:
+    _, db, done = loads
+    nav = navigation(db, done[arm])
+    lcp, fcp = nav["lcp_ms"], nav["fcp_ms"]
+    assert fcp is not None and lcp is not None, (fcp, lcp)
+    assert fcp <= lcp <= 30_000, (fcp, lcp)

@@ -1,5 +1,6 @@
 /** Builders of synthetic CDP events for recorder unit tests (shapes as Chromium 156 sends them). */
 import type { Protocol } from "devtools-protocol";
+import { LCP_BINDING } from "../../src/cdp/enable-commands.ts";
 import type { RawEvent } from "../../src/cdp/raw-event.ts";
 import type { RecorderOptions } from "../../src/cdp/recorder.ts";
 import { fixedIds } from "../../scripts/fixture-io.ts";
@@ -63,4 +64,30 @@ export function lifecycle(name: string, loaderId: string, t: number): RawEvent {
 /** A finished request: will-be-sent, response, loading-finished. */
 export function fetched(id: string, url: string, t: number, bytes: number, conn = 1): RawEvent[] {
   return [request(id, url, t), received(id, t + 0.01, response(url, { connectionId: conn })), finished(id, t + 0.02, bytes)];
+}
+
+/** The main frame committed the navigation whose loader is `loaderId`. */
+export function committed(loaderId: string, url: string): RawEvent {
+  return {
+    method: "Page.frameNavigated",
+    params: {
+      type: "Navigation",
+      frame: {
+        id: FRAME, loaderId, url, domainAndRegistry: "a.test", securityOrigin: new URL(url).origin,
+        mimeType: "text/html", secureContextType: "Secure", crossOriginIsolatedContextType: "NotIsolated",
+        gatedAPIFeatures: [],
+      },
+    },
+  };
+}
+
+/** A largest-contentful-paint candidate at `wall` epoch seconds, as the LCP binding reports it
+ * (src/cdp/enable-commands.ts); `payload` replaces the JSON. */
+export function lcpCandidate(wall: number, o: { name?: string; sessionId?: string; payload?: string } = {}): RawEvent {
+  const ev: RawEvent = {
+    method: "Runtime.bindingCalled",
+    params: { name: o.name ?? LCP_BINDING, payload: o.payload ?? JSON.stringify({ t: wall * 1000 }), executionContextId: 7 },
+  };
+  if (o.sessionId !== undefined) ev.sessionId = o.sessionId;
+  return ev;
 }

@@ -8,7 +8,8 @@ import { describe, expect, it } from "vitest";
 import { FIXTURES, golden, goldenText, scenarios } from "../../scripts/fixture-io.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 
-interface Meta { navigations: { url: string; timing: { loadEventEnd?: number; domContentLoadedEventEnd?: number } }[] }
+interface Timing { loadEventEnd?: number; domContentLoadedEventEnd?: number; largestContentfulPaint?: number | null }
+interface Meta { navigations: { url: string; timing: Timing }[] }
 const meta = (name: string): Meta => JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as Meta;
 const hostConns = (r: NavigationRecord, host: string) => r.connections.filter((c) => c.host === host);
 const main = (r: NavigationRecord) => r.requests.filter((q) => q.is_main_document);
@@ -32,6 +33,19 @@ describe.each(scenarios())("fixture %s", (name) => {
       if (led === undefined) return;
       expect(r.milestones.load_ms).not.toBeNull();
       expect(Math.abs((r.milestones.load_ms ?? NaN) - led)).toBeLessThanOrEqual(5);
+      checked += 1;
+    });
+    expect(checked).toBeGreaterThan(0);
+  });
+
+  it("lcp_ms is within 2 ms of the page's own LCP (PerformanceObserver), and not before fcp_ms", () => {
+    const navs = meta(name).navigations;
+    let checked = 0;
+    records.forEach((r, i) => {
+      const lcp = navs[i]?.timing.largestContentfulPaint;
+      if (lcp === undefined || lcp === null) return;
+      expect(Math.abs((r.milestones.lcp_ms ?? NaN) - lcp)).toBeLessThanOrEqual(2);
+      expect(r.milestones.lcp_ms).toBeGreaterThanOrEqual(r.milestones.fcp_ms ?? Infinity);
       checked += 1;
     });
     expect(checked).toBeGreaterThan(0);

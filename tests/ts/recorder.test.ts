@@ -3,7 +3,9 @@ import { describe, expect, it } from "vitest";
 import { loadMetricsEvent } from "../../src/cdp/enable-commands.ts";
 import { fromLog } from "../../src/cdp/from-log.ts";
 import { Recorder } from "../../src/cdp/recorder.ts";
-import { failed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
+import {
+  committed, failed, fetched, finished, lcpCandidate, lifecycle, navigation, options, received, request, response,
+} from "./events.ts";
 
 const PAGE = "https://a.test/page/";
 
@@ -110,6 +112,43 @@ describe("requests", () => {
     expect(r?.page.url).toBe("https://a.test");
     expect(r?.requests.map((q) => q.url)).toEqual(["https://a.test", "https://a.test"]);
     expect(JSON.stringify(r)).not.toContain("secret");
+  });
+});
+
+describe("largest contentful paint", () => {
+  const wall = (t: number) => 1_700_000_000 + t; // events.ts: wallTime = 1.7e9 + timestamp
+
+  it("is the top document's last candidate after commit, in ms after navigation start", () => {
+    const events = [navigation("L1", PAGE, 100), lcpCandidate(wall(100.05)), committed("L1", PAGE),
+      lcpCandidate(wall(100.2)), lcpCandidate(wall(100.3)),
+      lcpCandidate(wall(100.9), { name: "pageBinding" }), lcpCandidate(wall(100.8), { sessionId: "S" }),
+      ...["", "nope", "{}", '{"t":"1"}', '{"t":-5}', "null"].map((payload) => lcpCandidate(0, { payload }))];
+    const [r] = fromLog(events, options());
+    expect(r?.milestones.lcp_ms).toBe(300);
+  });
+
+  it("stays null without a candidate, or when candidates came before the commit", () => {
+    expect(fromLog([navigation("L1", PAGE, 100), committed("L1", PAGE)], options())[0]?.milestones.lcp_ms).toBeNull();
+    const early = [navigation("L1", PAGE, 100), lcpCandidate(wall(100.1)), committed("L2", PAGE)];
+    expect(fromLog(early, options())[0]?.milestones.lcp_ms).toBeNull();
+  });
+
+  it("follows the page's navigation start from Performance.getMetrics", () => {
+    const events = [navigation("L1", PAGE, 100), committed("L1", PAGE), lcpCandidate(wall(100.3)),
+      loadMetricsEvent([{ name: "NavigationStart", value: 99.995 }])];
+    expect(fromLog(events, options())[0]?.milestones.lcp_ms).toBe(305);
+  });
+});
+
+describe("commit", () => {
+  it("drops the previous document's requests still loading before the commit, keeps its own", () => {
+    const events = [navigation("L1", PAGE, 1),
+      request("old", `${PAGE}old.png`, 1.01, { loaderId: "L0" }),
+      request("oopif", "https://b.test/frame/f.png", 1.02, { loaderId: "F0", frameId: "OLDCHILD", sessionId: "S0" }),
+      request("hint", `${PAGE}hint.css`, 1.03, { loaderId: "L1" }),
+      committed("L1", PAGE), ...fetched("new", `${PAGE}new.png`, 1.1, 10)];
+    const [r] = fromLog(events, options());
+    expect(r?.requests.map((q) => q.url)).toEqual([PAGE, `${PAGE}hint.css`, `${PAGE}new.png`]);
   });
 });
 
