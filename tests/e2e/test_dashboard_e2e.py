@@ -283,6 +283,45 @@ def test_dashboard_says_so_when_the_store_is_empty(tmp_path: Path) -> None:
     assert not (tmp_path / "none-yet.db").exists(), "a read-only query created the store"
 
 
+def test_popup_link_opens_the_dashboard_in_a_tab(tmp_path: Path) -> None:
+    b = open_dashboard(tmp_path, tmp_path / "none-yet.db")
+    try:
+        b.wait_state()
+        popup = b.cdp.send("Target.createTarget",
+                           {"url": f"chrome-extension://{EXTENSION_ID}/popup.html"})
+        session = b.cdp.send("Target.attachToTarget",
+                             {"targetId": popup["targetId"], "flatten": True})["sessionId"]
+        b.cdp.send("Target.activateTarget", {"targetId": popup["targetId"]})
+        rect = None
+        deadline = time.monotonic() + 15
+        while rect is None and time.monotonic() < deadline:
+            rect = evaluate(b.cdp, session,
+                            "(() => { const a = document.getElementById('dashboard');"
+                            " if (!a) return null; const r = a.getBoundingClientRect();"
+                            " return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+            time.sleep(0.1)
+        assert rect is not None, "popup has no Dashboard link"
+        before = dashboards(b)
+        for kind in ("mousePressed", "mouseReleased"):  # a real click: user activation
+            b.cdp.send("Input.dispatchMouseEvent", {"type": kind, "x": rect[0], "y": rect[1],
+                                                    "button": "left", "clickCount": 1}, session)
+        deadline = time.monotonic() + 10
+        while dashboards(b) <= before and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert dashboards(b) == before + 1
+        # a new tab: the popup itself stays where it was
+        infos = b.cdp.send("Target.getTargets")["targetInfos"]
+        assert [t["url"] for t in infos if t["targetId"] == popup["targetId"]] == [
+            f"chrome-extension://{EXTENSION_ID}/popup.html"]
+    finally:
+        close(b)
+
+
+def dashboards(b: Browser) -> int:
+    targets = b.cdp.send("Target.getTargets")["targetInfos"]
+    return sum(1 for t in targets if t["type"] == "page" and t["url"].startswith(DASHBOARD))
+
+
 def test_dashboard_reports_a_missing_host(tmp_path: Path) -> None:
     b = open_dashboard(tmp_path, None)  # no host registered for this profile
     try:
