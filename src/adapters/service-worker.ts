@@ -9,11 +9,17 @@ import { browserInfo, networkInfo } from "./environment.ts";
 import { HostLink } from "./host-port.ts";
 import { LabRunner } from "./lab-runner.ts";
 import { OutboxStore } from "./outbox-store.ts";
+import { loadExperiment, onExperimentChanged, saveExperiment } from "./experiment-store.ts";
+import { applyProxy, installAuthListener } from "./proxy.ts";
+import { Throttler } from "./throttle.ts";
 import { loadSettings, onSettingsChanged } from "./settings-store.ts";
 import { forgetTab, showRecord } from "./tab-view.ts";
 import { MSG_SCHEMA, dispatchHost, type HostHandlers, type LabConfig } from "../messages/protocol.ts";
 import { ack, enqueue, reject } from "../outbox/outbox.ts";
 import { effective, inScope, type Settings } from "../policy/settings.ts";
+import { annotate, effectiveRules } from "../policy/applied.ts";
+import { NO_POLICIES, throttling, type PolicySet } from "../policy/rules.ts";
+import { advance, enrolledDomain, type ExperimentState } from "../experiment/assign.ts";
 import type { NavigationRecord } from "../record/types.ts";
 
 const RETRY_MS = 2000;
@@ -28,6 +34,11 @@ async function main(): Promise<App> {
   const outbox = await OutboxStore.load();
   const browserEnv = await browserInfo();
   const inflight = new Set<string>();
+  // Everyday-browser policies (docs/POLICY.md): the host's rules + relay, the volunteer's A/B state.
+  let policies: PolicySet = NO_POLICIES;
+  let experiment: ExperimentState | null = await loadExperiment();
+  let askedRelay = false;
+  const throttler = new Throttler();
 
   const recorderOptions = () => {
     const e = effective(settings, lab);
@@ -45,7 +56,14 @@ async function main(): Promise<App> {
     }
   };
 
-  const onRecord = (tabId: number, record: NavigationRecord): void => {
+  const onRecord = (tabId: number, raw: NavigationRecord): void => {
+    const applied = throttler.take(tabId, raw.requests.map((r) => r.request_id));
+    const { record, enrolled } = annotate(raw, policies, experiment, lab !== null, applied, throttler.installed);
+    if (enrolled !== null && experiment !== null) {
+      // the next navigation to this domain gets the next arm of its block (experiment/assign.ts)
+      experiment = advance(experiment, enrolled);
+      void saveExperiment(experiment);
+    }
     labRunner.onRecord(tabId, record);
     void outbox.update((s) => enqueue(s, record)).then(async () => {
       flush();
@@ -55,13 +73,40 @@ async function main(): Promise<App> {
   };
 
   const dbg = new DebuggerRecorder(onRecord);
-  const labRunner = new LabRunner((tabId) => dbg.attach(tabId, recorderOptions()));
+  const attach = async (tabId: number): Promise<void> => {
+    await dbg.attach(tabId, recorderOptions());
+    await throttler.apply(tabId).catch((e: unknown) => console.warn("protolens: throttling", e));
+  };
+  const labRunner = new LabRunner(attach);
+
+  // The PAC (no-h3 via the relay) and the CDP throttling rules follow the rules and enrolment.
+  const applyPolicies = async (): Promise<void> => {
+    const exp = lab === null ? experiment : null;
+    if (policies.relay === null && (exp?.domains.length ?? 0) > 0 && !askedRelay && link.ready) {
+      askedRelay = link.send({ type: "policies", schema: MSG_SCHEMA, want_relay: true });
+    }
+    const rules = effectiveRules(policies.rules, exp);
+    await applyProxy(rules, policies.relay).catch((e: unknown) => console.warn("protolens: proxy", e));
+    const tabs = (await browser.tabs.query({})).flatMap((t) => (t.id !== undefined && dbg.isAttached(t.id) ? [t.id] : []));
+    await throttler.update(throttling(rules), tabs);
+  };
+  const wanted = (url: string, incognito: boolean): boolean => {
+    if (inScope(effective(settings, lab), url, incognito)) return true;
+    if (lab !== null || incognito || experiment === null) return false;
+    try {
+      const u = new URL(url);
+      return (u.protocol === "https:" || u.protocol === "http:") && enrolledDomain(experiment, u.hostname) !== null;
+    } catch {
+      return false;
+    }
+  };
 
   const handlers = {
     hello: (m) => {
       lab = m.lab;
       void browser.storage.session.set({ lab: m.lab, host_version: m.host_version });
       flush();
+      askedRelay = false;
       if (lab?.record) void labRunner.start(lab.navigate, lab.advance).catch((e: unknown) => console.error("protolens: lab", e));
     },
     ack: async (m) => {
@@ -70,6 +115,12 @@ async function main(): Promise<App> {
       await labRunner.onAck(m.id);
     },
     pong: () => undefined,
+    policies: (m) => {
+      if (m.error !== null) console.warn(`protolens: policies: ${m.error}`);
+      policies = { rules: m.rules, relay: m.relay };
+      if (m.relay !== null) askedRelay = false;
+      void applyPolicies();
+    },
     query_result: () => undefined, // only the dashboard's own port sends queries
     error: async (m) => {
       console.warn(`protolens: host error: ${m.error}`);
@@ -86,11 +137,10 @@ async function main(): Promise<App> {
   // Attach to every in-scope tab ahead of its next navigation (attaching at onBeforeNavigate can
   // be too late for that navigation's first request); detach from the rest.
   const syncTabs = async (): Promise<void> => {
-    const e = effective(settings, lab);
     for (const tab of await browser.tabs.query({})) {
       if (tab.id === undefined || tab.id === labRunner.labTab) continue;
-      const want = inScope(e, tab.url ?? "", tab.incognito);
-      if (want && !dbg.isAttached(tab.id)) await dbg.attach(tab.id, recorderOptions()).catch(() => undefined);
+      const want = wanted(tab.url ?? "", tab.incognito);
+      if (want && !dbg.isAttached(tab.id)) await attach(tab.id).catch(() => undefined);
       else if (!want && dbg.isAttached(tab.id)) await dbg.detach(tab.id);
     }
   };
@@ -98,6 +148,11 @@ async function main(): Promise<App> {
     settings = s;
     void syncTabs();
   });
+  onExperimentChanged((x) => {
+    experiment = x;
+    void applyPolicies().then(syncTabs);
+  });
+  chrome.tabs.onRemoved.addListener((tabId) => throttler.forget(tabId));
   void syncTabs();
   link.connect();
   return {
@@ -106,14 +161,15 @@ async function main(): Promise<App> {
       if (d.frameId !== 0) return;
       const tab = await browser.tabs.get(d.tabId).catch(() => null);
       if (tab === null) return;
-      const want = inScope(effective(settings, lab), d.url, tab.incognito);
-      if (want && !dbg.isAttached(d.tabId)) await dbg.attach(d.tabId, recorderOptions()).catch(() => undefined);
+      const want = wanted(d.url, tab.incognito);
+      if (want && !dbg.isAttached(d.tabId)) await attach(d.tabId).catch(() => undefined);
       else if (!want && dbg.isAttached(d.tabId) && d.tabId !== labRunner.labTab) await dbg.detach(d.tabId);
     },
   };
 }
 
 // Listeners at the top level, so an event that wakes the worker is delivered (MV3 rule).
+installAuthListener();
 const app = main();
 app.catch((e: unknown) => console.error("protolens: startup failed", e));
 chrome.webNavigation.onBeforeNavigate.addListener((d) => void app.then((a) => a.onBeforeNavigate(d)));

@@ -4,6 +4,8 @@
  * here, where it enters the extension (parseHostMessage); nothing else trusts its shape.
  */
 import { isUrlDetail } from "../policy/url-detail.ts";
+import { PolicyMessageError, parsePolicySet } from "../policy/policies-message.ts";
+import type { PolicyRule, RelayInfo } from "../policy/rules.ts";
 import type { NavigationRecord, UrlDetail } from "../record/types.ts";
 
 export const MSG_SCHEMA = 1 as const;
@@ -36,6 +38,8 @@ export type ExtensionMsg =
   | { type: "hello"; schema: typeof MSG_SCHEMA; extension_version: string; extension_id: string }
   | { type: "record"; schema: typeof MSG_SCHEMA; msg_id: string; record: NavigationRecord }
   | { type: "ping"; schema: typeof MSG_SCHEMA }
+  /** Ask for the rules; `want_relay`: start the relay even without a no-h3 rule (experiments). */
+  | { type: "policies"; schema: typeof MSG_SCHEMA; want_relay: boolean }
   | {
     type: "query"; schema: typeof MSG_SCHEMA; msg_id: string; query: QueryName; params: QueryParams;
     cursor: string | null; limit?: number;
@@ -45,6 +49,7 @@ export type HostMsg =
   | { type: "hello"; schema: typeof MSG_SCHEMA; host_version: string; lab: LabConfig | null }
   | { type: "ack"; schema: typeof MSG_SCHEMA; msg_id: string; id: string; duplicate: boolean }
   | { type: "pong"; schema: typeof MSG_SCHEMA }
+  | { type: "policies"; schema: typeof MSG_SCHEMA; rules: PolicyRule[]; relay: RelayInfo | null; error: string | null }
   | {
     type: "query_result"; schema: typeof MSG_SCHEMA; msg_id: string; query: QueryName; columns: string[];
     rows: Cell[][]; next_cursor: string | null;
@@ -128,6 +133,16 @@ export function parseHostMessage(v: unknown): HostMsg {
       return { type: "pong", schema: MSG_SCHEMA };
     case "query_result":
       return parseQueryResult(v);
+    case "policies": {
+      const err = v.error ?? null;
+      if (err !== null && typeof err !== "string") throw new MessageError("error: expected a string or null");
+      try {
+        return { type: "policies", schema: MSG_SCHEMA, ...parsePolicySet(v), error: err };
+      } catch (e) {
+        if (e instanceof PolicyMessageError) throw new MessageError(e.message);
+        throw e;
+      }
+    }
     case "error": {
       const msgId = v.msg_id ?? null;
       if (msgId !== null && typeof msgId !== "string") throw new MessageError("msg_id: expected a string or null");

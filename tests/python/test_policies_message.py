@@ -58,6 +58,12 @@ def test_hello_is_followed_by_policies_and_policies_is_answered(tmp_path: Path) 
     assert asked["type"] == "policies" and asked["msg_id"] == "p1"
     (pong,) = d.handle_all(b'{"type":"ping","schema":1}', 0)
     assert pong["type"] == "pong"
+    (bad,) = d.handle_all(b'{"type":"policies","schema":1,"want_relay":"yes"}', 0)
+    assert bad["type"] == "error" and "want_relay" in bad["error"]
+    (wanted,) = d.handle_all(b'{"type":"policies","schema":1,"want_relay":true}', 0)
+    assert wanted["relay"]["port"] > 0  # an experiment needs the relay without a no-h3 rule
+    (again,) = d.handle_all(b'{"type":"policies","schema":1}', 0)
+    assert again["relay"] == wanted["relay"]  # once started, it stays announced
 
 
 def test_without_policy_source_policies_is_an_error() -> None:

@@ -94,12 +94,12 @@ class StorePolicies:
         self._env = env
         self._relay: RelayThread | None = None
 
-    def snapshot(self) -> PolicySnapshot:
+    def snapshot(self, want_relay: bool = False) -> PolicySnapshot:
         try:
             rules = read_rules(self.db)
         except (sqlite3.Error, PolicyError) as exc:
             return PolicySnapshot([], None, None, f"store: {exc}")
-        if not needs_relay(rules):
+        if not (want_relay or needs_relay(rules) or self._relay is not None):
             return PolicySnapshot(rules, None, None)
         try:
             if self._relay is None:

@@ -127,7 +127,10 @@ class Dispatcher:
         elif kind == "policies":
             if self.policies is None:
                 raise _BadMessage("policies: this host has no policy store", msg_id)
-            reply = policies_reply(self.policies.snapshot())
+            want = msg.get("want_relay", False)
+            if not isinstance(want, bool):
+                raise _BadMessage("want_relay: expected a boolean", msg_id)
+            reply = policies_reply(self.policies.snapshot(want_relay=want))
         elif kind == "query":
             if self.queries is None:
                 raise _BadMessage("query: this host has no store to query", msg_id)

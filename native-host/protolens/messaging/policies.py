@@ -34,7 +34,9 @@ class PolicySnapshot:
 class PolicySource(Protocol):
     """The host adapter: reads the store and starts the relay when a rule needs it."""
 
-    def snapshot(self) -> PolicySnapshot:
+    def snapshot(self, want_relay: bool = False) -> PolicySnapshot:
+        """Current rules; ``want_relay``: start the relay even without a ``no-h3`` rule (the
+        extension asks for it when the volunteer enrolled domains in an A/B experiment)."""
         ...
 
 
