@@ -71,7 +71,7 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     with log.open("wb") as out:
         proc = subprocess.Popen([*prefix, *argv], stdin=subprocess.DEVNULL, stdout=out,
                                 stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        reason: str | None = "timeout"
+        reason: str | None = f"timeout: no record stored within {timeout_s:g} s"
         try:
             while time.monotonic() - started < timeout_s:
                 if done():

@@ -8,7 +8,6 @@ loads are stored as failed with the reason and retried up to ``retries`` times.
 
 from __future__ import annotations
 
-import json
 import shlex
 import shutil
 import sqlite3
@@ -21,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from protolens.browser.flags import LaunchSpec, is_proxied
-from protolens.browser.launch import LoadResult, run_load
+from protolens.browser.launch import run_load
 from protolens.lab import proxied
 from protolens.lab.network import LabNetwork
 from protolens.lab.plan import PlannedLoad
@@ -153,7 +152,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
         progress.flagged += 1
     reason = result.reason if not result.ok else None
     if reason:
-        reason = f"{reason} (attempt {attempt}; browser log tail: {_tail(result)})"
+        reason = f"{reason} (attempt {attempt}; browser log: {result.log})"
         progress.failures.append(f"{planned.page}/{planned.arm}/{planned.condition}: {reason}")
     with closing(open_rw(opts.db)) as conn:
         labstore.record_load(conn, {
@@ -202,17 +201,6 @@ def _stored(db: Path, load_id: str) -> int:
         return 0
 
 
-def _tail(result: LoadResult, n: int = 300) -> str:
-    try:
-        text = result.log.read_text(errors="replace").strip().replace("\n", " | ")
-    except OSError:
-        return "(no log)"
-    return text[-n:] or "(empty)"
-
-
 def _remove(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
 
-
-def describe(progress: Progress) -> dict[str, Any]:
-    return json.loads(json.dumps(progress.__dict__))
