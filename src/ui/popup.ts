@@ -15,7 +15,9 @@ async function render(): Promise<void> {
   byId("mode", HTMLElement).textContent = lab.lab ? "lab profile: recording set by the host" : "";
   toggle.onchange = () => void saveSettings({ ...settings, enabled: toggle.checked });
 
-  const tabId = await activeTabId();
+  // popup.html?tab=ID shows that tab (the popup opened as a page, e.g. tests/e2e/test_ui_e2e.py)
+  const asked = new URLSearchParams(location.search).get("tab");
+  const tabId = asked !== null && /^\d{1,10}$/.test(asked) ? Number(asked) : await activeTabId();
   const raw = tabId === null ? null : await readLast(tabId);
   const view = byId("last", HTMLElement);
   view.replaceChildren();
@@ -37,7 +39,10 @@ async function render(): Promise<void> {
       const row = el("div", "", "bar-row");
       const bar = el("div", "", `bar ${b.family ?? "none"}`);
       bar.style.width = `${b.widthPct}%`;
-      row.append(el("div", `${b.label} · ${b.sharePct}`, "bar-label"), bar);
+      // the grey track is 100 %: a bar's length reads as its share at a glance
+      const track = el("div", "", "track");
+      track.append(bar);
+      row.append(el("div", `${b.label} · ${b.sharePct}`, "bar-label"), track);
       bars.append(row);
     }
     view.append(el("h2", "Hosts"), hosts, el("h2", "Connections by byte share"), bars);
