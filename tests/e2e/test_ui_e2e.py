@@ -71,8 +71,8 @@ class Page:
         raise AssertionError(f"still false after {timeout_s} s: {expr}")
 
     def screenshot(self, name: str) -> Path:
-        data = self.cdp.send("Page.captureScreenshot", {"format": "png", "captureBeyondViewport": True},
-                             self.session)["data"]
+        data = self.cdp.send("Page.captureScreenshot",
+                             {"format": "png", "captureBeyondViewport": True}, self.session)["data"]
         path = ARTIFACTS / name
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(base64.b64decode(data))
