@@ -59,6 +59,17 @@ export default tseslint.config(
     },
   },
   {
+    // the dashboard page draws the host's strings: text and canvas only, never markup
+    files: ["src/dashboard/**/*.ts"],
+    rules: {
+      "no-restricted-properties": ["error", ...ADAPTER_ONLY,
+        { property: "innerHTML", message: "page data is text: use textContent" },
+        { property: "outerHTML", message: "page data is text: use textContent" },
+        { property: "insertAdjacentHTML", message: "page data is text: use textContent" },
+      ],
+    },
+  },
+  {
     files: ["**/*.js", "**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,
   },
