@@ -38,6 +38,7 @@ async function main(): Promise<App> {
   let policies: PolicySet = NO_POLICIES;
   let experiment: ExperimentState | null = await loadExperiment();
   let askedRelay = false;
+  let onPoliciesApplied = (): void => undefined;
   const throttler = new Throttler();
 
   const recorderOptions = () => {
@@ -107,7 +108,14 @@ async function main(): Promise<App> {
       void browser.storage.session.set({ lab: m.lab, host_version: m.host_version });
       flush();
       askedRelay = false;
-      if (lab?.record) void labRunner.start(lab.navigate, lab.advance).catch((e: unknown) => console.error("protolens: lab", e));
+      if (lab?.record) {
+        const cfg = lab;
+        const start = (): void => void labRunner.start(cfg.navigate, cfg.advance).catch((e: unknown) => console.error("protolens: lab", e));
+        // the host's policies message follows its hello: the first lab URL waits for the PAC and
+        // throttling rules (at most 2 s, for a host that sends none)
+        const timer = setTimeout(start, 2000);
+        onPoliciesApplied = () => { clearTimeout(timer); start(); };
+      }
     },
     ack: async (m) => {
       inflight.delete(m.msg_id);
@@ -119,7 +127,10 @@ async function main(): Promise<App> {
       if (m.error !== null) console.warn(`protolens: policies: ${m.error}`);
       policies = { rules: m.rules, relay: m.relay };
       if (m.relay !== null) askedRelay = false;
-      void applyPolicies();
+      void applyPolicies().then(() => {
+        onPoliciesApplied();
+        onPoliciesApplied = () => undefined;
+      });
     },
     query_result: () => undefined, // only the dashboard's own port sends queries
     error: async (m) => {
