@@ -10,6 +10,7 @@ import { QueryPort } from "../adapters/dashboard-port.ts";
 import type { QueryName, QueryParams } from "../messages/protocol.ts";
 import { domainBars, formatBytes, originChoices, pltLines, protocolBars } from "./chart-data.ts";
 import { domainsConfig, pltConfig, protocolConfig } from "./chart-config.ts";
+import { byId } from "../ui/dom.ts";
 import { fetchAll, type Table } from "./paging.ts";
 import { domainRows, pltRows, protocolCounts, type PltRow } from "./rows.ts";
 
@@ -20,12 +21,6 @@ const charts = new Map<string, { destroy: () => void }>();
 /** Rows per reply; `?limit=N` in the page URL makes small pages (the e2e test follows cursors). */
 const limit = Number(new URLSearchParams(location.search).get("limit") ?? "") || undefined;
 let pages = 0;
-
-function byId<T extends HTMLElement>(id: string, type: new () => T): T {
-  const e = document.getElementById(id);
-  if (!(e instanceof type)) throw new Error(`missing #${id}`);
-  return e;
-}
 
 function cell(tag: "td" | "th", text: string, cls = ""): HTMLTableCellElement {
   const c = document.createElement(tag);
