@@ -14,6 +14,7 @@ import type { NavigationRecord } from "../record/types.ts";
 
 const PROTOCOL_VERSION = "1.3";
 const POLL_MS = 250;
+const CHILD_ATTEMPTS = 3;
 
 export type RecordSink = (tabId: number, record: NavigationRecord) => void;
 
@@ -94,9 +95,23 @@ export class DebuggerRecorder {
     if (ev.method === "Page.loadEventFired" && ev.sessionId === undefined) void this.relayMetrics(tabId, s);
   }
 
+  /** Enables the child's domains, each retried a few times, then resumes it (always: a paused
+   * frame would hang the page). A child resumed without Network.enable reports none of its
+   * requests' ends: its document would be recorded with 0 bytes and no end. */
   private async enableChild(tabId: number, sessionId: string): Promise<void> {
     for (const c of CHILD_COMMANDS) {
-      await chrome.debugger.sendCommand({ tabId, sessionId }, c.method, c.params ?? {}).catch(() => undefined);
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await chrome.debugger.sendCommand({ tabId, sessionId }, c.method, c.params ?? {});
+          break;
+        } catch (e) {
+          if (attempt >= CHILD_ATTEMPTS || !this.tabs.has(tabId)) {
+            console.warn(`protolens: child session ${c.method} failed`, e);
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 20 * attempt));
+        }
+      }
     }
   }
 
