@@ -4,12 +4,10 @@ under the run directory, so ``down`` also works after a crash (plus discovery by
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import json
 import os
 import shutil
-import signal
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -21,14 +19,13 @@ from protolens.paths import data_home
 from protolens.shaping.config import shaper_config
 from protolens.shaping.control import ShaperClient, ShaperError, start_shaper, truth_rows
 from protolens.shaping.profile import Profile, ProfileError, load_profile
-from protolens.testbed import caddy, hostcfg
+from protolens.testbed import caddy, hostcfg, links, procs
 from protolens.testbed.cert import ensure_cert
 from protolens.testbed.run import TestbedError, in_ns, run
 from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology, cross_ports, valid_name
 
 SERVER_CCS = ("cubic", "cubic-nohystart", "bbr", "reno")
 DEFAULT_HOSTS = ("a.test", "b.test", "c.test")
-ETC_NETNS = Path("/etc/netns")
 
 
 def run_root(env: Mapping[str, str]) -> Path:
@@ -95,7 +92,7 @@ class Testbed:
         prof = _profile(profile)
         root = run_root(env)
         topo = Topology(name)
-        existing = [ns for ns in _netns_list() if ns in topo.namespaces]
+        existing = [ns for ns in procs.netns_list() if ns in topo.namespaces]
         if existing or (root / name / "state.json").exists():
             raise TestbedError(f"testbed '{name}' is already up (protolens testbed down --name "
                                f"{name})")
@@ -117,12 +114,12 @@ class Testbed:
         tb._save()
         try:
             tb._host_settings()
-            tb._network()
+            links.build_links(tb.topo, tb.state.hosts, tb.state.server_cc, tb.state.initcwnd)
             pid = tb._start_caddy(certs.key, data / "static")
             tb.state = replace(tb.state, pids={**tb.state.pids, "caddy": pid})
             tb._save()
             tb._start_shaper(prof)
-            tb._queue_rules()
+            links.queue_rules(tb.topo)
             tb._cross_traffic(prof)
         except BaseException:
             cls.down(name, env)
@@ -148,20 +145,20 @@ class Testbed:
         if p.exists():
             st = TestbedState(**json.loads(p.read_text()))
             for pid in [*st.cross_pids, *st.pids.values()]:
-                if _stop(pid):
+                if procs.stop(pid):
                     done.append(f"stopped pid {pid}")
         for ns in topo.namespaces:
-            if ns not in _netns_list():
+            if ns not in procs.netns_list():
                 continue
             for word in run(["ip", "netns", "pids", ns], check=False).split():
-                if _stop(int(word)):
+                if procs.stop(int(word)):
                     done.append(f"stopped pid {word} in {ns}")
             run(["ip", "netns", "del", ns], check=False)
             done.append(f"deleted namespace {ns}")
         for ns in topo.namespaces:
-            if (ETC_NETNS / ns).exists():
-                shutil.rmtree(ETC_NETNS / ns)
-                done.append(f"removed {ETC_NETNS / ns}")
+            if (links.ETC_NETNS / ns).exists():
+                shutil.rmtree(links.ETC_NETNS / ns)
+                done.append(f"removed {links.ETC_NETNS / ns}")
         done += [f"restored {r}" for r in hostcfg.release(root, name)]
         if (root / name).exists():
             shutil.rmtree(root / name)
@@ -185,15 +182,15 @@ class Testbed:
 
     def shaper_running(self) -> bool:
         pid = self.state.pids.get("shaper")
-        return pid is not None and _alive(pid) and self.shaper().alive()
+        return pid is not None and procs.alive(pid) and self.shaper().alive()
 
     def caddy_running(self) -> bool:
         pid = self.state.pids.get("caddy")
-        return pid is not None and _alive(pid)
+        return pid is not None and procs.alive(pid)
 
     def problems(self) -> list[str]:
         out = []
-        missing = [ns for ns in self.topo.namespaces if ns not in _netns_list()]
+        missing = [ns for ns in self.topo.namespaces if ns not in procs.netns_list()]
         if missing:
             out.append(f"namespaces missing: {', '.join(missing)}")
         if not self.shaper_running():
@@ -213,7 +210,7 @@ class Testbed:
         s = self.state
         shaper: dict[str, Any] = {"pid": s.pids.get("shaper"), "running": False}
         try:
-            if s.pids.get("shaper") and _alive(s.pids["shaper"]):
+            if s.pids.get("shaper") and procs.alive(s.pids["shaper"]):
                 st = self.shaper().stats()
                 shaper.update(running=True, rt=st["rt"], profile=st["name"],
                               lateness=st["lateness"],
@@ -302,49 +299,6 @@ class Testbed:
             elif want == "0":
                 raise TestbedError(f"{hostcfg.CUBIC_HYSTART} missing: cannot turn HyStart off")
 
-    def _network(self) -> None:
-        t = self.topo
-        for ns in t.namespaces:
-            run(["ip", "netns", "add", ns])
-        run(["ip", "-n", t.rtr_ns, "link", "add", t.rtr_cli_if, "type", "veth", "peer", "name",
-             t.cli_if, "netns", t.cli_ns])
-        run(["ip", "-n", t.rtr_ns, "link", "add", t.rtr_srv_if, "type", "veth", "peer", "name",
-             t.srv_if, "netns", t.srv_ns])
-        for ns in t.namespaces:
-            for key in ("all", "default"):
-                run(in_ns(ns, ["sysctl", "-qw", f"net.ipv6.conf.{key}.disable_ipv6=1"]),
-                    check=False)
-            run(["ip", "-n", ns, "link", "set", "lo", "up"])
-        addrs = [(t.cli_ns, t.cli_if, [t.cli_ip, t.cross_cli_ip]),
-                 (t.rtr_ns, t.rtr_cli_if, [t.rtr_cli_ip]), (t.rtr_ns, t.rtr_srv_if, [t.rtr_srv_ip]),
-                 (t.srv_ns, t.srv_if, [t.srv_ip, t.cross_srv_ip])]
-        for ns, ifname, ips in addrs:
-            for ip in ips:
-                run(["ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifname])
-            # Offloads off so the shaper sees wire-sized packets (ARCHITECTURE.md).
-            run(in_ns(ns, ["ethtool", "-K", ifname, "tso", "off", "gso", "off", "gro", "off"]))
-            run(["ip", "-n", ns, "link", "set", ifname, "up"])
-        run(["ip", "-n", t.cli_ns, "route", "add", "default", "via", t.rtr_cli_ip])
-        # `ip netns exec` bind-mounts /etc/netns/<ns>/hosts over /etc/hosts: plain clients in the
-        # client namespace (curl, httpx, aioquic) resolve the test names to the server.
-        etc = ETC_NETNS / t.cli_ns
-        etc.mkdir(parents=True, exist_ok=True)
-        names = " ".join(self.state.hosts)
-        (etc / "hosts").write_text(f"127.0.0.1 localhost\n{t.srv_ip} {names}\n")
-        route = ["ip", "-n", t.srv_ns, "route", "add", "default", "via", t.rtr_srv_ip]
-        if self.state.initcwnd:
-            route += ["initcwnd", str(self.state.initcwnd)]
-        run(route)
-        run(in_ns(t.rtr_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1"]))
-        cc = "cubic" if self.state.server_cc.startswith("cubic") else self.state.server_cc
-        run(in_ns(t.srv_ns, ["sysctl", "-qw", f"net.ipv4.tcp_congestion_control={cc}"]))
-
-    def _queue_rules(self) -> None:
-        t = self.topo
-        for ifname, q in ((t.rtr_cli_if, QUEUE_UP), (t.rtr_srv_if, QUEUE_DOWN)):
-            run(in_ns(t.rtr_ns, ["iptables", "-w", "-A", "FORWARD", "-i", ifname, "-j",
-                                 "NFQUEUE", "--queue-num", str(q), "--queue-bypass"]))
-
     def _start_caddy(self, key: Path, static: Path) -> int:
         s = self.state
         rd = Path(s.run_dir)
@@ -416,7 +370,7 @@ class Testbed:
 
     def _stop_cross(self) -> None:
         for pid in self.state.cross_pids:
-            _stop(pid)
+            procs.stop(pid)
         self.state = replace(self.state, cross_pids=[])
 
 
@@ -426,36 +380,3 @@ def _profile(name: str) -> Profile:
     except ProfileError as e:
         raise TestbedError(str(e)) from None
 
-
-def _netns_list() -> list[str]:
-    out = run(["ip", "netns", "list"], check=False)
-    return [line.split()[0] for line in out.splitlines() if line.strip()]
-
-
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except OSError:
-        return False
-
-
-def _stop(pid: int, wait_s: float = 3.0) -> bool:
-    """SIGTERM, then SIGKILL after ``wait_s``; True if the process existed."""
-    if not _alive(pid):
-        return False
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return False
-    deadline = time.monotonic() + wait_s
-    while time.monotonic() < deadline:
-        if not _alive(pid):
-            break
-        time.sleep(0.02)
-    else:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):  # reap it if it is our child
-        os.waitpid(pid, os.WNOHANG)
-    return True
