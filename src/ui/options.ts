@@ -1,6 +1,8 @@
 /** The options page: opt in, scope (all / allowlist / denylist), URL detail. */
 import { outboxStatus } from "../adapters/outbox-store.ts";
 import { loadSettings, saveSettings } from "../adapters/settings-store.ts";
+import { loadExperiment, saveExperiment } from "../adapters/experiment-store.ts";
+import { enrol, newExperiment, normalizeDomain, pendingArm, unenrol, type ExperimentState } from "../experiment/assign.ts";
 import { parseHostList, parseSettings, type Scope } from "../policy/settings.ts";
 import { isUrlDetail } from "../policy/url-detail.ts";
 import { byId } from "./dom.ts";
@@ -29,4 +31,50 @@ async function init(): Promise<void> {
     `Outbox: ${o.waiting} waiting for the host, ${o.acked} stored, ${o.droppedFull} dropped (outbox full), ${o.droppedInvalid} rejected as invalid.`;
 }
 
+/** The A/B section: enrolment, per-domain counts and next arm, leaving. */
+async function initExperiment(): Promise<void> {
+  let state = await loadExperiment();
+  const list = byId("exp-domains", HTMLUListElement);
+  const status = byId("exp-status", HTMLElement);
+  const input = byId("exp-domain", HTMLInputElement);
+  const save = async (next: ExperimentState | null): Promise<void> => {
+    state = next !== null && next.domains.length === 0 ? null : next;
+    await saveExperiment(state);
+    render();
+  };
+  const render = (): void => {
+    list.replaceChildren();
+    byId("exp-leave", HTMLButtonElement).disabled = state === null;
+    if (state === null) {
+      status.textContent = "You are not enrolled.";
+      return;
+    }
+    const s = state;
+    status.textContent = `Enrolled in "${s.name}" with ${s.domains.length} domain(s):`;
+    for (const d of s.domains) {
+      const li = document.createElement("li");
+      li.textContent = `${d}: ${s.counts[d] ?? 0} load(s) recorded, next arm ${pendingArm(s, d)} `;
+      const rm = document.createElement("button");
+      rm.textContent = "Remove";
+      rm.onclick = () => void save(unenrol(s, d));
+      li.append(rm);
+      list.append(li);
+    }
+  };
+  byId("exp-add", HTMLButtonElement).onclick = () => {
+    const d = normalizeDomain(input.value);
+    if (d === null) {
+      status.textContent = `"${input.value}" is not a domain name (e.g. example.com).`;
+      return;
+    }
+    // the seed is drawn once, at enrolment (experiment/assign.ts)
+    const base = state ?? newExperiment(crypto.getRandomValues(new Uint32Array(1))[0] ?? 0);
+    input.value = "";
+    void save(enrol(base, d));
+  };
+  byId("exp-leave", HTMLButtonElement).onclick = () => void save(null);
+  render();
+}
+
 void init();
+void initExperiment();
