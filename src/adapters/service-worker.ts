@@ -60,6 +60,8 @@ async function main(): Promise<App> {
   const onRecord = (tabId: number, raw: NavigationRecord): void => {
     const applied = throttler.take(tabId, raw.requests.map((r) => r.request_id));
     const { record, enrolled } = annotate(raw, policies, experiment, lab !== null, applied, throttler.installed);
+    // attached only for the experiment (recording off) but not an experiment load: not recorded
+    if (record.source !== "experiment" && !inScope(effective(settings, lab), raw.page.origin, false)) return;
     if (enrolled !== null && experiment !== null) {
       // the next navigation to this domain gets the next arm of its block (experiment/assign.ts)
       experiment = advance(experiment, enrolled);

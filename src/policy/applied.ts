@@ -95,6 +95,10 @@ export function annotate(
   if (rules.length === 0) return { record, enrolled: null };
   const out: PolicyRecord = { ...record, policies: appliedPolicies(record, rules, set, applied, throttledRules) };
   const domain = expOn === null ? null : enrolledDomain(expOn, pageHost(record));
+  // an arm that could not be applied (no relay yet) is not an observation of that arm
+  if (expOn !== null && domain !== null && pendingArm(expOn, domain) === "no-h3" && set.relay === null) {
+    return { record: out, enrolled: null };
+  }
   if (expOn !== null && domain !== null) {
     out.source = "experiment";
     out.experiment = { name: expOn.name, arm: pendingArm(expOn, domain) };

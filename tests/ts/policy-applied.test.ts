@@ -62,6 +62,15 @@ describe("annotate", () => {
     expect(effectiveRules([rule("a.test", "no-h3")], exp)).toHaveLength(1);
   });
 
+  it("does not count a no-h3 load made without a relay", () => {
+    let exp = enrol(newExperiment(3), "a.test");
+    if (pendingArm(exp, "a.test") !== "no-h3") exp = advance(exp, "a.test");
+    const { record, enrolled } = annotate(rec, { rules: [], relay: null }, exp, false, new Map(), new Set());
+    expect(enrolled).toBeNull();
+    expect(record.source).toBe("passive");
+    expect(record.policies?.find((p) => p.host === "a.test")?.mechanism).toBe("unavailable");
+  });
+
   it("never turns a lab record into an experiment", () => {
     const exp = enrol(newExperiment(3), "a.test");
     const { record, enrolled } = annotate({ ...rec, source: "lab" }, { rules: [], relay: RELAY }, exp, true, new Map(), new Set());
