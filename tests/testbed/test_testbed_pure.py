@@ -7,6 +7,7 @@ from pathlib import Path
 
 from protolens.shaping.control import truth_rows
 from protolens.testbed.caddy import caddyfile
+from protolens.testbed.links import hosts_file
 from protolens.testbed.tcpstats import MARK, parse_ss, parse_stream
 from protolens.testbed.topology import Topology, cross_ports, ecmp_path, valid_name
 
@@ -94,3 +95,11 @@ def test_truth_rows_names_protocols_and_sorts() -> None:
     ]}
     rows = truth_rows(stats)
     assert [r["proto"] for r in rows] == ["tcp", "udp"]
+
+
+def test_hosts_file_puts_bbr_hosts_on_the_second_address() -> None:
+    t = Topology("x")
+    text = hosts_file(t, ["a.test", "b.test", "c.test"], ["b.test"])
+    assert text.splitlines() == ["127.0.0.1 localhost", f"{t.srv_ip} a.test c.test",
+                                 f"{t.bbr_srv_ip} b.test"]
+    assert hosts_file(t, ["a.test"], []).splitlines()[1:] == [f"{t.srv_ip} a.test"]

@@ -70,19 +70,23 @@ def testbed() -> None:
 @click.option("--server-cc", type=click.Choice(["cubic", "cubic-nohystart", "bbr", "reno"]),
               default="cubic", show_default=True, help="Server TCP congestion control.")
 @click.option("--initcwnd", type=int, default=None, help="Server initial congestion window.")
+@click.option("--bbr-host", "bbr_hosts", multiple=True, metavar="HOST",
+              help="Serve HOST from a second server address whose TCP connections use BBR "
+                   "(repeatable; CoNEXT'20 HTTPX).")
 @click.option("--site", type=click.Path(file_okay=False, path_type=Path), default=None,
               help="Directory caddy serves (default: <data home>/pages).")
 @output_options
-def up(name: str, profile: str, server_cc: str, initcwnd: int | None, site: Path | None,
-       fmt: str) -> None:
+def up(name: str, profile: str, server_cc: str, initcwnd: int | None,
+       bbr_hosts: tuple[str, ...], site: Path | None, fmt: str) -> None:
     """Create the testbed and start caddy and the shaper.
 
     Example: protolens testbed up --profile wifi --server-cc cubic --initcwnd 10
+    (or --bbr-host b.test: b.test behind BBR, every other host behind --server-cc)
     """
     from protolens.testbed import Testbed
 
     tb = _guard(lambda: Testbed.up(name=name, profile=profile, server_cc=server_cc,
-                                   initcwnd=initcwnd, site=site))
+                                   initcwnd=initcwnd, site=site, bbr_hosts=bbr_hosts))
     _emit_status(tb.status(), fmt)
 
 

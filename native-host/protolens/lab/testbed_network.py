@@ -64,13 +64,12 @@ class TestbedNetwork:
         return self.testbed.exec_argv()
 
     def host_rules(self) -> str | None:
-        return f"MAP *.test {self.testbed.state.server_ip}"
+        return self.testbed.host_rules()
 
     def proxy_setup(self) -> tuple[list[str], dict[str, str], str]:
         """Where the lab proxy runs (client namespace), the hosts it serves and their address,
         and the CA that verifies caddy (issue 6)."""
-        st = self.testbed.state
-        return self.testbed.exec_argv(), {h: st.server_ip for h in st.hosts}, st.ca
+        return self.testbed.exec_argv(), self.testbed.host_ips(), self.testbed.state.ca
 
     def spki(self) -> list[str]:
         return [self.testbed.state.spki]

@@ -65,6 +65,8 @@ class TestbedState:
     created: str
     pids: dict[str, int] = field(default_factory=dict)
     cross_pids: list[int] = field(default_factory=list)
+    bbr_hosts: list[str] = field(default_factory=list)
+    """Hosts served from the second address, whose TCP connections use BBR (``--bbr-host``)."""
 
 
 class Testbed:
@@ -81,7 +83,8 @@ class Testbed:
     @classmethod
     def up(cls, name: str = "pl", profile: str = "clean", server_cc: str = "cubic",
            initcwnd: int | None = None, site: Path | None = None,
-           hosts: Sequence[str] | None = None, env: Mapping[str, str] | None = None) -> Testbed:
+           hosts: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
+           bbr_hosts: Sequence[str] = ()) -> Testbed:
         env = dict(os.environ) if env is None else env
         if not valid_name(name):
             raise TestbedError(f"bad testbed name '{name}': 1-8 lowercase letters or digits")
@@ -97,6 +100,10 @@ class Testbed:
             raise TestbedError(f"testbed '{name}' is already up (protolens testbed down --name "
                                f"{name})")
         hosts = tuple(hosts or default_hosts())
+        bad = [h for h in bbr_hosts if h not in hosts]
+        if bad:
+            raise TestbedError(f"--bbr-host {', '.join(bad)} is not a testbed host "
+                               f"({', '.join(hosts[:6])}, ...)")
         data = data_home(env) / "testbed"
         site = site or data_home(env) / "pages"
         site.mkdir(parents=True, exist_ok=True)
@@ -109,12 +116,14 @@ class Testbed:
             site=str(site), access_log=str(rd / "access.log"), caddy_log=str(rd / "caddy.log"),
             shaper_log=str(rd / "shaper.log"), shaper_sock=str(rd / "shaper.sock"),
             profile=prof.name, profile_path=prof.path, server_cc=server_cc, initcwnd=initcwnd,
-            created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"))
+            created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            bbr_hosts=list(dict.fromkeys(bbr_hosts)))
         tb = cls(state, root)
         tb._save()
         try:
             tb._host_settings()
-            links.build_links(tb.topo, tb.state.hosts, tb.state.server_cc, tb.state.initcwnd)
+            links.build_links(tb.topo, tb.state.hosts, tb.state.server_cc, tb.state.initcwnd,
+                              tb.state.bbr_hosts)
             pid = tb._start_caddy(certs.key, data / "static")
             tb.state = replace(tb.state, pids={**tb.state.pids, "caddy": pid})
             tb._save()
@@ -173,8 +182,18 @@ class Testbed:
     def server_argv(self, cmd: Sequence[str] = ()) -> list[str]:
         return in_ns(self.topo.srv_ns, cmd)
 
+    def host_ips(self) -> dict[str, str]:
+        """The server address of every host (the BBR address for ``bbr_hosts``)."""
+        return {h: self.topo.bbr_srv_ip if h in self.state.bbr_hosts else self.state.server_ip
+                for h in self.state.hosts}
+
+    def host_rules(self) -> str:
+        """Chromium ``--host-resolver-rules``: the first matching MAP wins, so BBR hosts first."""
+        maps = [f"MAP {h} {self.topo.bbr_srv_ip}" for h in self.state.bbr_hosts]
+        return ", ".join([*maps, f"MAP *.test {self.state.server_ip}"])
+
     def chromium_flags(self) -> list[str]:
-        return [f"--host-resolver-rules=MAP *.test {self.state.server_ip}",
+        return [f"--host-resolver-rules={self.host_rules()}",
                 f"--ignore-certificate-errors-spki-list={self.state.spki}"]
 
     def shaper(self) -> ShaperClient:
@@ -226,6 +245,9 @@ class Testbed:
             "static_url": f"https://{s.hosts[0]}/_testbed/",
             "profile": s.profile, "profile_path": s.profile_path, "server_cc": s.server_cc,
             "server_cc_note": "applies to TCP (h1, h2) only; caddy's HTTP/3 uses quic-go's own CC",
+            "bbr_hosts": s.bbr_hosts,
+            "bbr_ip": self.topo.bbr_srv_ip if s.bbr_hosts else None,
+            "host_ips": self.host_ips(),
             "initcwnd": s.initcwnd, "access_log": s.access_log, "caddy_log": s.caddy_log,
             "shaper_log": s.shaper_log, "run_dir": s.run_dir,
             "caddy": {"pid": s.pids.get("caddy"), "running": self.caddy_running()},
@@ -289,6 +311,8 @@ class Testbed:
     def _host_settings(self) -> None:
         cc = "cubic" if self.state.server_cc.startswith("cubic") else self.state.server_cc
         hostcfg.allow_cc(self.root, self.state.name, cc)
+        if self.state.bbr_hosts:
+            hostcfg.allow_cc(self.root, self.state.name, "bbr")
         if cc == "cubic":
             want = "0" if self.state.server_cc == "cubic-nohystart" else "1"
             if Path(hostcfg.CUBIC_HYSTART).exists():

@@ -64,6 +64,10 @@ class Topology:
     cross_cli_ip = "198.18.1.10"
     """Extra client-side address that only cross traffic uses."""
     cross_srv_ip = "198.18.2.10"
+    bbr_srv_ip = "198.18.2.3"
+    """Second server address (``--bbr-host``): connections it serves use BBR through a policy
+    route, whatever the namespace's server CC (CoNEXT'20's HTTPX: hosts behind different CCs)."""
+    bbr_table = 100
 
 
 def ip_int(ip: str) -> int:
