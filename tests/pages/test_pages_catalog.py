@@ -34,7 +34,7 @@ def _objects(page: PageSpec) -> list[int]:
 
 def test_names_are_unique_short_kebab_case(pages: dict[str, PageSpec]) -> None:
     names = [p.name for p in catalog()]
-    assert len(names) == len(set(names)) == 48
+    assert len(names) == len(set(names)) == 50
     for name in names:
         assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", name) and len(name) <= 24, name
 
@@ -104,6 +104,16 @@ def test_conext_grid(pages: dict[str, PageSpec]) -> None:
             sizes = _objects(pages[f"conext-{count}x{label}"])
             assert len(sizes) == count and sum(sizes) == total
             assert max(sizes) - min(sizes) <= 1
+
+
+def test_conext_httpx_pages_split_bytes_evenly_over_two_hosts(pages: dict[str, PageSpec]
+                                                             ) -> None:
+    for label, per_host in (("2300k", 2_300_000), ("9m", 9_000_000)):
+        objs = [o for o in pages[f"conext-httpx-2x{label}"].objects if o.path != INDEX]
+        for host in ("a.test", "b.test"):
+            mine = [o.bytes for o in objs if o.host == host]
+            assert len(mine) == 6 and abs(sum(mine) - per_host) <= 6, (label, host)
+        assert {o.host for o in objs} == {"a.test", "b.test"}
 
 
 def test_mininet_pages(pages: dict[str, PageSpec]) -> None:

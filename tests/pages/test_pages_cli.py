@@ -53,7 +53,7 @@ def test_pages_list_builds_nothing(tmp_path: Path) -> None:
     result = _run(pages_cmd, "--root", str(tmp_path), "--list", "--csv")
     assert result.exit_code == 0, result.output
     rows = list(csv.DictReader(io.StringIO(result.output)))
-    assert len(rows) == 48
+    assert len(rows) == 50
     status = {r["name"]: r["status"] for r in rows}
     assert status["mininet-1"] == "cached" and status["mininet-10"] == "missing"
     assert {r["name"]: r["hosts"] for r in rows}["ifip18-instagram"] == "a.test b.test c.test"

@@ -51,6 +51,9 @@ def lab_group() -> None:
 @click.option("--server-cc", default="cubic", show_default=True,
               type=click.Choice(["cubic", "cubic-nohystart", "bbr", "reno"]),
               help="The testbed server's TCP congestion control (TCP only; h3 uses quic-go's).")
+@click.option("--bbr-host", "bbr_hosts", multiple=True, metavar="HOST",
+              help="Serve this testbed host over BBR, the others over --server-cc "
+                   "(repeatable; protolens testbed up --bbr-host).")
 @click.option("--seed", type=int, help="Order seed (default: random, recorded).")
 @click.option("--warm", is_flag=True, help="Also load each page a second time, warm.")
 @click.option("--retries", default=1, show_default=True, type=click.IntRange(0, 10))
@@ -64,7 +67,8 @@ def lab_group() -> None:
 def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: str, reps: int,
             campaign: str | None, resume: str | None, server_cc: str, seed: int | None,
             warm: bool, retries: int, timeout_s: float, chromium: str, testbed_name: str,
-            db: Path | None, policy_file: Path | None = None) -> None:
+            db: Path | None, policy_file: Path | None = None,
+            bbr_hosts: tuple[str, ...] = ()) -> None:
     """Load pages under every arm x condition x repetition; store every load.
 
     Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
@@ -82,7 +86,8 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             pages=tuple(_csv(pages)), urls=tuple(camp.read_urls(urls_file)) if urls_file else (),
             arms=tuple(arm_list), conditions=tuple(_csv(conditions)), reps=reps, policy=policy,
             seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
-            warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name)
+            warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name,
+            bbr_hosts=bbr_hosts)
     opts = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
                          timeout_s=timeout_s, retries=retries)
     try:
@@ -135,7 +140,7 @@ def reproduce_cmd(name: str, quick: bool, reps: int | None, seed: int | None, ti
                   db: Path | None) -> None:
     """Run a paper's experiment on the testbed; print its finding beside ours, untuned.
 
-    NAME: ifip18-wifi, ifip18-parallel, cell-large or conext20-delay.
+    NAME: ifip18-wifi, ifip18-parallel, cell-large, conext20-delay or conext20-httpx.
 
     Example: protolens lab reproduce ifip18-wifi --quick
     """

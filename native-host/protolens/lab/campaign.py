@@ -44,6 +44,8 @@ class CampaignSpec:
     testbed: str = "pl"
     policy: tuple[dict[str, Any], ...] = ()
     """Per-domain rules for the ``policy`` arm (``--policy FILE``), as ``Rule.as_dict``."""
+    bbr_hosts: tuple[str, ...] = ()
+    """Testbed hosts served over BBR whatever ``server_cc`` is (``--bbr-host``)."""
 
     def stored(self) -> dict[str, Any]:
         data = asdict(self)
@@ -58,7 +60,8 @@ class CampaignSpec:
                    conditions=tuple(data["conditions"]), reps=int(data["reps"]),
                    warm=bool(data.get("warm")), server_cc=data.get("server_cc"),
                    testbed=str(data.get("testbed", "pl")),
-                   policy=tuple(data.get("policy", ())))
+                   policy=tuple(data.get("policy", ())),
+                   bbr_hosts=tuple(data.get("bbr_hosts", ())))
 
 
 @dataclass(frozen=True)
@@ -122,6 +125,8 @@ def validate(spec: CampaignSpec, settings: Settings) -> None:
                             f"expected some of {known_arms()} (h2-parallel:N with N 1-8)")
     if "policy" in spec.arms and not spec.policy:
         raise CampaignError("arm 'policy' needs --policy FILE")
+    if spec.urls and spec.bbr_hosts:
+        raise CampaignError("--bbr-host needs the testbed (--pages)")
     if spec.urls and any(is_proxied(a) for a in spec.arms):
         raise CampaignError("proxied arms (h2-parallel:N, proxy-*, policy) need the testbed: "
                             "the lab proxy serves only testbed hosts")
@@ -211,7 +216,7 @@ def _network(spec: CampaignSpec) -> LabNetwork:
         return DirectNetwork()
     from protolens.lab.testbed_network import TestbedNetwork
     return TestbedNetwork.prepare(spec.testbed, server_cc=spec.server_cc or "cubic",
-                                  pages=spec.pages)
+                                  pages=spec.pages, bbr_hosts=spec.bbr_hosts)
 
 
 def _run_with_bar(todo: Sequence[PlannedLoad], targets: dict[str, Target], network: LabNetwork,

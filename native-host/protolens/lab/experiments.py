@@ -28,6 +28,10 @@ class Part:
     server_cc: str
     timeout_s: float = 60.0
     """Per-load timeout: at least this (the user's ``--timeout`` can raise it)."""
+    policy: tuple[tuple[str, str], ...] = ()
+    """(domain, arm) rules of the ``policy`` arm."""
+    bbr_hosts: tuple[str, ...] = ()
+    """Testbed hosts served over BBR while the others use ``server_cc`` (``--bbr-host``)."""
 
 
 @dataclass(frozen=True)
@@ -154,6 +158,45 @@ def analyze_conext20_delay(parts: Mapping[str, Rows]) -> list[str]:
     return lines
 
 
+HTTPX_ARMS = ("h1", "h2", "proxy-h1", "proxy-h2", "policy")
+"""All-h1 and all-h2 with Chromium's flags, the same two through the lab proxy (the mix's own
+path, so the comparison is not the proxy's overhead), and the HTTPX mix (``policy``)."""
+HTTPX_POLICY = (("b.test", "h1"), ("a.test", "h2"))
+"""CoNEXT'20 Sec. 5: H1 for the domain behind the delay-based server (b.test, ``--bbr-host``),
+H2 elsewhere."""
+
+
+def analyze_conext20_httpx(parts: Mapping[str, Rows]) -> list[str]:
+    rows = parts["httpx"]
+    cond = "jitter"
+
+    def gm(num: str, den: str) -> float | None:
+        return geomean(ratios(rows, num=(cond, num), den=(cond, den)))
+
+    lines = ["median PLT per page and arm under jitter (ms; b.test behind BBR, a.test behind "
+             "cubic; policy = HTTPX: b.test over h1, a.test over h2, through the lab proxy):"]
+    for page in sorted({r["page"] for r in rows}):
+        cells = []
+        for arm in HTTPX_ARMS:
+            v = _median(rows, page, cond, arm)
+            cells.append(f"{arm} {'n/a' if v is None else f'{v:.0f}'}")
+        lines.append(f"  {page}: {'   '.join(cells)}")
+    mix_h2, mix_h1 = gm("policy", "proxy-h2"), gm("policy", "proxy-h1")
+    lines += [
+        "geometric mean over pages of median-PLT ratios:",
+        f"  mix / all-h2 {_fmt(mix_h2)}, mix / all-h1 {_fmt(mix_h1)} (all three via the proxy)",
+        f"  mix / all-h2 {_fmt(gm('policy', 'h2'))}, mix / all-h1 {_fmt(gm('policy', 'h1'))} "
+        "(all-h1/h2 direct, Chromium flags; includes the proxy's overhead)",
+        f"  all-h1 / all-h2 direct {_fmt(gm('h1', 'h2'))}, via the proxy "
+        f"{_fmt(gm('proxy-h1', 'proxy-h2'))} (<1: h1 faster)",
+    ]
+    best = None if mix_h2 is None or mix_h1 is None else max(mix_h2, mix_h1) <= 1.0
+    lines.append(f"is the mix at least as fast as the better of all-h1 and all-h2 (same proxy "
+                 f"path)? {_yes(best)} (paper: HTTPX is meant to pick the better version per "
+                 "domain, and on real sites it both improved and reduced performance, Fig. 2(c))")
+    return lines
+
+
 IFIP_FULL_PAGES = ("ifip18-wikipedia", "ifip18-yahoo", "ifip18-taobao", "ifip18-sohu",
                    "ifip18-facebook", "ifip18-amazon")
 """Six of Table I's 15 pages, 441 kB to 3.7 MB, every host count (ProtoLens's choice: the whole
@@ -201,6 +244,17 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         quick=tuple(Part(cc, ("conext-6x2300k", "conext-48x9m"), ("h1", "h2"), ("jitter",), 2,
                          cc) for cc in ("bbr", "cubic")),
         analyze=analyze_conext20_delay),
+    Experiment(
+        name="conext20-httpx",
+        paper="CoNEXT 2020 (shared/seeds/002), Sec. 4-5 and Fig. 2(c)",
+        finding="HTTPX (H2 turned off only for the domains served by a delay-based TCP CC) can "
+                "both improve and reduce performance; H1 becomes more competitive as the share "
+                "of bytes served by delay-based CC grows",
+        full=(Part("httpx", ("conext-httpx-2x2300k", "conext-httpx-2x9m"), HTTPX_ARMS,
+                   ("jitter",), 5, "cubic", 90.0, HTTPX_POLICY, ("b.test",)),),
+        quick=(Part("httpx", ("conext-httpx-2x2300k",), HTTPX_ARMS, ("jitter",), 3, "cubic",
+                    60.0, HTTPX_POLICY, ("b.test",)),),
+        analyze=analyze_conext20_httpx),
 )
 
 

@@ -12,6 +12,8 @@ from typing import Any
 from protolens.lab import campaign as camp
 from protolens.lab.experiments import Experiment
 from protolens.lab.report import report_rows
+from protolens.policy.file import to_stored
+from protolens.policy.rules import make_rule
 from protolens.store import lab as labstore
 from protolens.store import open_ro
 
@@ -44,9 +46,11 @@ def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed:
     for part in exp.quick if quick else exp.full:
         name = f"{exp.name}{'-quick' if quick else ''}-{stamp}-{part.suffix}"
         rep.campaigns[part.suffix] = name
+        policy = tuple(to_stored([make_rule(d, arm) for d, arm in part.policy]))
         spec = camp.CampaignSpec(name=name, pages=part.pages, arms=part.arms,
                                  conditions=part.conditions, reps=reps or part.reps, seed=seed,
-                                 server_cc=part.server_cc, testbed=testbed)
+                                 server_cc=part.server_cc, testbed=testbed, policy=policy,
+                                 bbr_hosts=part.bbr_hosts)
         part_settings = replace(settings, timeout_s=max(settings.timeout_s, part.timeout_s))
         outcome = camp.run(spec, part_settings)
         rep.outcomes.append(outcome)

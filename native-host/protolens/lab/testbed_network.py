@@ -30,8 +30,10 @@ class TestbedNetwork:
         self.conditions: Sequence[str] = builtin_names()
 
     @classmethod
-    def prepare(cls, name: str, *, server_cc: str, pages: Sequence[str]) -> TestbedNetwork:
-        """Use testbed ``name`` if it is up with this server CC, else bring it up."""
+    def prepare(cls, name: str, *, server_cc: str, pages: Sequence[str],
+                bbr_hosts: Sequence[str] = ()) -> TestbedNetwork:
+        """Use testbed ``name`` if it is up with this server CC and these BBR hosts, else bring
+        it up."""
         try:
             tb = Testbed.load(name)
         except TestbedError:
@@ -42,10 +44,16 @@ class TestbedNetwork:
                     f"testbed '{name}' runs server CC {tb.state.server_cc}, the campaign asks "
                     f"for {server_cc}: protolens testbed down --name {name}, or --server-cc "
                     f"{tb.state.server_cc}")
+            if sorted(tb.state.bbr_hosts) != sorted(bbr_hosts):
+                have = ", ".join(tb.state.bbr_hosts) or "none"
+                raise TestbedError(
+                    f"testbed '{name}' serves BBR hosts {have}, the campaign asks for "
+                    f"{', '.join(bbr_hosts) or 'none'}: protolens testbed down --name {name}")
             tb.check()
             owned = False
         else:
-            tb = Testbed.up(name=name, profile=DEFAULT_PROFILE, server_cc=server_cc)
+            tb = Testbed.up(name=name, profile=DEFAULT_PROFILE, server_cc=server_cc,
+                            bbr_hosts=bbr_hosts)
             owned = True
         ensure_corpus(Path(tb.state.site), pages)
         return cls(tb, owned)

@@ -228,6 +228,14 @@ def conext_pages(seed: int = 0) -> list[PageSpec]:
                 "9 MB). ProtoLens choices: the objects total the page size, equal sizes (within "
                 "1 byte), images (the pages extend the Akamai and gophertiles image-tile demos), "
                 "one host", seed=seed))
+    for per_host in (2300 * KB, 9 * MB):
+        pages.append(image_page(
+            f"conext-httpx-2x{size_label(per_host)}", equal_split(2 * per_host, 12),
+            f"{CONEXT20}, Sec. 5 (HTTPX: H1 only for the domains served by a delay-based TCP CC) "
+            f"and Sec. 3's large pages. ProtoLens choices: two hosts with 6 equal images each "
+            f"(round-robin, a.test and b.test), {per_host / MB:g} MB per host, so that the "
+            "testbed can put one host behind BBR and the other behind cubic "
+            "(protolens testbed up --bbr-host b.test)", hosts=2, seed=seed))
     return pages
 
 
