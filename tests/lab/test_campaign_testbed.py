@@ -23,6 +23,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from tests.cli import protolens, running_testbed
+
 pytestmark = [pytest.mark.netns, pytest.mark.e2e]
 
 TB = "plt"
@@ -32,23 +34,10 @@ CONDITIONS = ("wifi", "wifi-lossy")
 FAMILY = {"HTTP/1.1": "h1", "HTTP/2.0": "h2", "HTTP/3.0": "h3"}
 
 
-def protolens(*args: str, db: Path | None = None, check: bool = True,
-              timeout: float = 900) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ)
-    if db:
-        env["PROTOLENS_DB"] = str(db)
-    return subprocess.run([sys.executable, "-m", "protolens.cli", *args], env=env, text=True,
-                          capture_output=True, check=check, timeout=timeout)
-
-
 @pytest.fixture(scope="module")
 def testbed() -> Iterator[dict[str, Any]]:
-    protolens("testbed", "down", "--name", TB, check=False)
-    protolens("testbed", "up", "--name", TB, "--server-cc", "cubic")
-    try:
-        yield json.loads(protolens("testbed", "status", "--name", TB, "--json").stdout)
-    finally:
-        protolens("testbed", "down", "--name", TB, check=False)
+    with running_testbed(TB) as status:
+        yield status
 
 
 @pytest.fixture(scope="module")

@@ -22,6 +22,8 @@ from typing import Any
 
 import pytest
 
+from tests.cli import protolens, running_testbed
+
 pytestmark = [pytest.mark.netns, pytest.mark.e2e]
 
 TB = "pgt"
@@ -30,20 +32,10 @@ ARMS = ("proxy-h1", "proxy-h2", "h2-parallel:2", "proxy-h3", "h2")
 FAMILY = {"HTTP/1.1": "h1", "HTTP/2.0": "h2", "HTTP/3.0": "h3"}
 
 
-def protolens(*args: str, check: bool = True, timeout: float = 600
-              ) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "protolens.cli", *args], text=True,
-                          capture_output=True, check=check, timeout=timeout)
-
-
 @pytest.fixture(scope="module")
 def testbed() -> Iterator[dict[str, Any]]:
-    protolens("testbed", "down", "--name", TB, check=False)
-    protolens("testbed", "up", "--name", TB, "--server-cc", "cubic")
-    try:
-        yield json.loads(protolens("testbed", "status", "--name", TB, "--json").stdout)
-    finally:
-        protolens("testbed", "down", "--name", TB, check=False)
+    with running_testbed(TB) as status:
+        yield status
 
 
 @pytest.fixture(scope="module")
