@@ -1,0 +1,230 @@
+"""End to end, the real-user A/B experiment (issue 6, item 4): an everyday (non-lab) profile.
+
+Real Chromium with the built extension and the real host, registered for the profile the way an
+everyday install is (``PROTOLENS_DB`` for a temp store, ``PROTOLENS_RELAY_HOSTS`` so the relay
+finds a.test/b.test on loopback; no ``PROTOLENS_LAB_CONTEXT``, so the host's hello is not lab
+mode). QUIC is forced on a.test, so the ``default`` arm is HTTP/3 and only the relay (the
+extension's chrome.proxy PAC) can keep it off it.
+
+The volunteer's part goes through the options page, driven over the DevTools protocol like a
+user would (tick "Record page loads", Save; type a.test, "Enrol domain"): that exercises the page's
+own code (seed drawn at enrolment, storage layout) instead of writing chrome.storage behind its
+back. Storage and chrome.proxy are only *read* from that page (extension context) to know when
+the service worker has applied the next arm.
+
+Then one tab loads the a.test page four times (CDP ``Page.navigate``), each load cold (cache
+cleared, connections closed via ``--enable-net-benchmarking``), each waiting for its record in the
+store and for the next arm's proxy settings. Checked: every load is ``source = 'experiment'``
+with an arm in {default, no-h3}, two of each (one permuted block of two, twice), caddy saw the
+no-h3 loads' a.test requests over HTTP/2 and the default loads' over HTTP/3, and
+``protolens compare --source experiment --json`` compares the two arms with n = 2 each.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from protolens.browser.flags import LaunchSpec, command_line
+from protolens.browser.launch import scratch_env, stop
+from protolens.browser.profile import seed_preferences
+from protolens.install.lab import register_lab_host
+from tests.e2e.caddylog import Hit, read_hits
+from tests.e2e.harness import CHROMIUM, require_dist
+from tests.e2e.test_dashboard_e2e import Cdp
+from tests.e2e.test_ui_e2e import EXTENSION, Page
+from tests.site.site import serve_site
+
+pytestmark = pytest.mark.e2e
+
+LOADS = 4
+ARMS = {"default", "no-h3"}
+PROXY_MODE = {"no-h3": "pac_script", "default": "system"}
+"""chrome.proxy mode the service worker sets for a.test's pending arm (adapters/proxy.ts)."""
+
+
+def rows(db: Path, sql: str, *args: Any) -> list[tuple[Any, ...]]:
+    if not db.exists():
+        return []
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        try:
+            return list(conn.execute(sql, args))
+        except sqlite3.OperationalError:  # schema not created yet by the host
+            return []
+
+
+def a_test_navs(db: Path) -> list[tuple[Any, ...]]:
+    return rows(db, "SELECT id, source, arm, json_extract(context, '$.experiment'), warm "
+                    "FROM navigations "
+                    "WHERE origin LIKE 'https://a.test%' ORDER BY started_at_ms")
+
+
+def wait_for(what: str, cond: Any, timeout_s: float = 30.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+def pending(options: Page) -> tuple[int, str]:
+    """(loads recorded, next arm) for a.test as the options page shows them (reloaded)."""
+    options.js("location.reload(); true")
+    text = options.wait("(() => { const li = document.querySelector('#exp-domains li');"
+                        " return li ? li.textContent : ''; })()")
+    # "a.test: N load(s) recorded, next arm ARM Remove"
+    head, arm = text.split(", next arm ")
+    return int(head.split(": ")[1].split()[0]), arm.split()[0]
+
+
+def page_is(cdp: Cdp, session: str, url: str) -> bool:
+    r = cdp.send("Runtime.evaluate", {"expression": "[location.href, document.readyState]",
+                                      "returnByValue": True}, session)
+    return bool(r["result"].get("value") == [url, "complete"])
+
+
+def proxy_mode(options: Page) -> str:
+    return str(options.js("chrome.proxy.settings.get({}).then((s) => s.value.mode)"))
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    work = tmp_path_factory.mktemp("experiment-e2e")
+    db = work / "store.db"
+    udd = work / "profile"
+    seed_preferences(udd)
+    # an everyday registration: no PROTOLENS_LAB_CONTEXT
+    register_lab_host(udd, {"PROTOLENS_DB": str(db),
+                            "PROTOLENS_RELAY_HOSTS": "a.test=127.0.0.1,b.test=127.0.0.1"})
+    with serve_site(work / "site") as site:
+        spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
+                          extension_dir=str(require_dist()), arm="h3",
+                          origins=[f"a.test:{site.port}"], spki=[site.spki],
+                          host_rules="MAP *.test 127.0.0.1",
+                          extra=["--remote-debugging-port=0", "--enable-net-benchmarking"])
+        log = work / "chromium.log"
+        with log.open("wb") as out:
+            proc = subprocess.Popen(command_line(spec), stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT,
+                                    env=scratch_env(os.environ, work / "xdg"),
+                                    start_new_session=True)
+        try:
+            active = udd / "DevToolsActivePort"
+            wait_for(f"DevTools (see {log})", lambda: proc.poll() is None and active.exists()
+                     and len(active.read_text().split()) >= 2)
+            port, path = active.read_text().split()[:2]
+            cdp = Cdp(int(port), path)
+            yield drive(cdp, site, db, log)
+            cdp.close()
+        finally:
+            stop(proc)
+
+
+def drive(cdp: Cdp, site: Any, db: Path, log: Path) -> dict[str, Any]:
+    options = Page(cdp, f"{EXTENSION}/options.html", 800, 900)
+    options.wait("document.getElementById('exp-status').textContent")
+    assert options.js("document.getElementById('exp-status').textContent") == \
+        "You are not enrolled."
+    # opt in to recording (defaults: all sites, origin only) and enrol a.test, as a user would
+    options.js("document.getElementById('enabled').checked = true;"
+               " document.getElementById('save').click(); true")
+    assert options.wait("document.getElementById('status').textContent") == "Saved."
+    options.js("document.getElementById('exp-domain').value = 'a.test';"
+               " document.getElementById('exp-add').click(); true")
+    options.wait("document.querySelectorAll('#exp-domains li').length === 1")
+    state = options.js("chrome.storage.local.get('experiment').then((g) => g.experiment)")
+    assert state["domains"] == ["a.test"], state
+
+    # the tab: first a b.test page (not enrolled, recorded passively), so the recorder is
+    # attached before the first a.test navigation. The extension attaches at the tab's first
+    # http(s) navigation, too late to record that one: only the second b.test load is recorded.
+    tab = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+    session = str(cdp.send("Target.attachToTarget", {"targetId": tab, "flatten": True})
+                  ["sessionId"])
+    b_page = f"{site.origin('b.test')}/frame/"
+    for _ in range(2):
+        cdp.send("Page.navigate", {"url": b_page}, session)
+        wait_for("the b.test page", lambda: page_is(cdp, session, b_page))
+    wait_for("the passive b.test record", lambda: rows(
+        db, "SELECT 1 FROM navigations WHERE origin LIKE 'https://b.test%'"), 60)
+
+    loads: list[dict[str, Any]] = []
+    for i in range(LOADS):
+        # the worker saves the advanced enrolment while the record travels to the host
+        count, arm = wait_for(f"the options page to show {i} loads recorded",
+                              lambda i=i: (p := pending(options))[0] == i and p)
+        wait_for(f"proxy mode {PROXY_MODE[arm]} for load {i} ({arm}; see {log})",
+                 lambda arm=arm: proxy_mode(options) == PROXY_MODE[arm])
+        # cold: no cache, no connection (QUIC session or relay tunnel) from the previous load
+        cdp.send("Network.clearBrowserCache", {}, session)
+        closed = cdp.send("Runtime.evaluate",
+                          {"expression": "chrome.benchmarking.closeConnections(); true",
+                           "returnByValue": True}, session)
+        assert closed["result"].get("value") is True, closed
+        start = site.access_log.stat().st_size
+        cdp.send("Page.navigate", {"url": site.url}, session)
+        wait_for(f"record of load {i} ({arm}; see {log})",
+                 lambda i=i: len(a_test_navs(db)) > i, 60)
+        nav = a_test_navs(db)[i]
+        loads.append({"expected_arm": arm, "nav": nav,
+                      "hits": read_hits(site.access_log, start)})
+    final = wait_for("the options page to show every load", lambda: (
+        (p := pending(options))[0] == LOADS and p))
+    return {"db": db, "loads": loads, "final": final, "log": log}
+
+
+def families(hits: list[Hit], host: str) -> set[str]:
+    return {h.family for h in hits if h.host == host and h.uri.startswith("/page/")}
+
+
+def test_every_load_is_an_experiment_load_with_its_pending_arm(run: dict[str, Any]) -> None:
+    arms = []
+    for load in run["loads"]:
+        _id, source, arm, experiment, _warm = load["nav"]
+        assert source == "experiment"
+        assert arm in ARMS and arm == load["expected_arm"]
+        assert experiment == "everyday-no-h3"
+        arms.append(arm)
+        assert _warm == 0, "cache cleared and connections closed: every load is cold"
+        (applied,) = rows(run["db"], "SELECT rule, arm, mechanism FROM navigation_policies "
+                                     "WHERE navigation_id = ? AND host = 'a.test'", _id)
+        assert applied == ("a.test", arm, "relay" if arm == "no-h3" else "none")
+    print("arms in order:", arms)
+    # permuted blocks of one of each arm: each block of two holds both
+    assert set(arms[0:2]) == ARMS and set(arms[2:4]) == ARMS
+    assert run["final"][0] == LOADS
+
+
+def test_caddy_saw_no_h3_loads_on_h2_and_default_loads_on_h3(run: dict[str, Any]) -> None:
+    for load in run["loads"]:
+        want = "h2" if load["expected_arm"] == "no-h3" else "h3"
+        got = families(load["hits"], "a.test")
+        print(load["expected_arm"], "a.test requests:",
+              sum(1 for h in load["hits"] if h.host == "a.test"), "families", got)
+        assert got == {want}, (load["expected_arm"], got)
+
+
+def test_compare_experiment_arms(run: dict[str, Any]) -> None:
+    db: Path = run["db"]
+    out = subprocess.run([sys.executable, "-m", "protolens.cli", "compare", "--source",
+                          "experiment", "--json"],
+                         env={**os.environ, "PROTOLENS_DB": str(db)}, check=True,
+                         capture_output=True, text=True)
+    result = json.loads(out.stdout)
+    print(json.dumps(result, indent=1))
+    (row,) = [r for r in result if r["group"] == "a.test"]
+    assert {row["arm_a"], row["arm_b"]} == ARMS
+    n = {row["arm_a"]: row["n_a"], row["arm_b"]: row["n_b"]}
+    assert n == {"default": 2, "no-h3": 2}
+    assert row["median_a_ms"] > 0 and row["median_b_ms"] > 0
