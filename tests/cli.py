@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -32,3 +33,25 @@ def running_testbed(name: str, *up_args: str) -> Iterator[dict[str, Any]]:
         yield json.loads(protolens("testbed", "status", "--name", name, "--json").stdout)
     finally:
         protolens("testbed", "down", "--name", name, check=False)
+
+
+CADDY_FAMILY = {"HTTP/1.1": "h1", "HTTP/1.0": "h1", "HTTP/2.0": "h2", "HTTP/3.0": "h3"}
+
+
+def store_rows(db: Path, sql: str, *params: Any) -> list[dict[str, Any]]:
+    """Rows of a read-only query on a store, as dicts."""
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        conn.row_factory = sqlite3.Row
+        return [dict(r) for r in conn.execute(sql, params)]
+
+
+def caddy_hits(access_log: str | Path, start_ms: float, end_ms: float) -> list[dict[str, Any]]:
+    """Requests caddy logged between two epoch-ms instants: host, uri, family, client port."""
+    hits = []
+    for line in Path(access_log).read_text().splitlines():
+        entry = json.loads(line)
+        req = entry.get("request")
+        if req and start_ms <= entry["ts"] * 1000 <= end_ms:
+            hits.append({"host": req["host"].split(":")[0], "uri": req["uri"],
+                         "family": CADDY_FAMILY[req["proto"]], "port": int(req["remote_port"])})
+    return hits

@@ -23,7 +23,8 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from tests.cli import protolens, running_testbed
+from tests.cli import caddy_hits, protolens, running_testbed
+from tests.cli import store_rows as rows
 
 pytestmark = [pytest.mark.netns, pytest.mark.e2e]
 
@@ -31,7 +32,6 @@ TB = "plt"
 PAGES = ("ifip18-twitter", "student-small")
 ARMS = ("h1", "h2", "h3")
 CONDITIONS = ("wifi", "wifi-lossy")
-FAMILY = {"HTTP/1.1": "h1", "HTTP/2.0": "h2", "HTTP/3.0": "h3"}
 
 
 @pytest.fixture(scope="module")
@@ -49,23 +49,6 @@ def campaign(testbed: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
                     "--seed", "11", "--testbed", TB, db=db, check=False)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
     return db, testbed
-
-
-def rows(db: Path, sql: str, *params: Any) -> list[dict[str, Any]]:
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        conn.row_factory = sqlite3.Row
-        return [dict(r) for r in conn.execute(sql, params)]
-
-
-def caddy_hits(access_log: str, start_ms: float, end_ms: float) -> list[dict[str, Any]]:
-    hits = []
-    for line in Path(access_log).read_text().splitlines():
-        entry = json.loads(line)
-        req = entry.get("request")
-        if req and start_ms <= entry["ts"] * 1000 <= end_ms:
-            hits.append({"host": req["host"].split(":")[0], "uri": req["uri"],
-                         "family": FAMILY[req["proto"]], "port": int(req["remote_port"])})
-    return hits
 
 
 def _count_loads(db: Path) -> int:

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import stat
 import subprocess
 import sys
@@ -22,14 +21,14 @@ from typing import Any
 
 import pytest
 
-from tests.cli import protolens, running_testbed
+from tests.cli import caddy_hits, protolens, running_testbed
+from tests.cli import store_rows as rows
 
 pytestmark = [pytest.mark.netns, pytest.mark.e2e]
 
 TB = "pgt"
 PAGE = "ifip18-twitter"
 ARMS = ("proxy-h1", "proxy-h2", "h2-parallel:2", "proxy-h3", "h2")
-FAMILY = {"HTTP/1.1": "h1", "HTTP/2.0": "h2", "HTTP/3.0": "h3"}
 
 
 @pytest.fixture(scope="module")
@@ -51,23 +50,6 @@ def campaign(testbed: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) 
     return db
 
 
-def rows(db: Path, sql: str, *params: Any) -> list[dict[str, Any]]:
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        conn.row_factory = sqlite3.Row
-        return [dict(r) for r in conn.execute(sql, params)]
-
-
-def hits(access_log: str, start_ms: float, end_ms: float) -> list[dict[str, Any]]:
-    out = []
-    for line in Path(access_log).read_text().splitlines():
-        e = json.loads(line)
-        req = e.get("request")
-        if req and start_ms <= e["ts"] * 1000 <= end_ms:
-            out.append({"host": req["host"].split(":")[0], "family": FAMILY[req["proto"]],
-                        "port": int(req["remote_port"])})
-    return out
-
-
 def load_of(db: Path, arm: str) -> dict[str, Any]:
     (load,) = rows(db, "SELECT * FROM loads WHERE arm = ? AND status = 'ok'", arm)
     (nav,) = rows(db, "SELECT id FROM navigations WHERE load_id = ?", load["load_id"])
@@ -76,7 +58,7 @@ def load_of(db: Path, arm: str) -> dict[str, Any]:
 
 
 def window(testbed: dict[str, Any], load: dict[str, Any]) -> list[dict[str, Any]]:
-    return hits(testbed["access_log"], load["started_at_ms"],
+    return caddy_hits(testbed["access_log"], load["started_at_ms"],
                 load["started_at_ms"] + load["wall_ms"] + 500)
 
 
@@ -219,7 +201,7 @@ def test_relay_keeps_a_quic_page_on_h2(testbed: dict[str, Any], tmp_path: Path) 
                             "https://a.test/_testbed/"], env=env, capture_output=True,
                            timeout=60)
             time.sleep(0.5)
-            return {h["family"] for h in hits(testbed["access_log"], start,
+            return {h["family"] for h in caddy_hits(testbed["access_log"], start,
                                                 time.time() * 1000) if h["host"] == "a.test"}
         assert load() == {"h3"}  # without the relay the page uses QUIC
         assert load(f"--proxy-server=http://127.0.0.1:{port}") == {"h2"}
