@@ -139,6 +139,10 @@ class RoundRobin:
         if self.n < 1:
             raise ValueError("need at least one connection")
 
+    def peek(self) -> int:
+        """The connection the next stream will be assigned to."""
+        return self._next
+
     def assign(self) -> int:
         i = self._next
         self._next = (self._next + 1) % self.n

@@ -79,7 +79,11 @@ class ProxyState:
         return s
 
     def report(self, reset: bool) -> dict[str, Any]:
-        out = {"connections": [c.as_dict() for c in self.conns if c.family != "tunnel"],
+        up = [c for c in self.conns if c.family != "tunnel"]
+        # a connection opened at CONNECT (Pool.warm) that no request used, e.g. for a browser
+        # connection Chromium opened and never used, is not one of the navigation's connections
+        out = {"connections": [c.as_dict() for c in up if c.requests],
+               "idle": [c.as_dict() for c in up if not c.requests],
                "tunnels": [c.as_dict() for c in self.conns if c.family == "tunnel"],
                "refused": list(self.refused)}
         if reset:
@@ -205,19 +209,20 @@ async def _tunnel(state: ProxyState, host: str, d: Tunnel, reader: asyncio.Strea
 
 async def _intercept(state: ProxyState, host: str, d: Intercept, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
-    await writer.start_tls(state.server_ctx(host, d.alpn))
-    alpn = writer.get_extra_info("ssl_object").selected_alpn_protocol()
-    if alpn == "h2":
-        await BrowserH2(state, host, d, reader, writer).run()
-    else:
-        # h1 policy: each browser connection gets its own upstream HTTP/1.1 connection
-        pool = (Pool(state.target(host, d), "h1", 1, state.new_stats) if d.arm.name == "h1"
-                else state.shared_pool(host, d))
-        try:
+    # h1 policy: each browser connection gets its own upstream HTTP/1.1 connection
+    own = Pool(state.target(host, d), "h1", 1, state.new_stats) if d.arm.name == "h1" else None
+    pool = own or state.shared_pool(host, d)
+    pool.warm()  # upstream handshakes run during the browser's TLS handshake below
+    try:
+        await writer.start_tls(state.server_ctx(host, d.alpn))
+        alpn = writer.get_extra_info("ssl_object").selected_alpn_protocol()
+        if alpn == "h2":
+            await BrowserH2(state, host, d, reader, writer).run()
+        else:
             await _browser_h1(pool, host, reader, writer)
-        finally:
-            if d.arm.name == "h1":
-                pool.close()
+    finally:
+        if own is not None:
+            own.close()
 
 
 async def _browser_h1(pool: Pool, host: str, reader: asyncio.StreamReader,

@@ -394,7 +394,7 @@ Upstream = H1Upstream | H2Upstream | H3Upstream
 
 class Pool:
     """The upstream connections of one origin under one arm: ``n`` connections of ``family``,
-    opened on first use, each new stream on the next one round-robin."""
+    opened on first use or by ``warm``, each new stream on the next one round-robin."""
 
     def __init__(self, target: Target, family: str, n: int,
                  new_stats: Callable[[str, str], ConnStats]) -> None:
@@ -402,6 +402,19 @@ class Pool:
         self.rr = RoundRobin(n)
         self.slots: list[asyncio.Future[Upstream] | None] = [None] * n
         self.new_stats = new_stats
+        self.warming: list[asyncio.Task[Upstream]] = []
+
+    def warm(self) -> None:
+        """Start opening, in the background, the connection the next stream will use: called
+        when the browser's CONNECT is accepted, so the upstream TCP + TLS handshakes overlap the
+        browser's TLS handshake with the proxy instead of following its first request. Only
+        that one: h2-parallel:N's other connections still open on first use, so a host with
+        fewer requests than N gets no idle connection."""
+        i = self.rr.peek()
+        if self.slots[i] is None:
+            task = asyncio.get_running_loop().create_task(self._slot(i))
+            task.add_done_callback(_retrieve)
+            self.warming.append(task)
 
     async def _slot(self, i: int) -> Upstream:
         fut = self.slots[i]
@@ -428,6 +441,14 @@ class Pool:
         return await up.request(req, body)
 
     def close(self) -> None:
+        for task in self.warming:
+            task.cancel()  # a connection still opening is abandoned, not leaked
         for fut in self.slots:
             if fut is not None and fut.done() and not fut.exception():
                 fut.result().close()
+
+
+def _retrieve(task: asyncio.Task[Upstream]) -> None:
+    """A failed warm-up is reported by the request that needs the connection, not here."""
+    if not task.cancelled():
+        task.exception()
