@@ -19,7 +19,7 @@ import { ack, enqueue, reject } from "../outbox/outbox.ts";
 import { effective, inScope, type Settings } from "../policy/settings.ts";
 import { annotate, effectiveRules } from "../policy/applied.ts";
 import { NO_POLICIES, throttling, type PolicySet } from "../policy/rules.ts";
-import { advance, enrolledDomain, type ExperimentState } from "../experiment/assign.ts";
+import { advance, armsApplied, enrolledDomain, type ArmInEffect, type ExperimentState } from "../experiment/assign.ts";
 import type { NavigationRecord } from "../record/types.ts";
 
 const RETRY_MS = 2000;
@@ -37,6 +37,8 @@ async function main(): Promise<App> {
   // Everyday-browser policies (docs/POLICY.md): the host's rules + relay, the volunteer's A/B state.
   let policies: PolicySet = NO_POLICIES;
   let experiment: ExperimentState | null = await loadExperiment();
+  // what the proxy settings apply to each enrolled domain, and since when (experiment/assign.ts)
+  const inEffect = new Map<string, ArmInEffect>();
   let askedRelay = false;
   let onPoliciesApplied = (): void => undefined;
   const throttler = new Throttler();
@@ -59,7 +61,7 @@ async function main(): Promise<App> {
 
   const onRecord = (tabId: number, raw: NavigationRecord): void => {
     const applied = throttler.take(tabId, raw.requests.map((r) => r.request_id));
-    const { record, enrolled } = annotate(raw, policies, experiment, lab !== null, applied, throttler.installed);
+    const { record, enrolled } = annotate(raw, policies, experiment, lab !== null, applied, throttler.installed, inEffect);
     // attached only for the experiment (recording off) but not an experiment load: not recorded
     if (record.source !== "experiment" && !inScope(effective(settings, lab), raw.page.origin, false)) return;
     if (enrolled !== null && experiment !== null) {
@@ -83,13 +85,27 @@ async function main(): Promise<App> {
   const labRunner = new LabRunner(attach);
 
   // The PAC (no-h3 via the relay) and the CDP throttling rules follow the rules and enrolment.
-  const applyPolicies = async (): Promise<void> => {
+  // One application at a time, so `inEffect` follows the order the settings were set in.
+  let applying: Promise<void> = Promise.resolve();
+  const applyPolicies = (): Promise<void> => (applying = applying.then(applyPoliciesNow, applyPoliciesNow));
+  const applyPoliciesNow = async (): Promise<void> => {
     const exp = lab === null ? experiment : null;
     if (policies.relay === null && (exp?.domains.length ?? 0) > 0 && !askedRelay && link.ready) {
       askedRelay = link.send({ type: "policies", schema: MSG_SCHEMA, want_relay: true });
     }
     const rules = effectiveRules(policies.rules, exp);
-    await applyProxy(rules, policies.relay).catch((e: unknown) => console.warn("protolens: proxy", e));
+    // a domain whose arm may change has no arm in effect until the new settings are set
+    const before = armsApplied(exp, true);
+    for (const d of inEffect.keys()) if (!before.has(d)) inEffect.delete(d);
+    for (const [d, arm] of before) if (inEffect.get(d)?.arm !== arm) inEffect.set(d, { arm: null, since: Date.now() });
+    const pac = await applyProxy(rules, policies.relay).catch((e: unknown) => {
+      console.warn("protolens: proxy", e);
+      return null;
+    });
+    if (pac !== null) {
+      const now = Date.now();
+      for (const [d, arm] of armsApplied(exp, pac)) if (inEffect.get(d)?.arm !== arm) inEffect.set(d, { arm, since: now });
+    }
     const tabs = (await browser.tabs.query({})).flatMap((t) => (t.id !== undefined && dbg.isAttached(t.id) ? [t.id] : []));
     await throttler.update(throttling(rules), tabs);
   };

@@ -99,6 +99,32 @@ export function advance(s: ExperimentState, domain: string): ExperimentState {
   return { ...s, counts: { ...s.counts, [domain]: (s.counts[domain] ?? 0) + 1 } };
 }
 
+/**
+ * An enrolled domain's arm as the browser applies it (the worker's view of its proxy settings):
+ * `arm` null while a switch is being applied (or failed), `since` the wall-clock ms it took effect.
+ */
+export interface ArmInEffect { arm: ExperimentArm | null; since: number }
+
+/** Each enrolled domain's arm under proxy settings built for `s` (no-h3 needs the relay's PAC). */
+export function armsApplied(s: ExperimentState | null, pacInstalled: boolean): Map<string, ExperimentArm> {
+  const out = new Map<string, ExperimentArm>();
+  for (const d of s?.domains ?? []) {
+    const arm = pendingArm(s as ExperimentState, d);
+    out.set(d, arm === "no-h3" && !pacInstalled ? "default" : arm);
+  }
+  return out;
+}
+
+/**
+ * True when a navigation that started at `startedAtMs` (wall clock) ran under `arm` throughout:
+ * that arm was in effect before it started and has not been switched since. A load overlapping a
+ * switch (the user navigated before the previous load's record advanced the arm, another tab's
+ * record did, the PAC was not set yet) mixes both arms and is no observation of either.
+ */
+export function ranUnder(e: ArmInEffect | undefined, arm: ExperimentArm, startedAtMs: number): boolean {
+  return e !== undefined && e.arm === arm && e.since <= startedAtMs;
+}
+
 /** Stored JSON -> state, or null (not enrolled / malformed). */
 export function parseExperiment(v: unknown): ExperimentState | null {
   if (typeof v !== "object" || v === null) return null;

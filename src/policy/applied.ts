@@ -4,7 +4,7 @@
  * `navigation_policies`. Mechanism names follow native-host/protolens/policy/mechanism.py.
  */
 import type { NavigationRecord } from "../record/types.ts";
-import { enrolledDomain, pendingArm, type ExperimentState } from "../experiment/assign.ts";
+import { enrolledDomain, pendingArm, ranUnder, type ArmInEffect, type ExperimentState } from "../experiment/assign.ts";
 import { matchRule, type PolicyRule, type PolicySet } from "./rules.ts";
 
 export interface AppliedPolicy {
@@ -84,11 +84,13 @@ export function pageHost(record: NavigationRecord): string {
 
 /**
  * The record as sent to the host: `policies` when any rule or experiment is active, and for a
- * page on an enrolled domain (never in the lab) source `experiment` with its arm.
+ * page on an enrolled domain (never in the lab) source `experiment` with its arm, when that arm
+ * was in effect for the whole load (`inEffect`: enrolled domain -> the arm the browser applies).
  */
 export function annotate(
   record: NavigationRecord, set: PolicySet, exp: ExperimentState | null, lab: boolean,
   applied: ReadonlyMap<string, string>, throttledRules: ReadonlySet<string>,
+  inEffect: ReadonlyMap<string, ArmInEffect>,
 ): { record: PolicyRecord; enrolled: string | null } {
   const expOn = lab ? null : exp;
   const rules = effectiveRules(set.rules, expOn);
@@ -97,6 +99,10 @@ export function annotate(
   const domain = expOn === null ? null : enrolledDomain(expOn, pageHost(record));
   // an arm that could not be applied (no relay yet) is not an observation of that arm
   if (expOn !== null && domain !== null && pendingArm(expOn, domain) === "no-h3" && set.relay === null) {
+    return { record: out, enrolled: null };
+  }
+  // a load that overlapped a switch of the domain's arm is no observation of either arm
+  if (expOn !== null && domain !== null && !ranUnder(inEffect.get(domain), pendingArm(expOn, domain), record.page.started_at_ms)) {
     return { record: out, enrolled: null };
   }
   if (expOn !== null && domain !== null) {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import fc from "fast-check";
 import {
-  EXPERIMENT_ARMS, advance, armAt, blockOrder, enrol, enrolledDomain, newExperiment, parseExperiment, pendingArm, unenrol,
+  EXPERIMENT_ARMS, advance, armAt, armsApplied, blockOrder, enrol, enrolledDomain, newExperiment, parseExperiment, pendingArm,
+  ranUnder, unenrol,
 } from "../../src/experiment/assign.ts";
 
 describe("arm assignment", () => {
@@ -60,5 +61,24 @@ describe("enrolment state", () => {
     expect(parseExperiment({ name: "x", seed: "1", domains: [] })).toBeNull();
     expect(parseExperiment({ name: "x", seed: 1, domains: ["ok.org", "bad domain", 3], counts: { "ok.org": -2 } }))
       .toEqual({ name: "x", seed: 1, domains: ["ok.org"], counts: { "ok.org": 0 } });
+  });
+});
+
+describe("arms in effect", () => {
+  it("applies each domain's pending arm; no-h3 only with the PAC", () => {
+    let s = enrol(enrol(newExperiment(11), "a.test"), "b.test");
+    while (pendingArm(s, "a.test") !== "no-h3") s = advance(s, "a.test");
+    expect(armsApplied(s, true).get("a.test")).toBe("no-h3");
+    expect(armsApplied(s, false).get("a.test")).toBe("default");
+    expect(armsApplied(s, true).get("b.test")).toBe(pendingArm(s, "b.test"));
+    expect(armsApplied(null, true).size).toBe(0);
+  });
+
+  it("counts a load only under an arm in effect since before it started", () => {
+    expect(ranUnder({ arm: "no-h3", since: 100 }, "no-h3", 100)).toBe(true);
+    expect(ranUnder({ arm: "no-h3", since: 101 }, "no-h3", 100)).toBe(false);
+    expect(ranUnder({ arm: "default", since: 0 }, "no-h3", 100)).toBe(false);
+    expect(ranUnder({ arm: null, since: 0 }, "no-h3", 100)).toBe(false);
+    expect(ranUnder(undefined, "default", 100)).toBe(false);
   });
 });
