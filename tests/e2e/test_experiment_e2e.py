@@ -18,6 +18,13 @@ store and for the next arm's proxy settings. Checked: every load is ``source = '
 with an arm in {default, no-h3}, two of each (one permuted block of two, twice), caddy saw the
 no-h3 loads' a.test requests over HTTP/2 and the default loads' over HTTP/3, and
 ``protolens compare --source experiment --json`` compares the two arms with n = 2 each.
+
+Then six loads back to back, as a user clicking on: each starts when the previous page has
+loaded, before its record (which advances the arm, so the PAC switches mid-load). A load that
+overlapped a switch mixes h2 and h3 and must not count as an experiment load (it is stored as a
+passive one: recording is on); every one that counts used its arm for all of a.test's requests.
+Before the fix (docs/POLICY.md, "Only a load that ran entirely under its arm counts") such loads
+were labelled with the new arm.
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from tests.site.site import serve_site
 pytestmark = pytest.mark.e2e
 
 LOADS = 4
+RAPID = 6
 ARMS = {"default", "no-h3"}
 PROXY_MODE = {"no-h3": "pac_script", "default": "system"}
 """chrome.proxy mode the service worker sets for a.test's pending arm (adapters/proxy.ts)."""
@@ -166,12 +174,7 @@ def drive(cdp: Cdp, site: Any, db: Path, log: Path) -> dict[str, Any]:
                               lambda i=i: (p := pending(options))[0] == i and p)
         wait_for(f"proxy mode {PROXY_MODE[arm]} for load {i} ({arm}; see {log})",
                  lambda arm=arm: proxy_mode(options) == PROXY_MODE[arm])
-        # cold: no cache, no connection (QUIC session or relay tunnel) from the previous load
-        cdp.send("Network.clearBrowserCache", {}, session)
-        closed = cdp.send("Runtime.evaluate",
-                          {"expression": "chrome.benchmarking.closeConnections(); true",
-                           "returnByValue": True}, session)
-        assert closed["result"].get("value") is True, closed
+        cold(cdp, session)
         start = site.access_log.stat().st_size
         cdp.send("Page.navigate", {"url": site.url}, session)
         wait_for(f"record of load {i} ({arm}; see {log})",
@@ -181,7 +184,43 @@ def drive(cdp: Cdp, site: Any, db: Path, log: Path) -> dict[str, Any]:
                       "hits": read_hits(site.access_log, start)})
     final = wait_for("the options page to show every load", lambda: (
         (p := pending(options))[0] == LOADS and p))
-    return {"db": db, "loads": loads, "final": final, "log": log}
+    compared = compare(db)
+
+    # then like a user clicking on: each load starts once the previous page has loaded, before
+    # its record (which advances the arm and so switches the PAC) is produced
+    wait_for("the pending arm's proxy settings", lambda: proxy_mode(options) == PROXY_MODE[
+        pending(options)[1]])
+    for i in range(RAPID):
+        cold(cdp, session)
+        url = f"{site.url}?rapid={i}"
+        cdp.send("Page.navigate", {"url": url}, session)
+        wait_for(f"rapid load {i}", lambda url=url: page_is(cdp, session, url))
+    wait_for(f"the records of the rapid loads (see {log})",
+             lambda: len(a_test_navs(db)) >= LOADS + RAPID, 60)
+    rapid = a_test_navs(db)[LOADS:]
+    counted = LOADS + sum(1 for n in rapid if n[1] == "experiment")
+    after = wait_for(f"the options page to show {counted} loads", lambda: (
+        (p := pending(options))[0] == counted and p), 10)
+    return {"db": db, "loads": loads, "final": final, "log": log, "compare": compared,
+            "rapid": rapid, "after_rapid": after}
+
+
+def cold(cdp: Cdp, session: str) -> None:
+    """No cache, no connection (QUIC session or relay tunnel) left from the previous load."""
+    cdp.send("Network.clearBrowserCache", {}, session)
+    closed = cdp.send("Runtime.evaluate",
+                      {"expression": "chrome.benchmarking.closeConnections(); true",
+                       "returnByValue": True}, session)
+    assert closed["result"].get("value") is True, closed
+
+
+def compare(db: Path) -> list[dict[str, Any]]:
+    out = subprocess.run([sys.executable, "-m", "protolens.cli", "compare", "--source",
+                          "experiment", "--json"],
+                         env={**os.environ, "PROTOLENS_DB": str(db)}, check=True,
+                         capture_output=True, text=True)
+    result: list[dict[str, Any]] = json.loads(out.stdout)
+    return result
 
 
 def families(hits: list[Hit], host: str) -> set[str]:
@@ -216,15 +255,33 @@ def test_caddy_saw_no_h3_loads_on_h2_and_default_loads_on_h3(run: dict[str, Any]
 
 
 def test_compare_experiment_arms(run: dict[str, Any]) -> None:
-    db: Path = run["db"]
-    out = subprocess.run([sys.executable, "-m", "protolens.cli", "compare", "--source",
-                          "experiment", "--json"],
-                         env={**os.environ, "PROTOLENS_DB": str(db)}, check=True,
-                         capture_output=True, text=True)
-    result = json.loads(out.stdout)
+    result = run["compare"]
     print(json.dumps(result, indent=1))
     (row,) = [r for r in result if r["group"] == "a.test"]
     assert {row["arm_a"], row["arm_b"]} == ARMS
     n = {row["arm_a"]: row["n_a"], row["arm_b"]: row["n_b"]}
     assert n == {"default": 2, "no-h3": 2}
     assert row["median_a_ms"] > 0 and row["median_b_ms"] > 0
+
+
+def test_back_to_back_loads_count_only_under_one_arm(run: dict[str, Any]) -> None:
+    """A load overlapping the switch to the next arm is not an experiment load; every load that
+    is one used its arm for all of a.test's requests (Chromium's protocol per request)."""
+    db: Path = run["db"]
+    counted = 0
+    for nav_id, source, arm, _exp, _warm in run["rapid"]:
+        fams = {r[0] for r in rows(db, "SELECT DISTINCT family FROM requests WHERE "
+                                       "navigation_id = ? AND host = 'a.test'", nav_id)}
+        print(source, arm, sorted(fams))
+        if source == "experiment":
+            counted += 1
+            assert fams == {"h2" if arm == "no-h3" else "h3"}, (arm, fams)
+        else:
+            assert source == "passive" and arm is None
+    assert counted >= 1
+    assert run["after_rapid"][0] == LOADS + counted
+    # compare counts exactly the experiment loads, per arm
+    by_arm = dict(rows(db, "SELECT arm, count(*) FROM navigations WHERE source = 'experiment' "
+                           "GROUP BY arm"))
+    (row,) = [r for r in compare(db) if r["group"] == "a.test"]
+    assert {row["arm_a"]: row["n_a"], row["arm_b"]: row["n_b"]} == by_arm
