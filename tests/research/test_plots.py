@@ -159,3 +159,30 @@ def test_cli_cwnd_bad_file(tmp_path: Path) -> None:
     res = CliRunner().invoke(main, ["plot", "cwnd", "--tcpstats", str(bad), "--out",
                                     str(tmp_path / "c.png")])
     assert res.exit_code == 2 and "bad.jsonl:2: not JSON" in res.output
+
+
+def test_byte_shares_use_the_proxys_upstream_connections_where_reported(
+        tmp_path: Path) -> None:
+    from protolens.store import open_rw
+    from protolens.store.policy import store_upstream
+
+    db = tmp_path / "s.db"
+    campaign_store(db, reps=1, shift_ms=0.0)
+    rw = open_rw(db)
+    nav_id = rw.execute("SELECT id FROM navigations WHERE campaign = 'camp' AND failed = 0 "
+                        "ORDER BY id LIMIT 1").fetchone()[0]
+    # an H2-Parallel load: one browser connection to the proxy, two upstream on the wire
+    store_upstream(rw, nav_id, [
+        {"id": 1, "local_port": 40001, "host": "a.test", "family": "h2", "requests": 7,
+         "bytes": 300_000},
+        {"id": 2, "local_port": 40002, "host": "a.test", "family": "h2", "requests": 6,
+         "bytes": 100_000}], started_at_ms=0.0)
+    rw.close()
+    rows = plot_connection_shares(open_ro(db), "camp")
+    mine = [r for r in rows if r["navigation_id"] == nav_id]
+    assert sorted((r["connection_id"], round(r["share"], 3)) for r in mine) == \
+        [(40001, 0.75), (40002, 0.25)]
+    others = [r for r in rows if r["navigation_id"] != nav_id]
+    assert others and all(r["upstream"] == 0 for r in others)
+    (ax,) = figures.byte_shares(rows, "t", limit=500).axes
+    assert len([p for p in ax.patches if isinstance(p, Rectangle)]) == len(rows)

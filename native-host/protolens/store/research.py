@@ -201,11 +201,16 @@ def plot_navigations(conn: sqlite3.Connection, campaign: str, warm: bool = False
 
 def plot_connection_shares(conn: sqlite3.Connection, campaign: str, warm: bool = False
                            ) -> list[dict[str, Any]]:
-    """Each browser connection's byte share, per successful load of a campaign."""
+    """Each connection's byte share, per successful load of a campaign, as on the wire: the
+    proxy's upstream connections where it reported them (an H2-Parallel load shows its N
+    connections, issue 6), else the browser's own."""
     return _dicts(conn.execute(
         "SELECT s.navigation_id, n.page, n.condition, n.arm, n.repetition, s.connection_id, "
-        "s.bytes, s.share FROM connection_shares s JOIN navigations n ON n.id = s.navigation_id "
-        "WHERE n.campaign = ? AND n.failed = 0 AND n.warm = ? AND s.upstream = 0 "
+        "s.bytes, s.share, s.upstream "
+        "FROM connection_shares s JOIN navigations n ON n.id = s.navigation_id "
+        "WHERE n.campaign = ? AND n.failed = 0 AND n.warm = ? "
+        "AND s.upstream = (SELECT max(c.upstream) FROM connections c "
+        "                  WHERE c.navigation_id = s.navigation_id) "
         "ORDER BY n.page, n.arm, n.condition, n.repetition, s.navigation_id, s.bytes DESC",
         (campaign, int(warm))))
 
