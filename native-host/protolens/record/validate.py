@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NoReturn, TypeVar
 
 from protolens.record.model import (
@@ -212,15 +212,22 @@ def _applied(v: Any, path: str) -> AppliedPolicy:
                          mechanism=o.str_("mechanism"), rule_ids=ids)
 
 
+def _unique(items: Sequence[T], array: str, field: str, key: Callable[[T], Hashable],
+            shown: Callable[[T], str]) -> None:
+    """Reject the first item whose ``key`` an earlier item of ``array`` already had."""
+    seen: set[Hashable] = set()
+    for i, item in enumerate(items):
+        k = key(item)
+        if k in seen:
+            raise RecordError(f"{array}[{i}].{field}: duplicate {shown(item)} in this record")
+        seen.add(k)
+
+
 def _policies(o: _Obj) -> tuple[AppliedPolicy, ...]:
     if o.value.get("policies") is None:
         return ()
     out = o.items("policies", _applied)
-    seen: set[str] = set()
-    for i, p in enumerate(out):
-        if p.host in seen:
-            raise RecordError(f"policies[{i}].host: duplicate {_show(p.host)} in this record")
-        seen.add(p.host)
+    _unique(out, "policies", "host", lambda p: p.host, lambda p: _show(p.host))
     return out
 
 
@@ -252,26 +259,13 @@ def parse_record(value: Any) -> NavigationRecord:
     milestones = o.obj("milestones")
     assert page is not None and milestones is not None
     requests = o.items("requests", _request)
-    seen: set[str] = set()
-    for i, req in enumerate(requests):
-        if req.request_id in seen:
-            raise RecordError(
-                f"requests[{i}].request_id: duplicate {_show(req.request_id)} in this record")
-        seen.add(req.request_id)
+    _unique(requests, "requests", "request_id", lambda r: r.request_id,
+            lambda r: _show(r.request_id))
     connections = o.items("connections", _connection)
-    ids: set[tuple[bool, int]] = set()
-    for i, conn in enumerate(connections):
-        key = (conn.upstream, conn.connection_id)
-        if key in ids:
-            raise RecordError(
-                f"connections[{i}].connection_id: duplicate {conn.connection_id} in this record")
-        ids.add(key)
+    _unique(connections, "connections", "connection_id", lambda c: (c.upstream, c.connection_id),
+            lambda c: str(c.connection_id))
     hosts = o.items("hosts", _host)
-    names: set[str] = set()
-    for i, host in enumerate(hosts):
-        if host.host in names:
-            raise RecordError(f"hosts[{i}].host: duplicate {_show(host.host)} in this record")
-        names.add(host.host)
+    _unique(hosts, "hosts", "host", lambda h: h.host, lambda h: _show(h.host))
     context = o.obj("context")
     assert context is not None
     source = o.enum("source", SOURCES)
