@@ -12,6 +12,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from tests.e2e.caddylog import FAMILY
+
 
 def protolens(*args: str, db: Path | None = None, check: bool = True,
               timeout: float = 900) -> subprocess.CompletedProcess[str]:
@@ -35,8 +37,6 @@ def running_testbed(name: str, *up_args: str) -> Iterator[dict[str, Any]]:
         protolens("testbed", "down", "--name", name, check=False)
 
 
-CADDY_FAMILY = {"HTTP/1.1": "h1", "HTTP/1.0": "h1", "HTTP/2.0": "h2", "HTTP/3.0": "h3"}
-
 
 def store_rows(db: Path, sql: str, *params: Any) -> list[dict[str, Any]]:
     """Rows of a read-only query on a store, as dicts."""
@@ -53,5 +53,5 @@ def caddy_hits(access_log: str | Path, start_ms: float, end_ms: float) -> list[d
         req = entry.get("request")
         if req and start_ms <= entry["ts"] * 1000 <= end_ms:
             hits.append({"host": req["host"].split(":")[0], "uri": req["uri"],
-                         "family": CADDY_FAMILY[req["proto"]], "port": int(req["remote_port"])})
+                         "family": FAMILY[req["proto"]], "port": int(req["remote_port"])})
     return hits

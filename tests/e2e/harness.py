@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import LoadResult, run_load
+from protolens.lab.runner import stored_navigation_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "dist"
@@ -23,14 +23,7 @@ def require_dist() -> Path:
 
 
 def stored_ids(db: Path, load_id: str) -> list[str]:
-    if not db.exists():
-        return []
-    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
-        try:
-            rows = conn.execute("SELECT id FROM navigations WHERE load_id = ?", (load_id,))
-            return [r[0] for r in rows]
-        except sqlite3.OperationalError:  # schema not created yet by the host
-            return []
+    return stored_navigation_ids(db, load_id)
 
 
 @dataclass

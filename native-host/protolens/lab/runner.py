@@ -139,7 +139,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     scratch = opts.scratch / load_id
     result = run_load(spec, scratch=scratch, db=opts.db,
                       navigate=[target.url] * expect, context=context,
-                      done=lambda: _stored(opts.db, load_id) >= expect,
+                      done=lambda: len(stored_navigation_ids(opts.db, load_id)) >= expect,
                       timeout_s=opts.timeout_s, prefix=prefix)
     flows, lateness = network.after_load()
     report = proxy.report(reset=True) if proxy is not None and rules else None
@@ -191,14 +191,16 @@ def _store_policies(conn: sqlite3.Connection, load_id: str, arm: str,
         raise
 
 
-def _stored(db: Path, load_id: str) -> int:
+def stored_navigation_ids(db: Path, load_id: str) -> list[str]:
+    """Ids of the records the host has stored for a load so far; none while the store or its
+    schema does not exist yet (the host creates both on its first record)."""
     if not db.exists():
-        return 0
+        return []
     try:
         with closing(open_ro(db)) as conn:
-            return len(labstore.navigation_ids(conn, load_id))
-    except (StoreError, sqlite3.Error):  # the host may be creating the schema right now
-        return 0
+            return labstore.navigation_ids(conn, load_id)
+    except (StoreError, sqlite3.Error):
+        return []
 
 
 def _remove(path: Path) -> None:
