@@ -19,10 +19,10 @@ from protolens.paths import data_home
 from protolens.shaping.config import shaper_config
 from protolens.shaping.control import ShaperClient, ShaperError, start_shaper, truth_rows
 from protolens.shaping.profile import Profile, ProfileError, load_profile
-from protolens.testbed import caddy, hostcfg, links, procs
+from protolens.testbed import caddy, cross, hostcfg, links, procs
 from protolens.testbed.cert import ensure_cert
 from protolens.testbed.run import TestbedError, in_ns, run
-from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology, cross_ports, valid_name
+from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology, valid_name
 
 SERVER_CCS = ("cubic", "cubic-nohystart", "bbr", "reno")
 DEFAULT_HOSTS = ("a.test", "b.test", "c.test")
@@ -366,31 +366,10 @@ class Testbed:
         self._save()
 
     def _cross_traffic(self, prof: Profile) -> None:
-        """IFIP'18 Sec. III-C.1: N iperf3 TCP flows load one ECMP path, server to client."""
-        e = prof.ecmp
-        if e is None or e.cross_traffic_load <= 0:
-            return
-        t = self.topo
-        per_flow = e.path_rate_bps * e.cross_traffic_load / e.cross_traffic_flows
-        pids: list[int] = []
-        log = open(Path(self.state.run_dir) / "iperf3.log", "ab")  # noqa: SIM115
-        with log:
-            pairs = cross_ports(t, e.cross_traffic_flows, e.congested_path)
-            for _, sport in pairs:
-                p = subprocess.Popen(in_ns(t.srv_ns, ["iperf3", "-s", "-B", t.cross_srv_ip,
-                                                      "-p", str(sport)]),
-                                     stdout=log, stderr=log, stdin=subprocess.DEVNULL,
-                                     start_new_session=True)
-                pids.append(p.pid)
-            time.sleep(0.3)
-            for cport, sport in pairs:
-                p = subprocess.Popen(in_ns(t.cli_ns, [
-                    "iperf3", "-c", t.cross_srv_ip, "-B", t.cross_cli_ip, "--cport", str(cport),
-                    "-p", str(sport), "-R", "-b", str(int(per_flow)), "-t", "86400", "-i", "0"]),
-                    stdout=log, stderr=log, stdin=subprocess.DEVNULL, start_new_session=True)
-                pids.append(p.pid)
-        self.state = replace(self.state, cross_pids=pids)
-        self._save()
+        pids = cross.start_cross_traffic(self.topo, prof, Path(self.state.run_dir))
+        if pids:
+            self.state = replace(self.state, cross_pids=pids)
+            self._save()
 
     def _stop_cross(self) -> None:
         for pid in self.state.cross_pids:
