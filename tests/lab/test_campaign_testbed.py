@@ -28,7 +28,7 @@ from tests.cli import store_rows as rows
 
 pytestmark = [pytest.mark.netns, pytest.mark.e2e]
 
-TB = "plt"
+TB = "plc"  # own name: tests/testbed uses "plt"
 PAGES = ("ifip18-twitter", "student-small")
 ARMS = ("h1", "h2", "h3")
 CONDITIONS = ("wifi", "wifi-lossy")
