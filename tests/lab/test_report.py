@@ -98,3 +98,30 @@ def test_urls_mode_refuses_testbed_conditions(tmp_path: Path) -> None:
                                     "--db", str(tmp_path / "x.db")])
     assert out.exit_code == 2
     assert "needs the testbed" in out.output
+
+
+@pytest.mark.parametrize(("content", "message"), [
+    (None, "No such file"),
+    ("# only a comment\n\n", "no URLs in it"),
+    ("ftp://example.org/\n", "not an http(s) URL: 'ftp://example.org/'"),
+])
+def test_urls_file_errors_are_one_line_and_start_nothing(tmp_path: Path, content: str | None,
+                                                         message: str) -> None:
+    urls = tmp_path / "urls.txt"
+    if content is not None:
+        urls.write_text(content)
+    db = tmp_path / "never.db"
+    out = CliRunner().invoke(main, ["lab", "run", "--urls", str(urls), "--conditions", "none",
+                                    "--db", str(db)])
+    assert out.exit_code == 2, out.output
+    assert message in out.output
+    assert len(out.output.strip().splitlines()) == 1
+    assert not db.exists()
+
+
+def test_reproduce_unknown_experiment_names_the_known_ones(tmp_path: Path) -> None:
+    db = tmp_path / "never.db"
+    out = CliRunner().invoke(main, ["lab", "reproduce", "nope", "--db", str(db)])
+    assert out.exit_code == 2
+    assert "unknown experiment 'nope'" in out.output and "ifip18-wifi" in out.output
+    assert not db.exists()

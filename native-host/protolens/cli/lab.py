@@ -83,7 +83,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             arm_list.append("policy")
         spec = camp.CampaignSpec(
             name=campaign or time.strftime("lab-%Y%m%d-%H%M%S"),
-            pages=tuple(_csv(pages)), urls=tuple(camp.read_urls(urls_file)) if urls_file else (),
+            pages=tuple(_csv(pages)), urls=_read_urls(urls_file),
             arms=tuple(arm_list), conditions=tuple(_csv(conditions)), reps=reps, policy=policy,
             seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
             warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name,
@@ -109,6 +109,16 @@ def _policy(path: Path | None) -> tuple[dict[str, Any], ...]:
     try:
         return tuple(to_stored(read_policy(path)))
     except PolicyError as exc:
+        raise UserError(str(exc)) from None
+
+
+def _read_urls(path: Path | None) -> tuple[str, ...]:
+    """The ``--urls`` file's URLs; its problems are one-line user errors like any other."""
+    if path is None:
+        return ()
+    try:
+        return tuple(camp.read_urls(path))
+    except camp.CampaignError as exc:
         raise UserError(str(exc)) from None
 
 
