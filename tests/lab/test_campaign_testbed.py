@@ -196,3 +196,15 @@ def test_warm_adds_a_second_load_in_the_same_profile(testbed: dict[str, Any],
     report = json.loads(protolens("report", "--campaign", "wm", "--json", db=db).stdout)
     warm = json.loads(protolens("report", "--campaign", "wm", "--warm", "--json", db=db).stdout)
     assert [r["n"] for r in report] == [1] and [r["n"] for r in warm] == [1]
+
+
+def test_a_testbed_with_another_server_cc_is_refused_and_nothing_is_stored(
+        testbed: dict[str, Any], tmp_path: Path) -> None:
+    db = tmp_path / "never.db"
+    out = protolens("lab", "run", "--pages", "ifip18-baidu", "--arms", "h2", "--conditions",
+                    "clean", "--reps", "1", "--server-cc", "bbr", "--campaign", "cc",
+                    "--testbed", TB, db=db, check=False)
+    assert out.returncode == 2, out.stdout + out.stderr
+    assert f"testbed '{TB}' runs server CC cubic" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1
+    assert not db.exists()

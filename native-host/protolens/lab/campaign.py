@@ -3,6 +3,7 @@ progress bar, stop cleanly on Ctrl-C (adapter around ``plan`` and ``runner``).""
 
 from __future__ import annotations
 
+import sqlite3
 import tempfile
 import time
 from collections.abc import Sequence
@@ -21,7 +22,8 @@ from protolens.lab.plan import PlannedLoad, missing, plan
 from protolens.lab.runner import Progress as Counts
 from protolens.lab.runner import RunOptions, Target, run_campaign
 from protolens.store import lab as labstore
-from protolens.store import open_rw
+from protolens.store import open_ro, open_rw
+from protolens.testbed.run import TestbedError
 
 
 class CampaignError(Exception):
@@ -181,13 +183,11 @@ def targets_for(spec: CampaignSpec, network: LabNetwork) -> dict[str, Target]:
 def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome:
     """Validate, store the campaign, run what is missing; Ctrl-C stops after the current load."""
     validate(spec, settings)
-    with closing(open_rw(settings.db)) as conn:
-        seed, _ = labstore.ensure_campaign(conn, spec.name, seed=spec.seed, spec=spec.stored(),
-                                           version=__version__, now_ms=time.time() * 1000)
-        if not resume and seed != spec.seed:
-            raise CampaignError(f"campaign {spec.name!r} already exists: pick another "
-                                f"--campaign, or --resume {spec.name}")
-        done = labstore.done_cells(conn, spec.name)
+    stored_seed, done = _stored_state(settings.db, spec.name)
+    seed = spec.seed if stored_seed is None else stored_seed
+    if not resume and seed != spec.seed:
+        raise CampaignError(f"campaign {spec.name!r} already exists: pick another "
+                            f"--campaign, or --resume {spec.name}")
     pages = spec.pages or spec.urls
     loads = plan(spec.name, pages=pages, arms=spec.arms, conditions=spec.conditions,
                  reps=spec.reps, seed=seed, warm=spec.warm)
@@ -195,20 +195,42 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
     outcome = Outcome(campaign=spec.name, planned=len(loads), ran=0)
     if not todo:
         return outcome
-    network = _network(spec)
+    try:
+        network = _network(spec)
+    except TestbedError as exc:
+        raise CampaignError(str(exc)) from None
     scratch = settings.scratch or Path(tempfile.mkdtemp(prefix="protolens-lab-"))
     opts = RunOptions(chromium=settings.chromium, extension_dir=settings.extension,
                       db=settings.db, scratch=scratch, timeout_s=settings.timeout_s,
                       retries=settings.retries, policy=spec.policy)
     try:
+        # stored once the network is ready: a campaign refused before it starts leaves nothing
+        with closing(open_rw(settings.db)) as conn:
+            labstore.ensure_campaign(conn, spec.name, seed=seed, spec=spec.stored(),
+                                     version=__version__, now_ms=time.time() * 1000)
         outcome.counts = _run_with_bar(todo, targets_for(spec, network), network, opts, outcome)
     except KeyboardInterrupt:
         outcome.interrupted = True
+    except TestbedError as exc:  # e.g. the shaper died mid-campaign: what ran is stored
+        raise CampaignError(f"{exc} (after {outcome.ran} loads; fix it, then "
+                            f"protolens lab run --resume {spec.name})") from None
     finally:
         close = getattr(network, "close", None)
         if close:
             close()
     return outcome
+
+
+def _stored_state(db: Path, name: str) -> tuple[int | None, list[tuple[str, str, str, int]]]:
+    """The stored seed (None if the campaign is new) and the cells already done; read-only."""
+    if not db.exists():
+        return None, []
+    try:
+        with closing(open_ro(db)) as conn:
+            stored = labstore.campaign_spec(conn, name)
+            return (None, []) if stored is None else (stored[0], labstore.done_cells(conn, name))
+    except sqlite3.OperationalError:  # a store from before the lab tables: nothing stored yet
+        return None, []
 
 
 def _network(spec: CampaignSpec) -> LabNetwork:
