@@ -106,18 +106,6 @@ def navigation_ids(conn: sqlite3.Connection, load_id: str) -> list[str]:
         "SELECT id FROM navigations WHERE load_id = ? ORDER BY started_at_ms", (load_id,))]
 
 
-def load_rows(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:
-    """Every load attempt of a campaign, in the order they ran."""
-    return [dict(r) for r in conn.execute(
-        "SELECT * FROM loads WHERE campaign = ? ORDER BY started_at_ms", (campaign,))]
-
-
-def flow_rows(conn: sqlite3.Connection, load_id: str) -> list[dict[str, Any]]:
-    """The shaper's flows recorded for a load."""
-    return [dict(r) for r in conn.execute(
-        "SELECT * FROM flows WHERE load_id = ? ORDER BY client_port", (load_id,))]
-
-
 def campaign_navigations(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:
     """Cold, stored navigations of a campaign's successful loads, with per-host connections
     (``hosts``: {host: connections}) as the report needs them."""
