@@ -22,3 +22,8 @@ export function networkInfo(): NetworkInfo | null {
   if (c === undefined) return null;
   return { effective_type: c.effectiveType ?? null, rtt_ms: c.rtt ?? null, downlink_mbps: c.downlink ?? null };
 }
+
+/** The wall clock, for pages whose pure parts take time as an argument (STYLE.md rule zero). */
+export function wallClockMs(): number {
+  return Date.now();
+}

@@ -7,11 +7,13 @@ import {
   BarController, BarElement, CategoryScale, Chart, Legend, LineController, LineElement, LinearScale, PointElement, Tooltip,
 } from "chart.js";
 import { QueryPort } from "../adapters/dashboard-port.ts";
+import { wallClockMs } from "../adapters/environment.ts";
 import type { QueryName, QueryParams } from "../messages/protocol.ts";
 import { domainBars, formatBytes, originChoices, pltLines, protocolBars } from "./chart-data.ts";
 import { domainsConfig, pltConfig, protocolConfig } from "./chart-config.ts";
 import { byId } from "../ui/dom.ts";
 import { fetchAll, type Table } from "./paging.ts";
+import { PERIODS, periodOf, sinceMs } from "./period.ts";
 import { domainRows, pltRows, protocolCounts, type PltRow } from "./rows.ts";
 
 Chart.register(BarController, BarElement, CategoryScale, Legend, LineController, LineElement, LinearScale, PointElement, Tooltip);
@@ -71,10 +73,9 @@ function setState(state: "loading" | "ready" | "empty" | "error", status: string
   byId("charts", HTMLElement).hidden = state !== "ready";
 }
 
-async function load(source: NonNullable<QueryParams["source"]>): Promise<void> {
+async function load(params: QueryParams): Promise<void> {
   setState("loading", "Asking the ProtoLens host…");
   pages = 0;
-  const params: QueryParams = { source };
   try {
     const counts = protocolCounts(await all("protocol_counts", params));
     const bars = protocolBars(counts);
@@ -100,6 +101,11 @@ async function load(source: NonNullable<QueryParams["source"]>): Promise<void> {
 }
 
 const sourceSelect = byId("source", HTMLSelectElement);
+const periodSelect = byId("period", HTMLSelectElement);
+periodSelect.replaceChildren(...Object.entries(PERIODS).map(([value, p]) => new Option(p.label, value)));
 const sourceOf = (v: string): NonNullable<QueryParams["source"]> => (v === "lab" || v === "all" || v === "experiment" ? v : "passive");
-sourceSelect.onchange = () => void load(sourceOf(sourceSelect.value));
-void load(sourceOf(sourceSelect.value));
+const reload = (): Promise<void> =>
+  load({ source: sourceOf(sourceSelect.value), since_ms: sinceMs(periodOf(periodSelect.value), wallClockMs()) });
+sourceSelect.onchange = () => void reload();
+periodSelect.onchange = () => void reload();
+void reload();
