@@ -24,8 +24,15 @@ export function fixedIds(): () => string {
   return () => `00000000-0000-4000-8000-${String(++n).padStart(12, "0")}`;
 }
 
+/** The tab's main frame id as the adapter would know it (recorded since the late scenarios). */
+function mainFrameId(name: string): { mainFrameId?: string } {
+  const meta = JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as { mainFrameId?: unknown };
+  return typeof meta.mainFrameId === "string" ? { mainFrameId: meta.mainFrameId } : {};
+}
+
 export function golden(name: string): NavigationRecord[] {
   return fromLog(readLog(name), {
+    ...mainFrameId(name),
     source: "lab",
     urlDetail: "full",
     env: { browser: { name: "Chromium", version: "fixture" }, extension_version: "0.0.0", network: null },

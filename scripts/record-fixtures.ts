@@ -18,7 +18,8 @@ import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { CdpClient, type WireEvent } from "./cdp-client.ts";
-import { CHILD_COMMANDS, TAB_COMMANDS, loadMetricsEvent } from "../src/cdp/enable-commands.ts";
+import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, TAB_COMMANDS, loadMetricsEvent } from "../src/cdp/enable-commands.ts";
+import { NAV_TIMING_EXPRESSION, navTimingEvent } from "../src/cdp/late.ts";
 import { minify } from "../src/cdp/minify.ts";
 import type { RawEvent } from "../src/cdp/raw-event.ts";
 
@@ -27,9 +28,18 @@ const OUT = join(ROOT, "tests/fixtures/cdp");
 const QUIET_MS = 2500;
 
 type Site = { url: string; spki: string; port: number; origin: string };
-type Ctx = { site: Site; cdp: CdpClient; session: string; nav: (url: string) => Promise<NavMeta> };
+type Ctx = {
+  site: Site; cdp: CdpClient; session: string; nav: (url: string) => Promise<NavMeta>;
+  /** Sends the recorder's enable commands (TAB_COMMANDS) on `session`; done before run() unless
+   * the scenario is `late`. */
+  enable: () => Promise<void>;
+  /** A second session on the same tab whose events are not recorded: drives a late scenario. */
+  driver: string;
+  /** Waits for the page's load and the network to be quiet, then reads its timing. */
+  settle: (url: string) => Promise<NavMeta>;
+};
 type NavMeta = { url: string; timing: Record<string, unknown> };
-type Scenario = { flags: (s: Site) => string[]; run: (c: Ctx) => Promise<NavMeta[]> };
+type Scenario = { flags: (s: Site) => string[]; run: (c: Ctx) => Promise<NavMeta[]>; late?: boolean };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -61,10 +71,63 @@ const SCENARIOS: Record<string, Scenario> = {
       return [{ url: c.site.url, timing: {} }, await c.nav(`${c.site.url}?second`)];
     },
   },
+  // Late attach (src/cdp/late.ts): the tab navigates (driven from another session, like a user
+  // typing into a tab the extension cannot attach to) and the recorder's session enables its
+  // domains only once the navigation is under way, as chrome.debugger attached at
+  // onBeforeNavigate (or at the commit, for a chrome://newtab tab) does.
+  "late-response": {
+    flags: () => ["--disable-quic"], late: true,
+    run: async (c) => {
+      // On loopback the response beats any attach (measured: the document's responseReceived is
+      // missed); 150 ms of emulated latency, set from the driver's session, stands for a real
+      // link's round trip. Page.navigate answers only at the commit: the recorder enables its
+      // domains as soon as the driver sees the document's request.
+      let sent = false;
+      c.cdp.onEvent((ev) => {
+        if (ev.sessionId === c.driver && ev.method === "Network.requestWillBeSent" &&
+            (ev.params as { type?: string }).type === "Document") sent = true;
+      });
+      await c.cdp.send("Network.enable", {}, c.driver);
+      await c.cdp.send("Network.emulateNetworkConditions", {
+        offline: false, latency: 150, downloadThroughput: -1, uploadThroughput: -1,
+      }, c.driver);
+      const navigated = c.cdp.send("Page.navigate", { url: c.site.url }, c.driver);
+      for (let i = 0; i < 200 && !sent; i++) await sleep(5);
+      await c.enable();
+      await navigated;
+      return [await c.settle(c.site.url)];
+    },
+  },
+  "late-commit": {
+    flags: () => ["--disable-quic"], late: true,
+    run: async (c) => {
+      await c.cdp.send("Page.enable", {}, c.driver);
+      let committed = false;
+      c.cdp.onEvent((ev) => {
+        if (ev.sessionId === c.driver && ev.method === "Page.frameNavigated") committed = true;
+      });
+      await c.cdp.send("Page.navigate", { url: c.site.url }, c.driver);
+      for (let i = 0; i < 200 && !committed; i++) await sleep(5);
+      await c.enable();
+      return [await c.settle(c.site.url)];
+    },
+  },
 };
 
 async function one(c: Ctx, url: string): Promise<NavMeta[]> {
   return [await c.nav(url)];
+}
+
+/** As adapters/debugger.ts relayNavigationTiming does, over the raw client. */
+async function navTiming(cdp: CdpClient, session: string): Promise<WireEvent> {
+  const { frameTree } = await cdp.send<{ frameTree: { frame: { id: string; loaderId: string } } }>(
+    "Page.getFrameTree", {}, session);
+  const world = await cdp.send<{ executionContextId: number }>("Page.createIsolatedWorld",
+    { frameId: frameTree.frame.id, worldName: LCP_WORLD }, session);
+  const res = await cdp.send<{ result: { value: string } }>("Runtime.evaluate",
+    { expression: NAV_TIMING_EXPRESSION, contextId: world.executionContextId, returnByValue: true }, session);
+  await cdp.send("Runtime.evaluate", { expression: LCP_SCRIPT, contextId: world.executionContextId }, session);
+  return navTimingEvent(frameTree.frame.loaderId, res.result.value);
 }
 
 async function startSite(work: string): Promise<{ site: Site; proc: ChildProcess }> {
@@ -111,6 +174,7 @@ async function record(name: string, scenario: Scenario): Promise<void> {
   try {
     const { targetId } = await cdp.send<{ targetId: string }>("Target.createTarget", { url: "about:blank" });
     const { sessionId } = await cdp.send<{ sessionId: string }>("Target.attachToTarget", { targetId, flatten: true });
+    const { sessionId: driver } = await cdp.send<{ sessionId: string }>("Target.attachToTarget", { targetId, flatten: true });
     const sessions = new Set([sessionId]);
     const events: WireEvent[] = [];
     let lastNetwork = Date.now();
@@ -124,7 +188,11 @@ async function record(name: string, scenario: Scenario): Promise<void> {
         loaded = true;
         // as the adapter does: relay getMetrics (NavigationStart) as a Performance.metrics event
         void cdp.send<{ metrics: { name: string; value: number }[] }>("Performance.getMetrics", {}, sessionId)
-          .then((r) => events.push({ ...loadMetricsEvent(r.metrics), sessionId }));
+          .then(async (r) => {
+            events.push({ ...loadMetricsEvent(r.metrics), sessionId });
+            // and, for a navigation joined late, its Navigation Timing (adapters/debugger.ts)
+            if (scenario.late) events.push({ ...(await navTiming(cdp, sessionId)), sessionId });
+          });
       }
       if (ev.method === "Target.attachedToTarget") {
         const child = (ev.params as { sessionId: string }).sessionId;
@@ -134,10 +202,16 @@ async function record(name: string, scenario: Scenario): Promise<void> {
         })();
       }
     });
-    for (const cmd of TAB_COMMANDS) await cdp.send(cmd.method, cmd.params ?? {}, sessionId);
+    const enable = async (): Promise<void> => {
+      for (const cmd of TAB_COMMANDS) await cdp.send(cmd.method, cmd.params ?? {}, sessionId);
+    };
+    if (!scenario.late) await enable();
     const nav = async (url: string): Promise<NavMeta> => {
       loaded = false;
       await cdp.send("Page.navigate", { url }, sessionId);
+      return settle(url);
+    };
+    const settle = async (url: string): Promise<NavMeta> => {
       for (let i = 0; i < 600 && !loaded; i++) await sleep(50);
       while (Date.now() - lastNetwork < QUIET_MS) await sleep(100);
       const res = await cdp.send<{ result: { value: string } }>("Runtime.evaluate", {
@@ -156,10 +230,11 @@ async function record(name: string, scenario: Scenario): Promise<void> {
       const timing = JSON.parse(res.result.value) as Record<string, unknown>;
       return { url, timing: { ...timing, largestContentfulPaint: lcp.result.value } };
     };
-    const navigations = await scenario.run({ site, cdp, session: sessionId, nav });
+    const navigations = await scenario.run({ site, cdp, session: sessionId, nav, enable, driver, settle });
     const kept = minify(events as unknown as RawEvent[], sessionId);
     writeFileSync(join(OUT, `${name}.jsonl`), kept.map((e) => JSON.stringify(e)).join("\n") + "\n");
-    const meta = { scenario: name, browser: version, flags, port: site.port, navigations };
+    // the tab's target id is its main frame's id, which the adapter passes the recorder
+    const meta = { scenario: name, browser: version, flags, port: site.port, mainFrameId: targetId, navigations };
     writeFileSync(join(OUT, `${name}.meta.json`), JSON.stringify(meta, null, 2) + "\n");
     console.log(`${name}: ${kept.length} events (${events.length} raw), ${navigations.length} navigation(s)`);
   } finally {

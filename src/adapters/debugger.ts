@@ -6,8 +6,9 @@
  */
 import type { Protocol } from "devtools-protocol";
 import { CdpClock } from "../cdp/clock.ts";
-import { CHILD_COMMANDS, TAB_COMMANDS, loadMetricsEvent } from "../cdp/enable-commands.ts";
+import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, TAB_COMMANDS, loadMetricsEvent } from "../cdp/enable-commands.ts";
 import { eventTime } from "../cdp/from-log.ts";
+import { NAV_TIMING_EXPRESSION, navTimingEvent } from "../cdp/late.ts";
 import type { RawEvent } from "../cdp/raw-event.ts";
 import { Recorder, type RecorderOptions } from "../cdp/recorder.ts";
 import type { NavigationRecord } from "../record/types.ts";
@@ -120,6 +121,31 @@ export class DebuggerRecorder {
       | Protocol.Performance.GetMetricsResponse | null;
     if (res && this.tabs.get(tabId) === s) {
       for (const r of s.recorder.push(loadMetricsEvent(res.metrics))) this.sink(tabId, r);
+    }
+    if (this.tabs.get(tabId) === s && s.recorder.wantsNavigationTiming) await this.relayNavigationTiming(tabId, s);
+  }
+
+  /** A navigation joined late (src/cdp/late.ts): its document's own Navigation Timing, read in
+   * the extension's isolated world, tagged with the main frame's current loader id. */
+  private async relayNavigationTiming(tabId: number, s: TabSession): Promise<void> {
+    try {
+      const { frameTree } = (await chrome.debugger.sendCommand({ tabId }, "Page.getFrameTree", {})) as
+        Protocol.Page.GetFrameTreeResponse;
+      const world = (await chrome.debugger.sendCommand({ tabId }, "Page.createIsolatedWorld",
+        { frameId: frameTree.frame.id, worldName: LCP_WORLD })) as Protocol.Page.CreateIsolatedWorldResponse;
+      const res = (await chrome.debugger.sendCommand({ tabId }, "Runtime.evaluate", {
+        expression: NAV_TIMING_EXPRESSION, contextId: world.executionContextId, returnByValue: true,
+      })) as Protocol.Runtime.EvaluateResponse;
+      const value: unknown = res.result.value;
+      if (typeof value === "string" && this.tabs.get(tabId) === s) {
+        for (const r of s.recorder.push(navTimingEvent(frameTree.frame.loaderId, value))) this.sink(tabId, r);
+      }
+      // a document created before the attach never ran the LCP observer (TAB_COMMANDS): start it
+      // now; `buffered` replays its earlier candidates
+      await chrome.debugger.sendCommand({ tabId }, "Runtime.evaluate",
+        { expression: LCP_SCRIPT, contextId: world.executionContextId });
+    } catch (e) {
+      console.warn("protolens: navigation timing", e);
     }
   }
 }

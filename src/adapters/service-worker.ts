@@ -26,6 +26,8 @@ const RETRY_MS = 2000;
 
 interface App {
   onBeforeNavigate(d: chrome.webNavigation.WebNavigationBaseCallbackDetails): Promise<void>;
+  onCreated(tab: chrome.tabs.Tab): Promise<void>;
+  onCommitted(d: chrome.webNavigation.WebNavigationBaseCallbackDetails): Promise<void>;
 }
 
 async function main(): Promise<App> {
@@ -194,6 +196,21 @@ async function main(): Promise<App> {
       if (want && !dbg.isAttached(d.tabId)) await attach(d.tabId).catch(() => undefined);
       else if (!want && dbg.isAttached(d.tabId) && d.tabId !== labRunner.labTab) await dbg.detach(d.tabId);
     },
+    // A new tab opened on an in-scope URL (a link or window.open into a new tab, tabs.create):
+    // attach now, the earliest moment, instead of at its onBeforeNavigate.
+    async onCreated(tab) {
+      const url = tab.pendingUrl ?? tab.url ?? "";
+      if (tab.id === undefined || tab.id === labRunner.labTab || dbg.isAttached(tab.id)) return;
+      if (wanted(url, tab.incognito)) await attach(tab.id).catch(() => undefined);
+    },
+    // A tab that could not be attached before its navigation (it showed chrome://newtab, which
+    // chrome.debugger refuses): attach at the commit; the recorder joins the load under way
+    // (src/cdp/late.ts, "commit").
+    async onCommitted(d) {
+      if (d.frameId !== 0 || d.tabId === labRunner.labTab || dbg.isAttached(d.tabId)) return;
+      const tab = await browser.tabs.get(d.tabId).catch(() => null);
+      if (tab !== null && wanted(d.url, tab.incognito)) await attach(d.tabId).catch(() => undefined);
+    },
   };
 }
 
@@ -202,4 +219,6 @@ installAuthListener();
 const app = main();
 app.catch((e: unknown) => console.error("protolens: startup failed", e));
 chrome.webNavigation.onBeforeNavigate.addListener((d) => void app.then((a) => a.onBeforeNavigate(d)));
+chrome.webNavigation.onCommitted.addListener((d) => void app.then((a) => a.onCommitted(d)));
+chrome.tabs.onCreated.addListener((tab) => void app.then((a) => a.onCreated(tab)));
 chrome.tabs.onRemoved.addListener((tabId) => void forgetTab(tabId));

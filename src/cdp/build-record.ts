@@ -29,7 +29,7 @@ export interface BuildOptions {
 export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
   const at = (s: number | null): number | null => (s === null ? null : relativeMs(s, nav.zero));
   // epoch seconds of the zero: the main request's wallTime/timestamp pair maps wall to monotonic
-  const zeroWall = nav.wallTime - (nav.t0 - nav.zero);
+  const zeroWall = nav.zeroWall ?? nav.wallTime - (nav.t0 - nav.zero);
   const atWall = (s: number | null): number | null => (s === null ? null : relativeMs(s, zeroWall));
   const requests: RequestEntry[] = [];
   for (const hops of nav.requests.values()) {
@@ -62,6 +62,7 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
       redirects: mainHops.slice(0, -1).map((h) => applyDetail(h.url, o.urlDetail)),
       aborted: o.aborted || nav.mainFailure === "net::ERR_ABORTED",
       error: nav.mainFailure,
+      late_attach: nav.late,
     },
     milestones: {
       ttfb_ms: mainFinal?.first_byte_ms ?? null,

@@ -17,7 +17,7 @@ import type { Command, RawEvent } from "./raw-event.ts";
  */
 export const LCP_BINDING = "__protolensLcp";
 export const LCP_WORLD = "protolens";
-const LCP_SCRIPT = `if (window === window.top) {
+export const LCP_SCRIPT = `if (window === window.top) {
   const report = globalThis[${JSON.stringify(LCP_BINDING)}];
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) report(JSON.stringify({ t: performance.timeOrigin + e.startTime }));

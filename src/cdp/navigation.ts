@@ -2,6 +2,7 @@
  * One top-level navigation while it is being recorded: its requests (from every session of the
  * tab, OOPIFs included), its page milestones, and the rule for when it is complete.
  */
+import type { LateAttach } from "./late.ts";
 import type { Hop } from "./request-state.ts";
 
 export interface Limits {
@@ -31,6 +32,8 @@ export class Navigation {
   /** performance.timeOrigin in CDP seconds, from Performance.getMetrics (enable-commands.ts). */
   navStart: number | null = null;
   lastActivity: number;
+  /** Epoch seconds of `zero` from the page's own performance.timeOrigin (late attach only). */
+  zeroWall: number | null = null;
 
   constructor(
     readonly t0: number,
@@ -38,6 +41,8 @@ export class Navigation {
     readonly loaderId: string,
     readonly frameId: string,
     readonly mainKey: string,
+    /** How this navigation's start was missed (src/cdp/late.ts); null when seen from its request. */
+    readonly late: LateAttach | null = null,
   ) {
     this.lastActivity = t0;
   }

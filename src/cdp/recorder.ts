@@ -6,6 +6,7 @@
  */
 import { buildRecord, type RecordEnv } from "./build-record.ts";
 import { LCP_BINDING, LOAD_METRICS_TITLE } from "./enable-commands.ts";
+import { NAV_TIMING_BINDING, endFromTiming, hopFromResponse, hopFromTiming, parseNavTiming, wallFromResponse } from "./late.ts";
 import { DEFAULT_LIMITS, Navigation, type Limits } from "./navigation.ts";
 import { endByRedirect, newHop } from "./request-state.ts";
 import type { RawEvent } from "./raw-event.ts";
@@ -73,7 +74,9 @@ export class Recorder {
         if (this.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId)) {
           const out = this.finish(true);
           this.mainFrameId = p.frameId ?? null;
-          this.nav = new Navigation(p.timestamp, p.wallTime, p.loaderId, p.frameId ?? "", k);
+          // a redirect's next hop with no earlier hop seen: attached during the redirect chain
+          this.nav = new Navigation(p.timestamp, p.wallTime, p.loaderId, p.frameId ?? "", k,
+            p.redirectResponse ? "response" : null);
           this.committed = false;
           this.nav.requests.set(k, [newHop(p, 0, true)]);
           return out;
@@ -86,7 +89,26 @@ export class Recorder {
         return [];
       }
       case "Network.responseReceived": {
+        const p = ev.params;
+        if (nav?.loaderId !== p.loaderId && this.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId)) {
+          // attached after this navigation's request was sent (src/cdp/late.ts, "response")
+          const out = this.finish(true);
+          const hop = hopFromResponse(p, true);
+          this.mainFrameId = p.frameId ?? null;
+          this.nav = new Navigation(hop.start, wallFromResponse(p.response, hop.start, NaN), p.loaderId,
+            p.frameId ?? "", key(p.requestId), "response");
+          this.nav.requests.set(key(p.requestId), [hop]);
+          this.committed = false;
+          return out;
+        }
         const h = hopOf(ev.params.requestId);
+        if (nav?.late && !h && isHttp(p.response.url)) {
+          const k = key(p.requestId);
+          nav.requests.set(k, [hopFromResponse(p, false)]);
+          if (!this.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
+          nav.touch(p.timestamp);
+          return [];
+        }
         if (nav && h) {
           h.response = ev.params.response;
           h.responseAt = ev.params.timestamp;
@@ -137,11 +159,7 @@ export class Recorder {
         if (f.parentId) this.childFrames.add(f.id);
         else if (ev.sessionId === undefined) {
           this.mainFrameId ??= f.id;
-          if (nav && f.id === this.mainFrameId && f.loaderId === nav.loaderId) {
-            this.committed = true;
-            for (const k of nav.beforeCommit) nav.requests.delete(k);
-            nav.beforeCommit.clear();
-          }
+          if (nav && f.id === this.mainFrameId && f.loaderId === nav.loaderId) this.commit(nav);
         }
         return [];
       }
@@ -150,8 +168,17 @@ export class Recorder {
         return [];
       case "Page.lifecycleEvent": {
         const p = ev.params;
+        if (!nav && ev.sessionId === undefined && p.name === "commit" && p.frameId === this.mainFrameId) {
+          // attached after the commit: the replayed commit is all there is of its start (late.ts)
+          this.mainFrameId = p.frameId;
+          this.nav = new Navigation(p.timestamp, NaN, p.loaderId, p.frameId, key(p.loaderId), "commit");
+          this.committed = true;
+          return [];
+        }
         if (!nav || ev.sessionId !== undefined || p.loaderId !== nav.loaderId) return [];
         if (p.frameId !== this.mainFrameId) return [];
+        // joined at the response and enabled after the commit: no frameNavigated, only this replay
+        if (p.name === "commit" && nav.late !== null) this.commit(nav);
         if (p.name === "load") nav.loadAt ??= p.timestamp;
         else if (p.name === "DOMContentLoaded") nav.dclAt ??= p.timestamp;
         else if (p.name === "firstContentfulPaint") nav.fcpAt ??= p.timestamp;
@@ -160,13 +187,19 @@ export class Recorder {
       case "Performance.metrics": {
         const start = ev.params.metrics.find((m) => m.name === "NavigationStart")?.value;
         // only the relayed getMetrics result, for this navigation (at most 1 s before its request)
+        // a late navigation's start may be long before what was seen of it (a slow response)
+        const window = nav?.late ? this.limits.maxWithoutLoadMs / 1000 : 1;
         if (nav && ev.sessionId === undefined && ev.params.title === LOAD_METRICS_TITLE && start !== undefined &&
-            start <= nav.t0 + 0.0005 && nav.t0 - start < 1) {
+            start <= nav.t0 + 0.0005 && nav.t0 - start < window) {
           nav.navStart ??= start;
         }
         return [];
       }
       case "Runtime.bindingCalled": {
+        if (ev.sessionId === undefined && ev.params.name === NAV_TIMING_BINDING) {
+          this.lateTiming(ev.params.payload);
+          return [];
+        }
         // LCP candidates of the top-level document (enable-commands.ts, LCP_SCRIPT), once this
         // navigation committed; the last one is the LCP (candidates come until input or unload)
         if (!nav || !this.committed || ev.sessionId !== undefined || ev.params.name !== LCP_BINDING) return [];
@@ -190,6 +223,11 @@ export class Recorder {
     return this.nav?.isComplete(now, this.limits) ? this.finish(false) : [];
   }
 
+  /** A late navigation waits for the page's Navigation Timing (the adapter relays it after load). */
+  get wantsNavigationTiming(): boolean {
+    return this.nav !== null && this.nav.late !== null && this.nav.zeroWall === null;
+  }
+
   /** Ends recording (tab closed, detached, end of a log): whatever is open is emitted. */
   flush(): NavigationRecord[] {
     return this.finish(true);
@@ -203,11 +241,35 @@ export class Recorder {
     return this.mainFrameId === null ? !this.childFrames.has(frameId) : frameId === this.mainFrameId;
   }
 
+  private commit(nav: Navigation): void {
+    this.committed = true;
+    for (const k of nav.beforeCommit) nav.requests.delete(k);
+    nav.beforeCommit.clear();
+  }
+
+  /** The relayed Navigation Timing of a late navigation's document (late.ts). */
+  private lateTiming(payload: string): void {
+    const nav = this.nav;
+    const t = parseNavTiming(payload);
+    if (!nav?.late || nav.zeroWall !== null || nav.navStart === null || t === null || t.loaderId !== nav.loaderId ||
+        !isHttp(t.url)) return;
+    nav.zeroWall = t.timeOrigin / 1000;
+    const main = nav.current(nav.mainKey);
+    if (main) endFromTiming(main, t, nav.navStart);
+    else if (nav.late === "commit") nav.requests.set(nav.mainKey, [hopFromTiming(t, nav.frameId, nav.navStart)]);
+  }
+
   /** `cut`: ended from outside (replaced, closed): aborted unless its load event had come. */
   private finish(cut: boolean): NavigationRecord[] {
     const nav = this.nav;
     if (nav === null) return [];
     this.nav = null;
+    // joined after its commit and never given its document's timing: an already loaded page
+    // (lifecycle events are replayed at attach), a restore from the back/forward cache, a
+    // non-http document; nothing to say about its main document, so no record
+    if (nav.late === "commit" && !nav.requests.has(nav.mainKey)) return [];
+    // joined at its response and no wall clock for it (no responseTime, no Navigation Timing)
+    if (nav.zeroWall === null && !Number.isFinite(nav.wallTime)) return [];
     const aborted = cut && nav.loadAt === null && nav.mainFailure === null;
     return [buildRecord(nav, {
       id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted,

@@ -25,6 +25,8 @@ export interface Hop {
   servedFromCache: boolean;
   failure: string | null;
   isMain: boolean;
+  /** Set only for a main document known from the page's Navigation Timing (src/cdp/late.ts). */
+  fromTiming: { protocol: string; status: number; mimeType: string } | null;
 }
 
 export function newHop(
@@ -34,7 +36,7 @@ export function newHop(
     requestId: p.requestId, hop, url: p.request.url, method: p.request.method,
     type: p.type ?? "Other", frameId: p.frameId ?? null, priority: p.request.initialPriority ?? null,
     start: p.timestamp, response: null, responseAt: null, end: null, encodedBytes: 0, bodyBytes: 0,
-    servedFromCache: false, failure: null, isMain,
+    servedFromCache: false, failure: null, isMain, fromTiming: null,
   };
 }
 
@@ -63,7 +65,9 @@ function firstByte(h: Hop, t0: number): number | null {
 
 export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
   const r = h.response;
-  const diskCache = r?.fromDiskCache === true;
+  const t = h.fromTiming;
+  // a main document from Navigation Timing: only the HTTP (disk) cache serves documents
+  const diskCache = r?.fromDiskCache === true || (t !== null && h.servedFromCache);
   const memoryCache = h.servedFromCache && !diskCache;
   const cached = diskCache || memoryCache || r?.fromPrefetchCache === true;
   const connectionId = !cached && r && r.connectionId > 0 ? r.connectionId : null;
@@ -73,10 +77,10 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
     host: hostOf(h.url),
     resource_type: h.type,
     method: h.method,
-    status: r ? r.status : null,
-    mime_type: r?.mimeType || null,
-    protocol: r?.protocol || null,
-    family: familyOf(r?.protocol),
+    status: r ? r.status : t && t.status > 0 ? t.status : null,
+    mime_type: r?.mimeType || t?.mimeType || null,
+    protocol: r?.protocol || t?.protocol || null,
+    family: familyOf(r?.protocol || t?.protocol),
     connection_id: connectionId,
     connection_reused: r ? r.connectionReused : null,
     remote_ip: r?.remoteIPAddress || null,

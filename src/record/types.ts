@@ -8,6 +8,7 @@ export const RECORD_SCHEMA = 1 as const;
 export type Family = "h1" | "h2" | "h3";
 export type UrlDetail = "origin" | "path" | "full";
 export type Source = "passive" | "lab" | "experiment";
+export type LateAttach = "response" | "commit";
 
 export interface BrowserInfo { name: string; version: string }
 export interface NetworkInfo { effective_type: string | null; rtt_ms: number | null; downlink_mbps: number | null }
@@ -24,6 +25,9 @@ export interface PageInfo {
   redirects: string[];
   aborted: boolean;
   error: string | null;
+  /** Null when the main document was seen from its request; otherwise how the recorder joined a
+   * navigation already under way (docs/RECORD.md "Late attach"). Optional: older records lack it. */
+  late_attach?: LateAttach | null;
 }
 
 export interface Milestones {

@@ -1,0 +1,127 @@
+/**
+ * A navigation whose start the recorder missed because chrome.debugger was attached late (the
+ * first navigation of a new tab: a chrome://newtab tab cannot be attached at all, and an attach
+ * at webNavigation.onBeforeNavigate lands after the main document's Network.requestWillBeSent;
+ * measured on Chromium 156, docs/RECORD.md "Late attach"). Two cases, by the first event seen:
+ *
+ * - "response": the main document's Network.responseReceived (requestId = loaderId) arrives with
+ *   nothing open. Its request start is `response.timing.requestTime` (same monotonic clock); the
+ *   method and any redirects are not on the wire.
+ * - "commit": the attach came after the commit; Page.setLifecycleEventsEnabled replays the main
+ *   frame's `commit` lifecycle event (original timestamp, loaderId). The main document's entry
+ *   comes from the page's own Navigation Timing, which the adapter relays after the load event
+ *   as a Runtime.bindingCalled event named NAV_TIMING_BINDING (no binding of that name exists
+ *   in any page, so a page cannot send one): protocol, status, body bytes, times; never a
+ *   connection id or remote endpoint.
+ */
+import type { Protocol } from "devtools-protocol";
+import type { Hop } from "./request-state.ts";
+import type { RawEvent } from "./raw-event.ts";
+
+export type { LateAttach } from "../record/types.ts";
+
+export const NAV_TIMING_BINDING = "__protolensNavigationTiming";
+
+/** Evaluated in the adapter's isolated world (the page cannot replace `performance` there). */
+export const NAV_TIMING_EXPRESSION =
+  "JSON.stringify({ timeOrigin: performance.timeOrigin, entry: performance.getEntriesByType('navigation')[0]?.toJSON() ?? null })";
+
+/** What the recorder reads from one PerformanceNavigationTiming entry (ms after timeOrigin). */
+export interface NavTiming {
+  loaderId: string;
+  /** performance.timeOrigin, epoch ms. */
+  timeOrigin: number;
+  url: string;
+  protocol: string;
+  status: number;
+  contentType: string;
+  fetchStart: number;
+  responseStart: number;
+  responseEnd: number;
+  transferSize: number;
+  encodedBodySize: number;
+  decodedBodySize: number;
+}
+
+/** The relayed result as an event; `json` is NAV_TIMING_EXPRESSION's value, `loaderId` the main
+ * frame's current loader (Page.getFrameTree), so it is matched to the right document. */
+export function navTimingEvent(loaderId: string, json: string): RawEvent {
+  return {
+    method: "Runtime.bindingCalled",
+    params: { name: NAV_TIMING_BINDING, payload: JSON.stringify({ loaderId, result: json }), executionContextId: 0 },
+  };
+}
+
+const num = (o: Record<string, unknown>, k: string): number | null => {
+  const v = o[k];
+  return typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : null;
+};
+const str = (o: Record<string, unknown>, k: string): string | null => (typeof o[k] === "string" ? o[k] : null);
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Parses navTimingEvent's payload; null for anything malformed. */
+export function parseNavTiming(payload: string): NavTiming | null {
+  try {
+    const outer: unknown = JSON.parse(payload);
+    if (!isObj(outer) || typeof outer.loaderId !== "string" || typeof outer.result !== "string") return null;
+    const inner: unknown = JSON.parse(outer.result);
+    if (!isObj(inner) || !isObj(inner.entry)) return null;
+    const e = inner.entry;
+    const timeOrigin = num(inner, "timeOrigin");
+    const url = str(e, "name");
+    const fields = ["fetchStart", "responseStart", "responseEnd", "transferSize", "encodedBodySize", "decodedBodySize",
+      "responseStatus"].map((k) => num(e, k));
+    const [fetchStart, responseStart, responseEnd, transferSize, encodedBodySize, decodedBodySize, status] = fields;
+    if (timeOrigin === null || url === null || fetchStart == null || responseStart == null || responseEnd == null ||
+        transferSize == null || encodedBodySize == null || decodedBodySize == null || status == null) return null;
+    return {
+      loaderId: outer.loaderId, timeOrigin, url, protocol: str(e, "nextHopProtocol") ?? "",
+      status, contentType: str(e, "contentType") ?? "", fetchStart, responseStart, responseEnd,
+      transferSize, encodedBodySize, decodedBodySize,
+    };
+  } catch {
+    return null;
+  }
+}
+
+/** A hop from a response seen without its request: the main document's ("response" case) or,
+ * in a late navigation, a subresource requested before the renderer's agent was enabled. */
+export function hopFromResponse(p: Protocol.Network.ResponseReceivedEvent, isMain: boolean): Hop {
+  const r = p.response;
+  const start = r.timing && r.timing.requestTime > 0 ? r.timing.requestTime : p.timestamp;
+  return {
+    requestId: p.requestId, hop: 0, url: r.url, method: "", type: p.type, frameId: p.frameId ?? null,
+    priority: null, start, response: r, responseAt: p.timestamp, end: null, encodedBytes: 0, bodyBytes: 0,
+    servedFromCache: false, failure: null, isMain, fromTiming: null,
+  };
+}
+
+/** Epoch seconds at `t0` (the response's request start) from the response's own wall clock:
+ * `responseTime` is when its headers arrived, `receiveHeadersEnd` ms after requestTime. */
+export function wallFromResponse(r: Protocol.Network.Response, t0: number, fallback: number): number {
+  if (r.responseTime === undefined || !r.timing || r.timing.requestTime <= 0) return fallback;
+  return r.responseTime / 1000 - (r.timing.requestTime + r.timing.receiveHeadersEnd / 1000 - t0);
+}
+
+/** Completes a main document hop whose Network.loadingFinished was missed (its body ended
+ * before the renderer's agent was enabled) from Navigation Timing; body bytes only. */
+export function endFromTiming(h: Hop, t: NavTiming, zero: number): void {
+  if (h.end !== null || t.responseEnd <= 0) return;
+  h.end = zero + t.responseEnd / 1000;
+  h.encodedBytes = t.encodedBodySize;
+  if (h.bodyBytes === 0) h.bodyBytes = t.decodedBodySize;
+}
+
+/** The main document's hop from Navigation Timing ("commit" case); `zero` = timeOrigin in CDP
+ * seconds. encoded bytes are the body's only (transferSize adds a fixed 300-byte header guess). */
+export function hopFromTiming(t: NavTiming, frameId: string, zero: number): Hop {
+  const at = (msAfterOrigin: number): number => zero + msAfterOrigin / 1000;
+  return {
+    requestId: t.loaderId, hop: 0, url: t.url, method: "", type: "Document", frameId, priority: null,
+    start: at(t.fetchStart), response: null, responseAt: t.responseStart > 0 ? at(t.responseStart) : null,
+    end: t.responseEnd > 0 ? at(t.responseEnd) : null, encodedBytes: t.encodedBodySize, bodyBytes: t.decodedBodySize,
+    // Chromium reports transferSize 0 for a response from the HTTP cache
+    servedFromCache: t.transferSize === 0 && t.decodedBodySize > 0, failure: null, isMain: true,
+    fromTiming: { protocol: t.protocol, status: t.status, mimeType: t.contentType },
+  };
+}
