@@ -15,6 +15,7 @@ SCHEMA_VERSION = 1
 SOURCES = ("passive", "lab", "experiment")
 URL_DETAILS = ("origin", "path", "full")
 FAMILIES = ("h1", "h2", "h3")
+LATE_ATTACH = ("response", "commit")
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ class Page:
     """Navigation replaced or tab closed before load."""
     error: str | None
     """Main document failure (``net::ERR_...``) or ``None``."""
+    late_attach: str | None = None
+    """``None`` if the main document was seen from its request; ``response`` or ``commit`` if
+    the extension attached while the navigation was under way (docs/RECORD.md, "Late attach")."""
 
 
 @dataclass(frozen=True)

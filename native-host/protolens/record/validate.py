@@ -13,6 +13,7 @@ from typing import Any, NoReturn, TypeVar
 
 from protolens.record.model import (
     FAMILIES,
+    LATE_ATTACH,
     SCHEMA_VERSION,
     SOURCES,
     URL_DETAILS,
@@ -193,6 +194,9 @@ def _page(o: _Obj) -> Page:
             downlink_mbps=net.num("downlink_mbps", nullable=True)),
         warm=o.bool_("warm"), redirects=o.items("redirects", _string),
         aborted=o.bool_("aborted"), error=o.str_("error", nullable=True),
+        # added after schema 1 shipped: a record without it was seen from its request
+        late_attach=(o.enum("late_attach", LATE_ATTACH, nullable=True)
+                     if "late_attach" in o.value else None),
     )
 
 

@@ -22,7 +22,7 @@ _NAV_COLUMNS = (
     "browser_version", "extension_version", "network_effective_type", "network_rtt_ms",
     "network_downlink_mbps", "warm", "redirects", "aborted", "error", "ttfb_ms", "fcp_ms",
     "lcp_ms", "dcl_ms", "load_ms", "first_image_ms", "failed", "failure", *CONTEXT_COLUMNS,
-    "context", "ingested_at_ms",
+    "context", "ingested_at_ms", "late_attach",
 )
 _REQ_COLUMNS = (
     "navigation_id", "seq", "request_id", "url", "host", "resource_type", "method", "status",
@@ -79,7 +79,7 @@ def navigation_row(record: NavigationRecord, context: Mapping[str, Any],
         page.aborted, page.error, ms.ttfb_ms, ms.fcp_ms, ms.lcp_ms, ms.dcl_ms, ms.load_ms,
         ms.first_image_ms, failed, failure,
         *(_context_cell(k, merged.get(k)) for k in CONTEXT_COLUMNS),
-        json.dumps(merged, sort_keys=True, default=str), now_ms,
+        json.dumps(merged, sort_keys=True, default=str), now_ms, page.late_attach,
     )
 
 

@@ -146,6 +146,13 @@ def m002_views(conn: sqlite3.Connection) -> None:
         GROUP BY r.navigation_id, r.host""")
 
 
+def m008_late_attach(conn: sqlite3.Connection) -> None:
+    """``navigations.late_attach``: NULL, or how the extension joined a navigation already under
+    way (``response``, ``commit``; docs/RECORD.md "Late attach"). Older rows are NULL."""
+    conn.execute("ALTER TABLE navigations ADD COLUMN late_attach TEXT "
+                 "CHECK (late_attach IN ('response', 'commit'))")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
@@ -154,6 +161,7 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m005_research", _research.m005_research),
     ("m006_research_views", _research.m006_research_views),
     ("m007_policy_rule_ids", _policy.m007_policy_rule_ids),
+    ("m008_late_attach", m008_late_attach),
 )
 """Every migration in order. Append only."""
 
