@@ -201,7 +201,7 @@ async function main(): Promise<App> {
     async onCreated(tab) {
       const url = tab.pendingUrl ?? tab.url ?? "";
       if (tab.id === undefined || tab.id === labRunner.labTab || dbg.isAttached(tab.id)) return;
-      if (wanted(url, tab.incognito)) await attach(tab.id).catch(() => undefined);
+      if (wanted(url, tab.incognito)) await attach(tab.id).catch((e: unknown) => console.warn("protolens: attach at tab creation", e));
     },
     // A tab that could not be attached before its navigation (it showed chrome://newtab, which
     // chrome.debugger refuses): attach at the commit; the recorder joins the load under way

@@ -75,6 +75,10 @@ export class Navigation {
     const settled = this.loadAt ?? this.mainFailedAt;
     if (settled === null) return (now - this.t0) * 1000 >= limits.maxWithoutLoadMs;
     if ((now - settled) * 1000 >= limits.maxAfterLoadMs) return true;
-    return this.inFlight() === 0 && (now - Math.max(this.lastActivity, settled)) * 1000 >= limits.quietMs;
+    // Joined late, the ends of requests (and of out-of-process frames' documents) that were under
+    // way at the attach may never be reported (measured: an OOPIF document's loadingFinished
+    // went missing): only the network events' quiet counts, not requests still open.
+    if (this.late === null && this.inFlight() > 0) return false;
+    return (now - Math.max(this.lastActivity, settled)) * 1000 >= limits.quietMs;
   }
 }

@@ -1,10 +1,13 @@
 /** The recorder core on synthetic event streams: completion rules, sessions, failures, metrics. */
 import { describe, expect, it } from "vitest";
+import type { Protocol } from "devtools-protocol";
 import { loadMetricsEvent } from "../../src/cdp/enable-commands.ts";
+import { navTimingEvent } from "../../src/cdp/late.ts";
+import type { RawEvent } from "../../src/cdp/raw-event.ts";
 import { fromLog } from "../../src/cdp/from-log.ts";
 import { Recorder } from "../../src/cdp/recorder.ts";
 import {
-  committed, failed, fetched, finished, lcpCandidate, lifecycle, navigation, options, received, request, response,
+  FRAME, committed, failed, fetched, finished, lcpCandidate, lifecycle, navigation, options, received, request, response,
 } from "./events.ts";
 
 const PAGE = "https://a.test/page/";
@@ -170,5 +173,97 @@ describe("navigation start from Performance.getMetrics", () => {
       rec.push(metrics(v));
       expect(rec.poll(105)[0]?.milestones.load_ms).toBe(100);
     }
+  });
+});
+
+describe("late attach (src/cdp/late.ts)", () => {
+  const ORIGIN_MS = 1_700_000_000_000;
+  /** A Document response whose request was sent before the attach; requestTime `t0`. */
+  const docResponse = (loaderId: string, t0: number, at: number): RawEvent => {
+    const r = { ...response(PAGE, { connectionId: 77 }), responseTime: ORIGIN_MS + (t0 + 0.02 - 50) * 1000,
+      timing: { requestTime: t0, receiveHeadersStart: 15, receiveHeadersEnd: 20 } } as Protocol.Network.Response;
+    return { method: "Network.responseReceived",
+      params: { requestId: loaderId, loaderId, timestamp: at, type: "Document", frameId: FRAME, response: r, hasExtraInfo: false } };
+  };
+  /** The adapter's relayed Navigation Timing; times in ms after timeOrigin (= CDP second 50). */
+  const timing = (loaderId: string, entry: Record<string, unknown> = {}): RawEvent => navTimingEvent(loaderId, JSON.stringify({
+    timeOrigin: ORIGIN_MS, entry: {
+      name: PAGE, nextHopProtocol: "h2", responseStatus: 200, contentType: "text/html", fetchStart: 2,
+      responseStart: 30, responseEnd: 35, transferSize: 1436, encodedBodySize: 1136, decodedBodySize: 4000, ...entry,
+    },
+  }));
+  const navStart = loadMetricsEvent([{ name: "NavigationStart", value: 50 }]);
+  const late = () => new Recorder(options({ mainFrameId: FRAME }));
+
+  it("joins at the main document's response: start from its requestTime, method and redirects unknown", () => {
+    const [r] = fromLog([docResponse("L1", 50.004, 50.03), finished("L1", 50.04, 1400),
+      ...fetched("r1", `${PAGE}a.png`, 50.05, 1000), lifecycle("load", "L1", 50.2)], options({ mainFrameId: FRAME }));
+    expect(r?.page).toMatchObject({ late_attach: "response", redirects: [], url: PAGE });
+    const main = r?.requests.find((q) => q.is_main_document);
+    expect(main).toMatchObject({ method: "", connection_id: 77, encoded_bytes: 1400, start_ms: 0, first_byte_ms: 15 });
+    expect(r?.requests).toHaveLength(2);
+    // responseTime (headers at requestTime + 20 ms) gives the wall clock of requestTime
+    expect(r?.page.started_at_ms).toBeCloseTo(ORIGIN_MS + 0.004 * 1000, 3);
+  });
+
+  it("joins at the replayed commit; the main document comes from Navigation Timing", () => {
+    const rec = late();
+    for (const ev of [lifecycle("commit", "L1", 50.04), ...fetched("r1", `${PAGE}a.png`, 50.06, 1000),
+      lifecycle("load", "L1", 50.3), navStart, timing("L1")]) expect(rec.push(ev)).toEqual([]);
+    const [r] = rec.poll(53);
+    expect(r?.page).toMatchObject({ late_attach: "commit", started_at_ms: ORIGIN_MS, redirects: [] });
+    expect(r?.milestones).toMatchObject({ load_ms: 300, ttfb_ms: 30 });
+    expect(r?.requests.find((q) => q.is_main_document)).toMatchObject({
+      url: PAGE, method: "", protocol: "h2", family: "h2", status: 200, mime_type: "text/html", connection_id: null,
+      remote_ip: null, encoded_bytes: 1136, body_bytes: 4000, start_ms: 2, end_ms: 35, from_disk_cache: false,
+    });
+    expect(r?.connections.map((c) => c.connection_id)).toEqual([1]);
+  });
+
+  it("a document from the HTTP cache (transferSize 0) is marked so", () => {
+    const rec = late();
+    for (const ev of [lifecycle("commit", "L1", 50.04), lifecycle("load", "L1", 50.3), navStart,
+      timing("L1", { transferSize: 0 })]) rec.push(ev);
+    expect(rec.poll(53)[0]?.requests[0]).toMatchObject({ from_disk_cache: true, from_memory_cache: false });
+  });
+
+  it("a commit-joined navigation never given its timing is no record (an already loaded page)", () => {
+    const rec = late();
+    for (const ev of [lifecycle("commit", "L1", 10), lifecycle("DOMContentLoaded", "L1", 10.1), lifecycle("load", "L1", 10.2)]) {
+      rec.push(ev);
+    }
+    expect(rec.wantsNavigationTiming).toBe(true);
+    expect(rec.poll(100)).toEqual([]);
+    expect(rec.active).toBe(false);
+    rec.push(lifecycle("commit", "L2", 200));
+    expect(rec.flush()).toEqual([]);
+  });
+
+  it("ignores Navigation Timing of another document, and a commit of an unknown main frame", () => {
+    const rec = late();
+    for (const ev of [lifecycle("commit", "L1", 50.04), lifecycle("load", "L1", 50.3), navStart, timing("L0")]) rec.push(ev);
+    expect(rec.poll(53)).toEqual([]);
+    const blind = new Recorder(options());
+    blind.push(lifecycle("commit", "L1", 50.04));
+    expect(blind.active).toBe(false);
+  });
+
+  it("requests whose end is never reported are kept but do not hold a late record open", () => {
+    const rec = late();
+    for (const ev of [lifecycle("commit", "L1", 50.04), received("r9", 50.05, response(`${PAGE}x.js`, { connectionId: 5 })),
+      request("f1", "https://b.test/frame/", 50.1, { type: "Document", loaderId: "f1", frameId: "CHILD" }),
+      lifecycle("load", "L1", 50.3), navStart, timing("L1")]) rec.push(ev);
+    expect(rec.poll(52.2)).toEqual([]);
+    const [r] = rec.poll(52.4);
+    expect(r?.requests.find((q) => q.url.endsWith("x.js"))).toMatchObject({ method: "", end_ms: null, connection_id: 5 });
+    expect(r?.requests.find((q) => q.url.startsWith("https://b.test"))).toMatchObject({ method: "GET", end_ms: null });
+  });
+
+  it("a navigation seen from its request is not late, and its replayed commit starts nothing", () => {
+    const rec = loadedPage();
+    rec.push(lifecycle("commit", "L1", 100.05));
+    const [r] = rec.poll(103);
+    expect(r?.page.late_attach).toBeNull();
+    expect(r?.requests.filter((q) => q.is_main_document).map((q) => q.method)).toEqual(["GET"]);
   });
 });
