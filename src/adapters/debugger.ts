@@ -36,8 +36,11 @@ export class DebuggerRecorder {
     return this.tabs.has(tabId);
   }
 
-  /** Attaches and enables the domains; resolves once the tab is being recorded. */
-  async attach(tabId: number, options: Omit<RecorderOptions, "mainFrameId">): Promise<void> {
+  /** Attaches and enables the domains; resolves once the tab is being recorded. `committed`: the
+   * attach is for the navigation the tab has just committed (webNavigation.onCommitted), which
+   * may have loaded already: then its load event was before the attach, and what is relayed after
+   * a load event is relayed now. */
+  async attach(tabId: number, options: Omit<RecorderOptions, "mainFrameId">, committed = false): Promise<void> {
     if (this.tabs.has(tabId)) return;
     const targets = await chrome.debugger.getTargets();
     const mainFrameId = targets.find((t) => t.tabId === tabId && t.type === "page")?.id;
@@ -51,6 +54,8 @@ export class DebuggerRecorder {
       throw e;
     }
     this.timer ??= setInterval(() => this.pollAll(), POLL_MS);
+    const s = this.tabs.get(tabId);
+    if (committed && s?.recorder.joinedAfterLoad) await this.relayMetrics(tabId, s);
   }
 
   /** Emits what is open (as aborted if before load) and detaches. */

@@ -80,8 +80,8 @@ async function main(): Promise<App> {
   };
 
   const dbg = new DebuggerRecorder(onRecord);
-  const attach = async (tabId: number): Promise<void> => {
-    await dbg.attach(tabId, recorderOptions());
+  const attach = async (tabId: number, committed = false): Promise<void> => {
+    await dbg.attach(tabId, recorderOptions(), committed);
     await throttler.apply(tabId).catch((e: unknown) => console.warn("protolens: throttling", e));
   };
   const labRunner = new LabRunner(attach);
@@ -209,7 +209,7 @@ async function main(): Promise<App> {
     async onCommitted(d) {
       if (d.frameId !== 0 || d.tabId === labRunner.labTab || dbg.isAttached(d.tabId)) return;
       const tab = await browser.tabs.get(d.tabId).catch(() => null);
-      if (tab !== null && wanted(d.url, tab.incognito)) await attach(d.tabId).catch(() => undefined);
+      if (tab !== null && wanted(d.url, tab.incognito)) await attach(d.tabId, true).catch(() => undefined);
     },
   };
 }

@@ -228,6 +228,12 @@ export class Recorder {
     return this.nav !== null && this.nav.late !== null && this.nav.zeroWall === null;
   }
 
+  /** Joined at a replayed commit of a document whose load event was replayed too: it loaded
+   * before the attach (the adapter knows whether that was just now or long ago). */
+  get joinedAfterLoad(): boolean {
+    return this.wantsNavigationTiming && this.nav?.late === "commit" && this.nav.loadAt !== null;
+  }
+
   /** Ends recording (tab closed, detached, end of a log): whatever is open is emitted. */
   flush(): NavigationRecord[] {
     return this.finish(true);

@@ -267,3 +267,22 @@ describe("late attach (src/cdp/late.ts)", () => {
     expect(r?.requests.filter((q) => q.is_main_document).map((q) => q.method)).toEqual(["GET"]);
   });
 });
+
+describe("late attach to a page that had already loaded", () => {
+  it("says so, so the adapter can relay its timing at once when it attached at that commit", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    rec.push(lifecycle("commit", "L1", 10));
+    expect(rec.joinedAfterLoad).toBe(false);
+    rec.push(lifecycle("load", "L1", 10.2));
+    expect(rec.joinedAfterLoad).toBe(true);
+    rec.push(loadMetricsEvent([{ name: "NavigationStart", value: 9.99 }]));
+    rec.push(navTimingEvent("L1", JSON.stringify({ timeOrigin: 1_700_000_000_000, entry: {
+      name: PAGE, nextHopProtocol: "http/1.1", responseStatus: 200, fetchStart: 1, responseStart: 5, responseEnd: 6,
+      transferSize: 900, encodedBodySize: 600, decodedBodySize: 600 } })));
+    expect(rec.joinedAfterLoad).toBe(false);
+    const [r] = rec.poll(12.3);
+    expect(r?.page.late_attach).toBe("commit");
+    expect(r?.milestones.load_ms).toBe(210);
+    expect(r?.requests[0]).toMatchObject({ family: "h1", end_ms: 6 });
+  });
+});
