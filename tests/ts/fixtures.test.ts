@@ -125,6 +125,38 @@ describe("scenario facts", () => {
     expect(r?.page.error).toBeNull();
   });
 
+  it("only the late scenarios are late", () => {
+    for (const name of scenarios()) {
+      const want = name === "late-response" ? "response" : name === "late-commit" ? "commit" : null;
+      for (const r of golden(name)) expect(r.page.late_attach).toBe(want);
+    }
+  });
+
+  it("late-response: the main document from its response (connection kept), its request unseen", () => {
+    const [r] = golden("late-response");
+    const [doc] = main(r as NavigationRecord);
+    expect(main(r as NavigationRecord)).toHaveLength(1);
+    expect(doc).toMatchObject({ method: "", protocol: "h2", status: 200, failed: false });
+    expect(doc?.connection_id).toBeGreaterThan(0);
+    // its loadingFinished came before the renderer's agent was on (in this recording): end and
+    // bytes from Navigation Timing, the body's 1136 B without headers
+    expect(doc?.end_ms).not.toBeNull();
+    expect(doc?.encoded_bytes).toBeGreaterThanOrEqual(1136);
+    expect(r?.hosts.map((h) => h.host)).toEqual(["a.test", "b.test"]);
+  });
+
+  it("late-commit: the main document from Navigation Timing, no connection", () => {
+    const [r] = golden("late-commit");
+    const timing = meta("late-commit").navigations[0]?.timing as Record<string, number>;
+    const [doc] = main(r as NavigationRecord);
+    expect(doc).toMatchObject({ method: "", protocol: "h2", family: "h2", status: 200, connection_id: null,
+      remote_ip: null, encoded_bytes: timing.encodedBodySize });
+    expect(doc?.end_ms).toBeCloseTo(timing.responseEnd ?? NaN, 3);
+    expect(doc?.start_ms).toBeCloseTo(timing.fetchStart ?? NaN, 3);
+    expect(r?.page.started_at_ms).toBe(timing.timeOrigin);
+    expect(r?.requests.length).toBeGreaterThan(1);
+  });
+
   it("aborted: the replaced navigation is aborted, without load", () => {
     const [first, second] = golden("aborted");
     expect(first).toMatchObject({ page: { aborted: true }, milestones: { load_ms: null } });
