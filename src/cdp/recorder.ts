@@ -170,7 +170,6 @@ export class Recorder {
         const p = ev.params;
         if (!nav && ev.sessionId === undefined && p.name === "commit" && p.frameId === this.mainFrameId) {
           // attached after the commit: the replayed commit is all there is of its start (late.ts)
-          this.mainFrameId = p.frameId;
           this.nav = new Navigation(p.timestamp, NaN, p.loaderId, p.frameId, key(p.loaderId), "commit");
           this.committed = true;
           return [];
