@@ -156,7 +156,8 @@ def drive(cdp: Cdp, site: Any, db: Path, log: Path) -> dict[str, Any]:
 
     # the tab: first a b.test page (not enrolled, recorded passively), so the recorder is
     # attached before the first a.test navigation. The extension attaches at the tab's first
-    # http(s) navigation, too late to record that one: only the second b.test load is recorded.
+    # http(s) navigation, late: that load is recorded only in part (page.late_attach set,
+    # docs/RECORD.md "Late attach"); the second b.test load is recorded whole.
     tab = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
     session = str(cdp.send("Target.attachToTarget", {"targetId": tab, "flatten": True})
                   ["sessionId"])
