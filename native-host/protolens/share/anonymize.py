@@ -171,6 +171,7 @@ class Anonymizer:
             "context": json.dumps({k: v for k, v in tags.items() if v is not None},
                                   sort_keys=True),
             "ingested_at_ms": minute(row["ingested_at_ms"]),
+            "late_attach": row.get("late_attach"),
         }
 
     def request(self, row: Mapping[str, Any]) -> dict[str, Any]:

@@ -25,8 +25,11 @@ import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 FORMAT = "protolens-bundle"
-BUNDLE_SCHEMA = 1
-"""Version of the bundle's tables and manifest; ``merge`` accepts only this one."""
+BUNDLE_SCHEMA = 2
+"""Version of the bundle's tables and manifest that ``export`` writes. 2 added
+``navigations.late_attach``."""
+READABLE_SCHEMAS = (1, 2)
+"""Versions ``merge`` reads; an older bundle's missing columns are read as nulls."""
 MANIFEST = "manifest.json"
 MAX_MEMBER = 4 << 30
 """Largest table file accepted (bytes)."""
@@ -42,7 +45,7 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("dcl_ms", _F), ("load_ms", _F), ("first_image_ms", _F), ("failed", _I),
         ("failure", _S), ("campaign", _S), ("arm", _S), ("condition", _S),
         ("repetition", _I), ("page", _S), ("server_cc", _S), ("context", _S),
-        ("ingested_at_ms", _F)]),
+        ("ingested_at_ms", _F), ("late_attach", _S)]),
     "requests": pa.schema([
         ("navigation_id", _S), ("seq", _I), ("request_id", _S), ("url", _S), ("host", _S),
         ("resource_type", _S), ("method", _S), ("status", _I), ("mime_type", _S),
@@ -61,6 +64,27 @@ SCHEMAS: dict[str, pa.Schema] = {
 }
 """Every table of a bundle, in insertion order (navigations first)."""
 TABLES = tuple(SCHEMAS)
+ADDED_IN = {2: {"navigations": ("late_attach",)}}
+"""Columns each bundle schema version added (appended at the end of their table)."""
+LATE_ATTACH = ("response", "commit")
+
+
+def schema_of(name: str, version: int) -> pa.Schema:
+    """The columns of table ``name`` in bundle schema ``version``."""
+    schema = SCHEMAS[name]
+    for v, added in ADDED_IN.items():
+        if v > version:
+            for col in added.get(name, ()):
+                schema = schema.remove(schema.get_field_index(col))
+    return schema
+
+
+def upgrade(name: str, table: pa.Table) -> pa.Table:
+    """A table of an older bundle schema with the newer columns added as nulls."""
+    for field in SCHEMAS[name]:
+        if field.name not in table.column_names:
+            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
+    return table
 
 _BOOLS = {"navigations": ("warm", "aborted", "failed"),
           "requests": ("connection_reused", "from_disk_cache", "from_memory_cache",
@@ -176,9 +200,10 @@ def member_files(path: Path) -> dict[str, bytes]:
 def _check_manifest(path: Path, manifest: Any) -> dict[str, Any]:
     if not isinstance(manifest, dict) or manifest.get("format") != FORMAT:
         raise BundleError(f"{path}: manifest.json is not a ProtoLens bundle manifest")
-    if manifest.get("bundle_schema") != BUNDLE_SCHEMA:
-        raise BundleError(f"{path}: bundle schema {manifest.get('bundle_schema')!r} is not "
-                          f"supported (this ProtoLens reads {BUNDLE_SCHEMA})")
+    version = manifest.get("bundle_schema")
+    if isinstance(version, bool) or version not in READABLE_SCHEMAS:
+        raise BundleError(f"{path}: bundle schema {version!r} is not supported (this ProtoLens "
+                          f"reads {', '.join(map(str, READABLE_SCHEMAS))})")
     cid = manifest.get("contributor_id")
     if not (isinstance(cid, str) and len(cid) == 32 and all(c in "0123456789abcdef"
                                                             for c in cid)):
@@ -225,6 +250,9 @@ def _check_values(path: Path, name: str, table: pa.Table, nav_ids: pa.Array | No
         if not pc.all(pc.equal(table.column("url_detail"), "origin")).as_py() or \
                 not pc.all(pc.equal(table.column("url"), table.column("origin"))).as_py():
             raise bad("url", "not reduced to the origin (not an anonymized bundle)")
+        late = table.column("late_attach").drop_null()
+        if len(late) and not pc.all(pc.is_in(late, pa.array(LATE_ATTACH))).as_py():
+            raise bad("late_attach", f"values other than {', '.join(LATE_ATTACH)}")
         for col in ("started_at_ms", "ingested_at_ms"):
             mm = pc.min_max(table.column(col)).as_py()
             if mm["min"] is not None and not (_EPOCH_MS[0] <= mm["min"] and
@@ -263,14 +291,16 @@ def read_bundle(path: Path) -> Bundle:
             table = pq.read_table(io.BytesIO(data))
         except (pa.ArrowException, OSError) as exc:
             raise BundleError(f"{path}: {fname}: unreadable Parquet ({exc})") from None
-        if not table.schema.equals(SCHEMAS[name]):
+        version = manifest["bundle_schema"]
+        if not table.schema.equals(schema_of(name, version)):
             raise BundleError(f"{path}: {fname}: columns or types differ from bundle schema "
-                              f"{BUNDLE_SCHEMA}")
+                              f"{version}")
         if table.num_rows != entry.get("rows"):
             raise BundleError(f"{path}: {fname} has {table.num_rows} rows, the manifest says "
                               f"{entry.get('rows')!r}")
         nav_ids = tables["navigations"].column("id").combine_chunks() \
             if "navigations" in tables else None
+        table = upgrade(name, table)
         _check_values(path, name, table, nav_ids)
         tables[name] = table
     return Bundle(path, manifest, sha256(head), tables)

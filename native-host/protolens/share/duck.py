@@ -35,7 +35,8 @@ def compare_rows(bundles: Sequence[Path], campaign: str | None = None,
         try:
             for name, paths in files.items():
                 listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}])")
+                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}], "
+                            "union_by_name = true)")
             where, params = compare_where(campaign, source)
             cur = con.execute(COMPARE_SQL + where + " ORDER BY n.id", params)
             names = [d[0] for d in cur.description]
