@@ -151,3 +151,21 @@ def test_db_stats_on_non_protolens_sqlite_file(tmp_path: Path) -> None:
     for argv in (["db", "stats"], ["navigations"], ["show", "abc"]):
         code, _, err = run(*argv, "--db", str(other))
         assert code == 2 and "not a ProtoLens store" in err and err.count("\n") == 1, argv
+
+
+def test_show_and_navigations_say_when_a_load_was_joined_late(tmp_path: Path) -> None:
+    path = tmp_path / "late.db"
+    conn = open_rw(path, now_ms=NOW)
+    late = make_record(3, seed=31)
+    late["page"]["late_attach"] = "commit"
+    ingest(conn, parse_record(late), {}, NOW)
+    ingest(conn, parse_record(make_record(3, seed=32)), {}, NOW)
+    conn.close()
+    code, out, _ = run("navigations", "--db", str(path), "--json")
+    assert code == 0
+    assert {r["id"]: r["late_attach"] for r in json.loads(out)} == {
+        late["id"]: "commit", make_record(3, seed=32)["id"]: None}
+    code, out, _ = run("show", late["id"][:8], "--db", str(path), "--json")
+    assert code == 0 and json.loads(out)["late_attach"] == "commit"
+    code, out, _ = run("show", late["id"][:8], "--db", str(path))
+    assert code == 0 and "late_attach" in out and "commit" in out

@@ -13,7 +13,7 @@ from protolens.cli.output import emit, output_options
 from protolens.store.queries import NotFound, navigation_detail, resolve_id
 
 SUMMARY = ("id", "url", "started_at", "plt_ms", "ttfb_ms", "fcp_ms", "lcp_ms", "first_image_ms",
-           "requests", "connections", "bytes", "main_family", "source")
+           "requests", "connections", "bytes", "main_family", "source", "late_attach")
 
 
 @click.command("show")

@@ -18,9 +18,11 @@ def _rows(cur: sqlite3.Cursor) -> list[dict[str, Any]]:
 
 
 def recent_navigations(conn: sqlite3.Connection, last: int) -> list[dict[str, Any]]:
-    """The ``last`` most recent navigations from ``navigation_summary``, newest first."""
+    """The ``last`` most recent navigations from ``navigation_summary`` (plus ``late_attach``),
+    newest first."""
     return _rows(conn.execute(
-        "SELECT * FROM navigation_summary ORDER BY started_at_ms DESC, id LIMIT ?", (last,)))
+        "SELECT s.*, n.late_attach FROM navigation_summary s JOIN navigations n ON n.id = s.id "
+        "ORDER BY s.started_at_ms DESC, s.id LIMIT ?", (last,)))
 
 
 def resolve_id(conn: sqlite3.Connection, prefix: str) -> str:
@@ -43,6 +45,8 @@ def navigation_detail(conn: sqlite3.Connection, nav_id: str) -> dict[str, Any]:
     if summary is None:
         raise NotFound(f"no navigation with id {nav_id!r}")
     detail = dict(summary)
+    detail["late_attach"] = conn.execute("SELECT late_attach FROM navigations WHERE id = ?",
+                                         (nav_id,)).fetchone()[0]
     detail["requests"] = _rows(conn.execute(
         "SELECT request_id, url, host, resource_type, method, status, protocol, family, "
         "connection_id, connection_reused, encoded_bytes, body_bytes, start_ms, first_byte_ms, "
