@@ -292,20 +292,31 @@ def test_popup_link_opens_the_dashboard_in_a_tab(tmp_path: Path) -> None:
         session = b.cdp.send("Target.attachToTarget",
                              {"targetId": popup["targetId"], "flatten": True})["sessionId"]
         b.cdp.send("Target.activateTarget", {"targetId": popup["targetId"]})
-        rect = None
+        # click only once the popup has loaded (its stylesheet moves the link) and the link has
+        # stayed put for two reads: a rect read earlier made the click miss on a loaded machine
+        rect = last = None
         deadline = time.monotonic() + 15
-        while rect is None and time.monotonic() < deadline:
-            rect = evaluate(b.cdp, session,
-                            "(() => { const a = document.getElementById('dashboard');"
-                            " if (!a) return null; const r = a.getBoundingClientRect();"
-                            " return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+        while time.monotonic() < deadline:
+            now = evaluate(b.cdp, session,
+                           "(() => { const a = document.getElementById('dashboard');"
+                           " if (!a || document.readyState !== 'complete') return null;"
+                           " const r = a.getBoundingClientRect();"
+                           " return [r.left + r.width / 2, r.top + r.height / 2]; })()")
+            if now is not None and now == last:
+                rect = now
+                break
+            last = now
             time.sleep(0.1)
         assert rect is not None, "popup has no Dashboard link"
+        # and it has drawn a frame: input sent before the first frame can be dropped
+        b.cdp.send("Runtime.evaluate", {"expression": "new Promise(r => requestAnimationFrame("
+                                        "() => requestAnimationFrame(() => r(true))))",
+                                        "awaitPromise": True}, session)
         before = dashboards(b)
         for kind in ("mousePressed", "mouseReleased"):  # a real click: user activation
             b.cdp.send("Input.dispatchMouseEvent", {"type": kind, "x": rect[0], "y": rect[1],
                                                     "button": "left", "clickCount": 1}, session)
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 20
         while dashboards(b) <= before and time.monotonic() < deadline:
             time.sleep(0.1)
         assert dashboards(b) == before + 1
