@@ -7,18 +7,32 @@ the same independent source: the page's own loadEventEnd, which the page reports
 late request's ?led= query), so the two arms are measured identically. Prints the medians and
 their ratio (recording / none).
 
+Both arms navigate at the same time after the browser's launch: a page loaded while Chromium is
+still starting up is slower. The lab extension navigates as soon as the host's hello and policies
+are in (measured: 0.5-0.7 s after launch on the 2-core CI machine), so the plain arm navigates at
+the median delay the recorded loads have shown so far (caddy's timestamp of the page's request);
+each arm's median delay is printed to check it. (Navigating the plain arm at 1.8 s instead, as
+this bench did before, charged the extension about 50 ms of startup contention.)
+
+Last measured (30 loads per arm, 2-core machine shared with other jobs, Chromium 156): no
+extension 164.5 ms, recording 244.5 ms, ratio 1.49. Run to run the medians move by 20-30 ms.
+
     .venv/bin/python scripts/bench/recorder_overhead.py [--loads 20]
+    # two builds of the extension side by side, each its own arm, in the same run:
+    .venv/bin/python scripts/bench/recorder_overhead.py --extension old=/tmp/a --extension new=dist
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -27,10 +41,13 @@ sys.path.insert(0, str(ROOT))
 
 from protolens.browser.flags import LaunchSpec, command_line  # noqa: E402
 from protolens.browser.launch import run_load, scratch_env, stop  # noqa: E402
+from protolens.browser.profile import seed_preferences  # noqa: E402
 from tests.e2e.caddylog import read_hits  # noqa: E402
+from tests.e2e.harness import stored_ids  # noqa: E402
 from tests.site.site import serve_site  # noqa: E402
 
-STARTUP_MS = 1500
+FIRST_START_S = 0.6
+"""The plain arm's navigation delay before any recorded load has been measured."""
 
 
 def beacon_after(log: Path, offset: int) -> float | None:
@@ -40,19 +57,33 @@ def beacon_after(log: Path, offset: int) -> float | None:
     return None
 
 
-def plain_load(site: object, scratch: Path, timeout: float = 60) -> float:
-    """No extension: Chromium opens the page from a script after startup; wait for the beacon."""
-    spec = LaunchSpec(chromium="/usr/bin/chromium", user_data_dir=str(scratch / "profile"),
+def page_request_after(log: Path, offset: int, launched: float) -> float:
+    """Seconds from the browser's launch (wall clock) to caddy's log of the page's request."""
+    with log.open("rb") as f:
+        f.seek(offset)
+        for line in f.read().splitlines():
+            entry = json.loads(line)
+            if entry.get("request", {}).get("uri") == "/page/":
+                return float(entry["ts"]) - launched
+    raise RuntimeError("the page's request is not in caddy's log")
+
+
+def plain_load(site: object, scratch: Path, start_s: float,
+               timeout: float = 60) -> tuple[float, float]:
+    """No extension: Chromium opens the page from a script `start_s` after its launch; waits for
+    the beacon. Returns (loadEventEnd ms, seconds from launch to the page's request)."""
+    udd = scratch / "profile"
+    seed_preferences(udd)  # as run_load does for the recorded arm
+    spec = LaunchSpec(chromium="/usr/bin/chromium", user_data_dir=str(udd),
                       extension_dir="", arm="h2", origins=(), spki=[site.spki],  # type: ignore[attr-defined]
                       host_rules="MAP *.test 127.0.0.1")
     argv = [a for a in command_line(spec) if "extension" not in a][:-1]
-    # Navigate 1.5 s after start, as the recorded arm does (it waits for the extension's hello):
-    # a page loaded while the browser is still starting up is slower, which would flatter the
-    # extension.
     target = site.origin() + "/page/"  # type: ignore[attr-defined]
-    argv.append(f"data:text/html,<script>setTimeout(()=>location.href='{target}',{STARTUP_MS})"
-                "</script>")
     offset = site.access_log.stat().st_size  # type: ignore[attr-defined]
+    launched = time.time()
+    at_ms = round((launched + start_s) * 1000)
+    argv.append(f"data:text/html,<script>setTimeout(()=>location.href='{target}',"
+                f"{at_ms}-Date.now())</script>")
     proc = subprocess.Popen(argv, env=scratch_env(os.environ, scratch / "xdg"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -61,21 +92,21 @@ def plain_load(site: object, scratch: Path, timeout: float = 60) -> float:
         while time.monotonic() < deadline:
             led = beacon_after(site.access_log, offset)  # type: ignore[attr-defined]
             if led is not None:
-                return led
+                return led, page_request_after(site.access_log, offset, launched)  # type: ignore[attr-defined]
             time.sleep(0.05)
         raise RuntimeError("no beacon from the plain load")
     finally:
         stop(proc)
 
 
-def recorded_load(site: object, scratch: Path, db: Path) -> float:
-    import uuid
+def recorded_load(site: object, scratch: Path, db: Path, extension: Path) -> tuple[float, float]:
+    """The lab extension opens the page and records it; returns as plain_load does."""
     load_id = str(uuid.uuid4())
     offset = site.access_log.stat().st_size  # type: ignore[attr-defined]
     spec = LaunchSpec(chromium="/usr/bin/chromium", user_data_dir="",
-                      extension_dir=str(ROOT / "dist"), arm="h2", origins=(),
+                      extension_dir=str(extension), arm="h2", origins=(),
                       spki=[site.spki], host_rules="MAP *.test 127.0.0.1")  # type: ignore[attr-defined]
-    from tests.e2e.harness import stored_ids
+    launched = time.time()
     res = run_load(spec, scratch=scratch, db=db, navigate=[site.origin() + "/page/"],  # type: ignore[attr-defined]
                    context={"load_id": load_id}, done=lambda: bool(stored_ids(db, load_id)))
     if not res.ok:
@@ -83,33 +114,54 @@ def recorded_load(site: object, scratch: Path, db: Path) -> float:
     led = beacon_after(site.access_log, offset)  # type: ignore[attr-defined]
     if led is None:
         raise RuntimeError("no beacon from the recorded load")
-    return led
+    return led, page_request_after(site.access_log, offset, launched)  # type: ignore[attr-defined]
+
+
+def extension_arm(value: str) -> tuple[str, Path]:
+    name, sep, path = value.partition("=")
+    if not sep or not name or name == "none":
+        raise argparse.ArgumentTypeError(f"expected NAME=DIR, got {value!r}")
+    if not (Path(path) / "manifest.json").exists():
+        raise argparse.ArgumentTypeError(f"{path}: no manifest.json (build the extension first)")
+    return name, Path(path).resolve()
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--loads", type=int, default=20, help="loads per arm (default 20)")
+    ap.add_argument("--extension", type=extension_arm, action="append", metavar="NAME=DIR",
+                    help="a built extension to record with, as its own arm (repeatable; "
+                         "default: recording=dist)")
     args = ap.parse_args()
+    arms: list[tuple[str, Path | None]] = [("none", None), *(args.extension or
+                                                            [("recording", ROOT / "dist")])]
+    if len({name for name, _ in arms}) != len(arms):
+        ap.error("arm names must differ")
+    plts: dict[str, list[float]] = {name: [] for name, _ in arms}
+    starts: dict[str, list[float]] = {name: [] for name, _ in arms}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         db = work / "bench.db"
         with serve_site(work / "site") as site:
-            plain: list[float] = []
-            recorded: list[float] = []
             for i in range(args.loads):
-                # interleaved, alternating which goes first, so drift hits both arms alike
-                order = [("plain", plain), ("rec", recorded)]
-                for name, sink in order if i % 2 == 0 else order[::-1]:
+                # interleaved, rotating which goes first, so drift hits all arms alike
+                k = i % len(arms)
+                for name, ext in arms[k:] + arms[:k]:
                     scratch = work / f"{name}-{i}"
-                    value = plain_load(site, scratch) if name == "plain" else \
-                        recorded_load(site, scratch, db)
-                    sink.append(value)
-                print(f"load {i + 1}/{args.loads}: plain {plain[-1]:.1f} ms, "
-                      f"recording {recorded[-1]:.1f} ms", file=sys.stderr)
-    mp, mr = statistics.median(plain), statistics.median(recorded)
-    print(f"median PLT without extension: {mp:.1f} ms (n={len(plain)})")
-    print(f"median PLT while recording:   {mr:.1f} ms (n={len(recorded)})")
-    print(f"ratio recording / none: {mr / mp:.3f}")
+                    recorded = [s for n, v in starts.items() if n != "none" for s in v]
+                    led, start = (
+                        plain_load(site, scratch, statistics.median(recorded) if recorded
+                                   else FIRST_START_S) if ext is None
+                        else recorded_load(site, scratch, db, ext))
+                    plts[name].append(led)
+                    starts[name].append(start)
+                print(f"load {i + 1}/{args.loads}: " + ", ".join(
+                    f"{name} {v[-1]:.1f} ms" for name, v in plts.items()), file=sys.stderr)
+    base = statistics.median(plts["none"])
+    for name, values in plts.items():
+        m = statistics.median(values)
+        print(f"median PLT {name:>10}: {m:6.1f} ms (n={len(values)}), ratio / none {m / base:.3f}"
+              f"; page requested {statistics.median(starts[name]):.2f} s after launch")
 
 
 if __name__ == "__main__":
