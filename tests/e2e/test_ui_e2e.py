@@ -125,7 +125,11 @@ def test_popup_shows_plt_bars_badges_and_switch_and_keeps_markup_as_text(browser
                        timeout_s=5)
 
     popup = Page(browser, f"{EXTENSION}/popup.html?tab={TAB}", 400, 900)
-    popup.wait("document.querySelectorAll('.bar-row').length > 0")
+    # the popup renders in steps (record, then the outbox line): wait for the last one and for
+    # the stylesheet (bar widths), or a loaded machine reads a half-drawn popup
+    popup.wait("document.readyState === 'complete' &&"
+               " document.querySelectorAll('.bar-row').length > 0 &&"
+               " document.getElementById('outbox').textContent !== ''")
     shot = popup.screenshot("popup.png")
 
     plt = popup.js("document.querySelector('.plt').textContent")
