@@ -13,8 +13,6 @@ import base64
 import io
 import json
 import os
-import socket
-import struct
 import subprocess
 import time
 from pathlib import Path
@@ -23,12 +21,13 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from protolens.browser.flags import LaunchSpec, command_line
-from protolens.browser.launch import scratch_env, stop
+from protolens.browser.flags import LaunchSpec
+from protolens.browser.launch import stop
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
 from protolens.record import parse_record
 from protolens.store import SqliteSink, open_rw
+from tests.e2e.cdp import Cdp, evaluate, launch_devtools
 from tests.e2e.harness import CHROMIUM, require_dist
 from tests.python.navrecord_builder import make_record
 
@@ -42,89 +41,6 @@ ORIGINS = ["https://a.test", "https://news.test", "https://video.test", "https:/
 DAY_MS = 86_400_000
 CANVASES = ("chart-protocols", "chart-plt", "chart-domains")
 ARTIFACTS = Path(os.environ.get("PROTOLENS_E2E_ARTIFACTS", "/tmp/protolens-e2e"))
-
-
-# --- a minimal CDP client (RFC 6455 client frames: masked text; server frames unmasked) -------
-
-class Cdp:
-    """One WebSocket to the browser endpoint; commands carry ``sessionId`` for a page."""
-
-    def __init__(self, port: int, path: str) -> None:
-        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
-        key = base64.b64encode(os.urandom(16)).decode()
-        self.sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                           "Upgrade: websocket\r\nConnection: Upgrade\r\n"
-                           f"Sec-WebSocket-Key: {key}\r\n"
-                           "Sec-WebSocket-Version: 13\r\n\r\n").encode())
-        head = b""
-        while b"\r\n\r\n" not in head:
-            chunk = self.sock.recv(1)
-            if not chunk:
-                raise ConnectionError("DevTools closed the handshake")
-            head += chunk
-        if b" 101 " not in head.split(b"\r\n", 1)[0]:
-            raise ConnectionError(head.decode(errors="replace"))
-        self.next_id = 0
-
-    def _exact(self, n: int) -> bytes:
-        out = b""
-        while len(out) < n:
-            chunk = self.sock.recv(n - len(out))
-            if not chunk:
-                raise ConnectionError("DevTools closed the socket")
-            out += chunk
-        return out
-
-    def _send_text(self, text: str) -> None:
-        data = text.encode()
-        mask = os.urandom(4)
-        n = len(data)
-        header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else
-                                  bytes([0x80 | 126]) + struct.pack(">H", n) if n < 1 << 16 else
-                                  bytes([0x80 | 127]) + struct.pack(">Q", n))
-        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
-
-    def _recv_text(self) -> str:
-        parts = b""
-        while True:
-            b0, b1 = self._exact(2)
-            n = b1 & 0x7F
-            if n == 126:
-                n = struct.unpack(">H", self._exact(2))[0]
-            elif n == 127:
-                n = struct.unpack(">Q", self._exact(8))[0]
-            payload = self._exact(n)
-            if b0 & 0x0F == 0x8:
-                raise ConnectionError("DevTools closed the WebSocket")
-            if b0 & 0x0F in (0x9, 0xA):  # ping / pong: not used by DevTools
-                continue
-            parts += payload
-            if b0 & 0x80:
-                return parts.decode()
-
-    def send(self, method: str, params: dict[str, Any] | None = None,
-             session: str | None = None) -> dict[str, Any]:
-        self.next_id += 1
-        msg: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = session
-        self._send_text(json.dumps(msg))
-        while True:
-            reply = json.loads(self._recv_text())
-            if reply.get("id") == self.next_id:
-                if "error" in reply:
-                    raise RuntimeError(f"{method}: {reply['error']}")
-                return dict(reply["result"])
-
-    def close(self) -> None:
-        self.sock.close()
-
-
-def evaluate(cdp: Cdp, session: str, expr: str) -> Any:
-    r = cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session)
-    if "exceptionDetails" in r:
-        raise RuntimeError(f"{expr}: {r['exceptionDetails']}")
-    return r["result"].get("value")
 
 
 # --- store and browser ------------------------------------------------------------------
@@ -186,20 +102,7 @@ def open_dashboard(tmp: Path, db: Path | None, query: str = "") -> Browser:
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
                       arm="h2", origins=[], extra=["--remote-debugging-port=0",
                                                    "--window-size=1280,1700"])
-    log = tmp / "chromium.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command_line(spec), stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, env=scratch_env(os.environ, tmp / "xdg"),
-                                start_new_session=True)
-    active = udd / "DevToolsActivePort"
-    deadline = time.monotonic() + 30
-    while not (active.exists() and len(active.read_text().split()) >= 2):
-        if time.monotonic() > deadline or proc.poll() is not None:
-            stop(proc)
-            raise AssertionError(f"no DevTools endpoint; see {log}")
-        time.sleep(0.1)
-    port, path = active.read_text().split()[:2]
-    cdp = Cdp(int(port), path)
+    proc, cdp, log = launch_devtools(spec, tmp)
     target = cdp.send("Target.createTarget", {"url": DASHBOARD + query})["targetId"]
     session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     cdp.send("Emulation.setDeviceMetricsOverride",

@@ -34,20 +34,18 @@ import os
 import sqlite3
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from protolens.browser.flags import LaunchSpec, command_line
-from protolens.browser.launch import scratch_env, stop
+from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
 from tests.e2e.caddylog import Hit, read_hits
+from tests.e2e.cdp import Cdp, devtools_browser, wait_for
 from tests.e2e.harness import CHROMIUM, require_dist
-from tests.e2e.test_dashboard_e2e import Cdp
 from tests.e2e.test_ui_e2e import EXTENSION, Page
 from tests.site.site import serve_site
 
@@ -75,15 +73,6 @@ def a_test_navs(db: Path) -> list[tuple[Any, ...]]:
                     "FROM navigations "
                     "WHERE origin LIKE 'https://a.test%' ORDER BY started_at_ms")
 
-
-def wait_for(what: str, cond: Any, timeout_s: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
 
 
 def pending(options: Page) -> tuple[int, str]:
@@ -121,22 +110,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                           origins=[f"a.test:{site.port}"], spki=[site.spki],
                           host_rules="MAP *.test 127.0.0.1",
                           extra=["--remote-debugging-port=0", "--enable-net-benchmarking"])
-        log = work / "chromium.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen(command_line(spec), stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT,
-                                    env=scratch_env(os.environ, work / "xdg"),
-                                    start_new_session=True)
-        try:
-            active = udd / "DevToolsActivePort"
-            wait_for(f"DevTools (see {log})", lambda: proc.poll() is None and active.exists()
-                     and len(active.read_text().split()) >= 2)
-            port, path = active.read_text().split()[:2]
-            cdp = Cdp(int(port), path)
+        with devtools_browser(spec, work) as (cdp, log):
             yield drive(cdp, site, db, log)
-            cdp.close()
-        finally:
-            stop(proc)
 
 
 def drive(cdp: Cdp, site: Any, db: Path, log: Path) -> dict[str, Any]:

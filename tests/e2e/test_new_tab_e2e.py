@@ -17,10 +17,7 @@ caddy's access log (the independent witness of each request's protocol):
 
 from __future__ import annotations
 
-import os
 import sqlite3
-import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,27 +25,17 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from protolens.browser.flags import LaunchSpec, command_line
-from protolens.browser.launch import scratch_env, stop
+from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
 from tests.e2e.caddylog import Hit, read_hits
+from tests.e2e.cdp import Cdp, devtools_browser, wait_for
 from tests.e2e.harness import CHROMIUM, require_dist
-from tests.e2e.test_dashboard_e2e import Cdp
 from tests.e2e.test_ui_e2e import EXTENSION, Page
 from tests.site.site import serve_site
 
 pytestmark = pytest.mark.e2e
 
-
-def wait_for(what: str, cond: Any, timeout_s: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = cond()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
 
 
 def query(db: Path, sql: str, *args: Any) -> list[sqlite3.Row]:
@@ -83,18 +70,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cdp, Any
                           extension_dir=str(require_dist()), arm="h2", origins=[],
                           spki=[site.spki], host_rules="MAP *.test 127.0.0.1",
                           extra=["--remote-debugging-port=0"])
-        log = work / "chromium.log"
-        with log.open("wb") as out:
-            proc = subprocess.Popen(command_line(spec), stdin=subprocess.DEVNULL, stdout=out,
-                                    stderr=subprocess.STDOUT,
-                                    env=scratch_env(os.environ, work / "xdg"),
-                                    start_new_session=True)
-        try:
-            active = udd / "DevToolsActivePort"
-            wait_for(f"DevTools (see {log})", lambda: proc.poll() is None and active.exists()
-                     and len(active.read_text().split()) >= 2)
-            port, path = active.read_text().split()[:2]
-            cdp = Cdp(int(port), path)
+        with devtools_browser(spec, work) as (cdp, log):
             options = Page(cdp, f"{EXTENSION}/options.html", 800, 900)
             # the page's script has run (and bound Save) once it has filled this in
             options.wait("document.getElementById('exp-status').textContent")
@@ -103,9 +79,6 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cdp, Any
                        " document.getElementById('save').click(); true")
             assert options.wait("document.getElementById('status').textContent") == "Saved."
             yield cdp, site, db
-            cdp.close()
-        finally:
-            stop(proc)
 
 
 def check_against_caddy(requests: list[sqlite3.Row], hits: list[Hit], main_url: str) -> int:

@@ -15,7 +15,6 @@ from __future__ import annotations
 import base64
 import json
 import os
-import subprocess
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,11 +22,10 @@ from typing import Any
 
 import pytest
 
-from protolens.browser.flags import LaunchSpec, command_line
-from protolens.browser.launch import scratch_env, stop
+from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
+from tests.e2e.cdp import Cdp, devtools_browser
 from tests.e2e.harness import CHROMIUM, ROOT, require_dist
-from tests.e2e.test_dashboard_e2e import Cdp
 
 pytestmark = pytest.mark.e2e
 
@@ -86,23 +84,8 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cdp]:
     seed_preferences(udd)  # no host registered: the popup must still render (host not connected)
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
                       arm="h2", origins=[], extra=["--remote-debugging-port=0"])
-    log = tmp / "chromium.log"
-    with log.open("wb") as out:
-        proc = subprocess.Popen(command_line(spec), stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, env=scratch_env(os.environ, tmp / "xdg"),
-                                start_new_session=True)
-    try:
-        active = udd / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not (active.exists() and len(active.read_text().split()) >= 2):
-            assert time.monotonic() < deadline and proc.poll() is None, f"no DevTools; see {log}"
-            time.sleep(0.1)
-        port, path = active.read_text().split()[:2]
-        cdp = Cdp(int(port), path)
+    with devtools_browser(spec, tmp) as (cdp, _):
         yield cdp
-        cdp.close()
-    finally:
-        stop(proc)
 
 
 def evil_record() -> dict[str, Any]:

@@ -1,0 +1,143 @@
+"""The e2e tests' DevTools side: a minimal CDP client over the browser's WebSocket endpoint
+(stdlib only: nothing is mocked) and a Chromium started with ``--remote-debugging-port=0``."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+import socket
+import struct
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from protolens.browser.flags import LaunchSpec, command_line
+from protolens.browser.launch import scratch_env, stop
+
+# --- a minimal CDP client (RFC 6455 client frames: masked text; server frames unmasked) -------
+
+class Cdp:
+    """One WebSocket to the browser endpoint; commands carry ``sessionId`` for a page."""
+
+    def __init__(self, port: int, path: str) -> None:
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+        key = base64.b64encode(os.urandom(16)).decode()
+        self.sock.sendall((f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                           "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+                           f"Sec-WebSocket-Key: {key}\r\n"
+                           "Sec-WebSocket-Version: 13\r\n\r\n").encode())
+        head = b""
+        while b"\r\n\r\n" not in head:
+            chunk = self.sock.recv(1)
+            if not chunk:
+                raise ConnectionError("DevTools closed the handshake")
+            head += chunk
+        if b" 101 " not in head.split(b"\r\n", 1)[0]:
+            raise ConnectionError(head.decode(errors="replace"))
+        self.next_id = 0
+
+    def _exact(self, n: int) -> bytes:
+        out = b""
+        while len(out) < n:
+            chunk = self.sock.recv(n - len(out))
+            if not chunk:
+                raise ConnectionError("DevTools closed the socket")
+            out += chunk
+        return out
+
+    def _send_text(self, text: str) -> None:
+        data = text.encode()
+        mask = os.urandom(4)
+        n = len(data)
+        header = bytes([0x81]) + (bytes([0x80 | n]) if n < 126 else
+                                  bytes([0x80 | 126]) + struct.pack(">H", n) if n < 1 << 16 else
+                                  bytes([0x80 | 127]) + struct.pack(">Q", n))
+        self.sock.sendall(header + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
+
+    def _recv_text(self) -> str:
+        parts = b""
+        while True:
+            b0, b1 = self._exact(2)
+            n = b1 & 0x7F
+            if n == 126:
+                n = struct.unpack(">H", self._exact(2))[0]
+            elif n == 127:
+                n = struct.unpack(">Q", self._exact(8))[0]
+            payload = self._exact(n)
+            if b0 & 0x0F == 0x8:
+                raise ConnectionError("DevTools closed the WebSocket")
+            if b0 & 0x0F in (0x9, 0xA):  # ping / pong: not used by DevTools
+                continue
+            parts += payload
+            if b0 & 0x80:
+                return parts.decode()
+
+    def send(self, method: str, params: dict[str, Any] | None = None,
+             session: str | None = None) -> dict[str, Any]:
+        self.next_id += 1
+        msg: dict[str, Any] = {"id": self.next_id, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        self._send_text(json.dumps(msg))
+        while True:
+            reply = json.loads(self._recv_text())
+            if reply.get("id") == self.next_id:
+                if "error" in reply:
+                    raise RuntimeError(f"{method}: {reply['error']}")
+                return dict(reply["result"])
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def evaluate(cdp: Cdp, session: str, expr: str) -> Any:
+    r = cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True}, session)
+    if "exceptionDetails" in r:
+        raise RuntimeError(f"{expr}: {r['exceptionDetails']}")
+    return r["result"].get("value")
+
+
+def wait_for(what: str, cond: Callable[[], Any], timeout_s: float = 30.0) -> Any:
+    """``cond()``'s first truthy value, polled every 0.2 s; an AssertionError naming ``what``
+    after ``timeout_s``."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = cond()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
+
+
+def launch_devtools(spec: LaunchSpec, work: Path) -> tuple[subprocess.Popen[bytes], Cdp, Path]:
+    """Chromium from ``spec`` (its ``extra`` must hold ``--remote-debugging-port=0``), logging to
+    ``work/chromium.log``, with its browser endpoint connected. The caller stops it."""
+    log = work / "chromium.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen(command_line(spec), stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, env=scratch_env(os.environ, work / "xdg"),
+                                start_new_session=True)
+    active = Path(spec.user_data_dir) / "DevToolsActivePort"
+    try:
+        wait_for(f"a DevTools endpoint (see {log})", lambda: proc.poll() is None and
+                 active.exists() and len(active.read_text().split()) >= 2)
+        port, path = active.read_text().split()[:2]
+        return proc, Cdp(int(port), path), log
+    except BaseException:
+        stop(proc)
+        raise
+
+
+@contextmanager
+def devtools_browser(spec: LaunchSpec, work: Path) -> Iterator[tuple[Cdp, Path]]:
+    """``launch_devtools`` as a context: yields (cdp, log); closes and stops on exit."""
+    proc, cdp, log = launch_devtools(spec, work)
+    try:
+        yield cdp, log
+    finally:
+        cdp.close()
+        stop(proc)
