@@ -6,9 +6,7 @@
  */
 import type { Protocol } from "devtools-protocol";
 import { CdpClock } from "../cdp/clock.ts";
-import {
-  LCP_SCRIPT, LCP_WORLD, TAB_COMMANDS, enableAndResume, loadMetricsEvent, type Retry,
-} from "../cdp/enable-commands.ts";
+import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, TAB_COMMANDS, loadMetricsEvent } from "../cdp/enable-commands.ts";
 import { eventTime } from "../cdp/from-log.ts";
 import { NAV_TIMING_EXPRESSION, navTimingEvent } from "../cdp/late.ts";
 import type { RawEvent } from "../cdp/raw-event.ts";
@@ -103,18 +101,24 @@ export class DebuggerRecorder {
     if (ev.method === "Page.loadEventFired" && ev.sessionId === undefined) void this.relayMetrics(tabId, s);
   }
 
-  /** Enables the child's domains, each retried a few times, then resumes it (enableAndResume).
-   * A child resumed without Network.enable reports none of its requests' ends: its document
-   * would be recorded with 0 bytes and no end. */
+  /** Enables the child's domains, each retried a few times, then resumes it (always: a paused
+   * frame would hang the page). A child resumed without Network.enable reports none of its
+   * requests' ends: its document would be recorded with 0 bytes and no end. */
   private async enableChild(tabId: number, sessionId: string): Promise<void> {
-    const send = (c: { method: string; params?: object }): Promise<unknown> =>
-      chrome.debugger.sendCommand({ tabId, sessionId }, c.method, c.params ?? {});
-    const retry: Retry = {
-      attempts: CHILD_ATTEMPTS,
-      pause: (attempt) => new Promise((r) => setTimeout(r, 20 * attempt)),
-      stop: () => !this.tabs.has(tabId),
-    };
-    for (const f of await enableAndResume(send, retry)) console.warn(`protolens: child session ${f.command.method} failed`, f.error);
+    for (const c of CHILD_COMMANDS) {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          await chrome.debugger.sendCommand({ tabId, sessionId }, c.method, c.params ?? {});
+          break;
+        } catch (e) {
+          if (attempt >= CHILD_ATTEMPTS || !this.tabs.has(tabId)) {
+            console.warn(`protolens: child session ${c.method} failed`, e);
+            break;
+          }
+          await new Promise((r) => setTimeout(r, 20 * attempt));
+        }
+      }
+    }
   }
 
   private async relayMetrics(tabId: number, s: TabSession): Promise<void> {

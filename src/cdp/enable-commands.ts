@@ -43,72 +43,16 @@ export const TAB_COMMANDS: readonly Command[] = [
   },
 ];
 
-/** For each auto-attached child session (OOPIF): its domains, then the resume. The child stays
- * paused (waitForDebuggerOnStart) until CHILD_RESUME, so each round trip before it delays the
- * frame, and with it the page's load event: the adapter sends CHILD_ENABLE at once (sendAll). */
-export const CHILD_ENABLE: readonly Command[] = [
+/** For each auto-attached child session (OOPIF), before Runtime.runIfWaitingForDebugger. */
+export const CHILD_COMMANDS: readonly Command[] = [
   { method: "Network.enable", params: {} },
   { method: "Page.enable", params: {} },
   {
     method: "Target.setAutoAttach",
     params: { autoAttach: true, waitForDebuggerOnStart: true, flatten: true },
   },
+  { method: "Runtime.runIfWaitingForDebugger" },
 ];
-export const CHILD_RESUME: Command = { method: "Runtime.runIfWaitingForDebugger" };
-export const CHILD_COMMANDS: readonly Command[] = [...CHILD_ENABLE, CHILD_RESUME];
-
-/** How sendAll retries a command that failed. */
-export interface Retry {
-  /** Tries per command, the first included. */
-  attempts: number;
-  /** Waits before try `attempt + 1` (the adapter: 20 ms x attempt). */
-  pause: (attempt: number) => Promise<void>;
-  /** True when retrying is pointless (the tab is gone). */
-  stop: () => boolean;
-}
-
-export interface Failure { command: Command; error: unknown }
-
-/**
- * Sends `commands` on one session without waiting for each reply, then retries each that failed,
- * in order. Chromium's DevToolsSession (content/browser/devtools/devtools_session.cc) handles a
- * session's messages in the order they arrive and queues the renderer's share to it in that
- * order, so sending them together keeps their order and costs one round trip through the
- * extension IPC instead of one per command. Resolves, after every reply, to the commands that
- * failed every try.
- */
-export async function sendAll(send: (c: Command) => Promise<unknown>, commands: readonly Command[],
-  retry: Retry): Promise<Failure[]> {
-  const first = await Promise.allSettled(commands.map((c) => send(c)));
-  const failures: Failure[] = [];
-  for (const [i, res] of first.entries()) {
-    const command = commands[i];
-    if (res.status === "fulfilled" || command === undefined) continue;
-    let error: unknown = res.reason;
-    for (let attempt = 1; ; attempt++) {
-      if (attempt >= retry.attempts || retry.stop()) {
-        failures.push({ command, error });
-        break;
-      }
-      await retry.pause(attempt);
-      try {
-        await send(command);
-        break;
-      } catch (e) {
-        error = e;
-      }
-    }
-  }
-  return failures;
-}
-
-/** A child session's setup: CHILD_ENABLE in one batch, then CHILD_RESUME once every enable has
- * replied (a frame resumed before its Network.enable took effect would lose its first requests),
- * and whatever failed (a frame left paused would hang the page). Two round trips in all. */
-export async function enableAndResume(send: (c: Command) => Promise<unknown>, retry: Retry): Promise<Failure[]> {
-  const failed = await sendAll(send, CHILD_ENABLE, retry);
-  return [...failed, ...await sendAll(send, [CHILD_RESUME], retry)];
-}
 
 /**
  * After the main frame's load event the adapter sends Performance.getMetrics and feeds the result
