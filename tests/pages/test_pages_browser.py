@@ -9,28 +9,20 @@ event, which waits for the frame's; ``--dump-dom`` prints that DOM.
 
 from __future__ import annotations
 
-import base64
-import datetime
-import hashlib
 import html
 import json
 import os
 import re
 import shutil
-import socket
-import ssl
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import NameOID
 
+from protolens.browser.launch import scratch_env
 from protolens.pages import HOSTS, INDEX, ensure_corpus
+from tests.site.site import free_port, make_cert, run_caddy
 
 pytestmark = pytest.mark.e2e
 
@@ -83,41 +75,6 @@ window.addEventListener("load", function () {
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _cert(dest: Path) -> tuple[Path, Path, str]:
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ProtoLens pages")])
-    now = datetime.datetime.now(datetime.UTC)
-    cert = (
-        x509.CertificateBuilder().subject_name(name).issuer_name(name)
-        .public_key(key.public_key()).serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(days=1))
-        .not_valid_after(now + datetime.timedelta(days=7))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(h) for h in HOSTS]), False)
-        .sign(key, hashes.SHA256())
-    )
-    cert_path, key_path = dest / "cert.pem", dest / "key.pem"
-    cert_path.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    key_path.write_bytes(key.private_bytes(serialization.Encoding.PEM,
-                                           serialization.PrivateFormat.PKCS8,
-                                           serialization.NoEncryption()))
-    spki = key.public_key().public_bytes(serialization.Encoding.DER,
-                                         serialization.PublicFormat.SubjectPublicKeyInfo)
-    return cert_path, key_path, base64.b64encode(hashlib.sha256(spki).digest()).decode()
-
-
-def _scratch_env(home: Path) -> dict[str, str]:
-    env = dict(os.environ)
-    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
-               XDG_DATA_HOME=str(home / ".local/share"), XDG_CACHE_HOME=str(home / ".cache"))
-    return env
-
-
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int, str]]:
     if not (shutil.which("caddy") and Path(CHROMIUM).exists()):
@@ -127,35 +84,13 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int
     ensure_corpus(root, PAGES)
     (root / "probe").mkdir()
     (root / "probe" / INDEX).write_text(PROBE)
-    cert, key, spki = _cert(work)
-    port = _free_port()
+    cert, key, spki = make_cert(work, HOSTS)
+    port = free_port()
     caddyfile = work / "Caddyfile"
     caddyfile.write_text(CADDYFILE.format(sites=", ".join(f"{h}:{port}" for h in HOSTS),
                                           cert=cert, key=key, root=root))
-    home = work / "home"
-    home.mkdir()
-    with (work / "caddy.log").open("wb") as log:
-        proc = subprocess.Popen(["caddy", "run", "--config", str(caddyfile), "--adapter",
-                                 "caddyfile"], env=_scratch_env(home), stdout=log, stderr=log)
-    try:
-        ctx = ssl.create_default_context()
-        ctx.check_hostname, ctx.verify_mode = False, ssl.CERT_NONE
-        for _ in range(200):
-            try:
-                with socket.create_connection(("127.0.0.1", port), timeout=1) as raw, \
-                        ctx.wrap_socket(raw, server_hostname="a.test"):
-                    break
-            except OSError:
-                assert proc.poll() is None, (work / "caddy.log").read_text()
-                time.sleep(0.05)
+    with run_caddy(caddyfile, port, work / "home", work / "caddy.log", sni=HOSTS[0]):
         yield root, port, spki
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def _probe(served: tuple[Path, int, str], name: str, tmp_path: Path) -> dict[str, object]:
@@ -167,7 +102,7 @@ def _probe(served: tuple[Path, int, str], name: str, tmp_path: Path) -> dict[str
             f"--ignore-certificate-errors-spki-list={spki}",
             "--dump-dom", f"https://a.test/probe/?p={name}"]
     out = subprocess.run(args, capture_output=True, text=True, timeout=90,
-                         env=_scratch_env(tmp_path / "home"))
+                         env=scratch_env(os.environ, tmp_path / "scratch"))
     found = re.search(r'<pre id="out">(.*?)</pre>', out.stdout, re.S)
     assert found and found.group(1), out.stdout[-2000:] + out.stderr[-2000:]
     result: dict[str, object] = json.loads(html.unescape(found.group(1)))

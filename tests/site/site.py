@@ -23,7 +23,7 @@ import socket
 import ssl
 import subprocess
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -81,7 +81,7 @@ class Site:
         return f"https://{host}:{self.port}"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     """A port free for both TCP and UDP on 127.0.0.1 (h3 runs on the UDP twin)."""
     for _ in range(50):
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as t:
@@ -96,7 +96,9 @@ def _free_port() -> int:
     raise RuntimeError("no free TCP+UDP port on 127.0.0.1")
 
 
-def _make_cert(dest: Path) -> tuple[Path, Path, str]:
+def make_cert(dest: Path, hosts: Sequence[str] = HOSTS) -> tuple[Path, Path, str]:
+    """A self-signed certificate for ``hosts`` in ``dest``: (cert path, key path, SPKI hash for
+    ``--ignore-certificate-errors-spki-list``)."""
     key = ec.generate_private_key(ec.SECP256R1())
     name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "ProtoLens test site")])
     now = datetime.datetime.now(datetime.UTC)
@@ -108,7 +110,7 @@ def _make_cert(dest: Path) -> tuple[Path, Path, str]:
         .serial_number(x509.random_serial_number())
         .not_valid_before(now - datetime.timedelta(days=1))
         .not_valid_after(now + datetime.timedelta(days=30))
-        .add_extension(x509.SubjectAlternativeName([x509.DNSName(h) for h in HOSTS]), False)
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(h) for h in hosts]), False)
         .add_extension(x509.BasicConstraints(ca=False, path_length=None), True)
         .sign(key, hashes.SHA256())
     )
@@ -146,7 +148,8 @@ def _copy_www(dest: Path, port: int) -> dict[str, int]:
     return files
 
 
-def _wait_ready(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float) -> None:
+def _wait_ready(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: float,
+                sni: str = "a.test") -> None:
     ctx = ssl.create_default_context()
     ctx.check_hostname = False
     ctx.verify_mode = ssl.CERT_NONE
@@ -157,7 +160,7 @@ def _wait_ready(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: fl
         try:
             with (
                 socket.create_connection(("127.0.0.1", port), timeout=1) as raw,
-                ctx.wrap_socket(raw, server_hostname="a.test"),
+                ctx.wrap_socket(raw, server_hostname=sni),
             ):
                 return
         except OSError:
@@ -166,55 +169,55 @@ def _wait_ready(port: int, proc: subprocess.Popen[bytes], log: Path, timeout: fl
 
 
 @contextmanager
+def run_caddy(caddyfile: Path, port: int, home: Path, log: Path, sni: str = "a.test",
+              timeout: float = 15) -> Iterator[subprocess.Popen[bytes]]:
+    """caddy on ``caddyfile`` with HOME and XDG dirs under ``home``, logging to ``log``; yields
+    once a TLS handshake for ``sni`` on ``port`` succeeds; stops it on exit."""
+    env = dict(os.environ)
+    env.update(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"),
+               XDG_DATA_HOME=str(home / ".local/share"), XDG_CACHE_HOME=str(home / ".cache"))
+    with log.open("wb") as out:
+        proc = subprocess.Popen(["caddy", "run", "--config", str(caddyfile), "--adapter",
+                                 "caddyfile"], env=env, stdout=out, stderr=out,
+                                cwd=caddyfile.parent)
+    try:
+        _wait_ready(port, proc, log, timeout, sni)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@contextmanager
 def serve_site(workdir: Path, port: int | None = None) -> Iterator[Site]:
     """Run caddy for the test site in `workdir` (created if needed); stop it on exit."""
     workdir.mkdir(parents=True, exist_ok=True)
-    port = port if port is not None else _free_port()
+    port = port if port is not None else free_port()
     home = workdir / "home"
     home.mkdir(exist_ok=True)
     www = workdir / "www"
     if www.exists():
         shutil.rmtree(www)
     files = _copy_www(www, port)
-    cert, key, spki = _make_cert(workdir)
+    cert, key, spki = make_cert(workdir)
     access_log = workdir / "access.log"
     access_log.touch()
     caddyfile = workdir / "Caddyfile"
     caddyfile.write_text(CADDYFILE.format(port=port, cert=cert, key=key, www=www, log=access_log))
-    env = dict(os.environ)
-    env.update(
-        HOME=str(home),
-        XDG_CONFIG_HOME=str(home / ".config"),
-        XDG_DATA_HOME=str(home / ".local/share"),
-        XDG_CACHE_HOME=str(home / ".cache"),
-    )
-    stderr_path = workdir / "caddy.stderr"
-    with stderr_path.open("wb") as stderr:
-        proc = subprocess.Popen(
-            ["caddy", "run", "--config", str(caddyfile), "--adapter", "caddyfile"],
-            env=env,
-            stdout=stderr,
-            stderr=stderr,
-            cwd=workdir,
+    with run_caddy(caddyfile, port, home, workdir / "caddy.stderr"):
+        yield Site(
+            hosts=HOSTS,
+            port=port,
+            spki=spki,
+            access_log=access_log,
+            url=f"https://a.test:{port}/page/",
+            files=files,
+            cert=cert,
         )
-        try:
-            _wait_ready(port, proc, stderr_path, timeout=15)
-            yield Site(
-                hosts=HOSTS,
-                port=port,
-                spki=spki,
-                access_log=access_log,
-                url=f"https://a.test:{port}/page/",
-                files=files,
-                cert=cert,
-            )
-        finally:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 if __name__ == "__main__":  # manual use: serve until Ctrl-C
