@@ -22,12 +22,13 @@ from protolens.cli import main
 from protolens.share import duck, export
 from protolens.share.anonymize import Anonymizer, parse_allowlist
 from protolens.share.bundle import (
+    BUNDLE_SCHEMA,
     TABLES,
     BundleError,
     make_manifest,
     parquet_bytes,
     read_bundle,
-    to_table,
+    schema_of,
     write_tar,
 )
 from protolens.share.merge import merge
@@ -195,15 +196,21 @@ def _flip_byte(src: Path, dst: Path, member: str) -> None:
             tar.addfile(info, io.BytesIO(body))
 
 
-def _rebuilt(src: Path, dst: Path, change: Any) -> None:
-    """A bundle whose table was edited and whose manifest was recomputed to match."""
+def rewrite_bundle(src: Path, dst: Path, change: Any = None, *, version: int = BUNDLE_SCHEMA,
+                   manifest_version: int | None = None) -> None:
+    """``src`` rewritten as ``dst``: rows edited by ``change``, tables in bundle schema
+    ``version``, the manifest recomputed to match and saying ``manifest_version`` (default:
+    ``version``)."""
     b = read_bundle(src)
     rows = {t: b.tables[t].to_pylist() for t in TABLES}
-    change(rows)
-    files = {t: parquet_bytes(to_table(t, rows[t])) for t in TABLES}
+    if change is not None:
+        change(rows)
+    files = {t: parquet_bytes(pa.Table.from_pylist(rows[t], schema=schema_of(t, version)))
+             for t in TABLES}
     info = {k: v for k, v in b.manifest.items() if k not in ("format", "bundle_schema",
                                                                "tables")}
-    write_tar(dst, make_manifest(files, {t: len(rows[t]) for t in TABLES}, info), files, 0)
+    manifest = make_manifest(files, {t: len(rows[t]) for t in TABLES}, info)
+    write_tar(dst, {**manifest, "bundle_schema": manifest_version or version}, files, 0)
 
 
 @pytest.mark.parametrize("corruption,message", [
@@ -227,11 +234,11 @@ def test_merge_rejects_a_bad_bundle_and_leaves_the_store_unchanged(
     elif corruption == "flip-manifest":
         _flip_byte(other, bad, "manifest.json")
     elif corruption == "share-above-1":
-        _rebuilt(other, bad, lambda rows: rows["connections"][3].update(share=2.0))
+        rewrite_bundle(other, bad, lambda rows: rows["connections"][3].update(share=2.0))
     elif corruption == "orphan-request":
-        _rebuilt(other, bad, lambda rows: rows["navigations"].pop(0))
+        rewrite_bundle(other, bad, lambda rows: rows["navigations"].pop(0))
     elif corruption == "raw-url":
-        _rebuilt(other, bad, lambda rows: rows["navigations"][0].update(
+        rewrite_bundle(other, bad, lambda rows: rows["navigations"][0].update(
             url="https://a.test/index.html"))
     else:
         bad.write_bytes(b"hello" * 100)
@@ -283,7 +290,7 @@ def test_a_bundle_with_an_empty_table_merges(tmp_path: Path) -> None:
     db = _store(tmp_path)
     full, empty = tmp_path / "full.tar", tmp_path / "empty.tar"
     _export(db, full)
-    _rebuilt(full, empty, lambda rows: rows["hosts"].clear())
+    rewrite_bundle(full, empty, lambda rows: rows["hosts"].clear())
     conn = open_rw(tmp_path / "r.db", now_ms=NOW)
     (result,) = merge(conn, [empty], NOW)
     assert (result.status, result.navigations) == ("imported", 60)

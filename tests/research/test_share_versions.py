@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa
 import pytest
 from click.testing import CliRunner
 
@@ -17,16 +16,12 @@ from protolens.cli import main
 from protolens.share import duck, export
 from protolens.share.bundle import (
     BUNDLE_SCHEMA,
-    TABLES,
-    make_manifest,
-    parquet_bytes,
     read_bundle,
-    schema_of,
-    write_tar,
 )
 from protolens.store import open_ro
 from protolens.store.research import compare_rows
 from tests.research.store_builder import dump, ingest_all, lab_record
+from tests.research.test_share import rewrite_bundle
 
 NOW = 1_763_950_000_000.0
 
@@ -51,21 +46,6 @@ def _export(db: Path, out: Path) -> None:
     export.write(built, out, NOW)
 
 
-def _as_version(src: Path, dst: Path, version: int, change: Any = None) -> None:
-    """``src`` rewritten in bundle schema ``version`` (as that ProtoLens wrote it), checksums
-    recomputed; ``change`` may edit the rows first."""
-    b = read_bundle(src)
-    rows = {t: b.tables[t].to_pylist() for t in TABLES}
-    if change is not None:
-        change(rows)
-    files = {t: parquet_bytes(pa.Table.from_pylist(rows[t], schema=schema_of(t, version)))
-             for t in TABLES}
-    info = {k: v for k, v in b.manifest.items() if k not in ("format", "bundle_schema", "tables")}
-    manifest = {**make_manifest(files, {t: len(rows[t]) for t in TABLES}, info),
-                "bundle_schema": version}
-    write_tar(dst, manifest, files, 0)
-
-
 def test_export_carries_late_attach_and_merge_keeps_it(tmp_path: Path) -> None:
     db = _store(tmp_path)
     bundle = tmp_path / "v2.tar"
@@ -86,7 +66,7 @@ def test_a_version_1_bundle_merges_with_nulls_and_compares_like_sqlite(tmp_path:
     db = _store(tmp_path)
     v2, v1 = tmp_path / "v2.tar", tmp_path / "v1.tar"
     _export(db, v2)
-    _as_version(v2, v1, 1)
+    rewrite_bundle(v2, v1, version=1)
     old = read_bundle(v1)
     assert old.manifest["bundle_schema"] == 1
     assert old.tables["navigations"].column("late_attach").null_count == 12
@@ -109,7 +89,7 @@ def test_duckdb_reads_old_and_new_bundles_together(tmp_path: Path) -> None:
     b.mkdir()
     old, new = tmp_path / "old.tar", tmp_path / "new.tar"
     _export(_store(a), tmp_path / "tmp.tar")
-    _as_version(tmp_path / "tmp.tar", old, 1)
+    rewrite_bundle(tmp_path / "tmp.tar", old, version=1)
     db_b = b / "local.db"
     ingest_all(db_b, [lab_record(800 + i, "", "", "", "", 0, 900.0 + 10 * i, source="passive",
                                  family="h2" if i % 2 else "h1") for i in range(6)])
@@ -133,14 +113,8 @@ def test_unknown_version_or_bad_late_attach_is_refused(
     db = _store(tmp_path)
     good, bad = tmp_path / "good.tar", tmp_path / "bad.tar"
     _export(db, good)
-    _as_version(good, bad, min(version, BUNDLE_SCHEMA), change)
-    if version > BUNDLE_SCHEMA:  # a newer ProtoLens's bundle: only the manifest says so here
-        b = read_bundle(bad)
-        files = {t: parquet_bytes(b.tables[t]) for t in TABLES}
-        info = {k: v for k, v in b.manifest.items()
-                if k not in ("format", "bundle_schema", "tables")}
-        write_tar(bad, {**make_manifest(files, {t: b.tables[t].num_rows for t in TABLES}, info),
-                        "bundle_schema": version}, files, 0)
+    # a newer ProtoLens's bundle: here only its manifest says so
+    rewrite_bundle(good, bad, change, manifest_version=version)
     research = tmp_path / "r.db"
     ok = CliRunner().invoke(main, ["merge", str(good), "--into", str(research)])
     assert ok.exit_code == 0, ok.output
