@@ -191,7 +191,7 @@ class Dispatcher:
             log.warning("store busy for record %s: %s", record.id, exc)
             raise _BadMessage(f"store: {exc}", msg_id, retry=True) from None
         except Exception as exc:  # resending the same record cannot help (issue 15 item 2)
-            log.exception("store refused record %s", record.id)
+            log.warning("store refused record %s: %s: %s", record.id, type(exc).__name__, exc)
             raise _BadMessage(f"store: cannot store this record: {type(exc).__name__}: {exc}",
                               msg_id) from None
         return {"type": "ack", "schema": MESSAGE_SCHEMA, "id": record.id,
