@@ -254,3 +254,39 @@ def test_unauthenticated_and_idle_connections_time_out() -> None:
     assert 0.5 < time.monotonic() - start < 2.5
     for s in (*silent, late, tunnel, upstream, echo):
         s.close()
+
+
+def test_lab_proxy_closes_silent_connections_and_caps_them(tmp_path: Path) -> None:
+    """The lab's protocol-translating proxy (proxy/server.py) bounds its connections too."""
+    import datetime
+
+    from protolens.proxy.ca import ensure_ca
+    from protolens.proxy.server import Config
+    from protolens.proxy.server import serve as serve_proxy
+
+    ca = ensure_ca(tmp_path / "ca", datetime.datetime.now(datetime.UTC))
+    cfg = Config(token="tok", hosts={}, ca=ca, upstream_ca=None, check_process=False,
+                 workdir=tmp_path / "leaves", limits=Limits(handshake_s=0.5, max_connections=4))
+    got: list[int] = []
+    ready = threading.Event()
+
+    def on_ready(p: int) -> None:
+        got.append(p)
+        ready.set()
+
+    threading.Thread(target=lambda: asyncio.run(serve_proxy(cfg, 0, tmp_path / "ctl",
+                                                            ready=on_ready)),
+                     daemon=True).start()
+    assert ready.wait(5)
+    silent = [socket.create_connection(("127.0.0.1", got[0])) for _ in range(4)]
+    late = socket.create_connection(("127.0.0.1", got[0]))
+    late.settimeout(2)
+    assert late.recv(10) == b""  # over the cap of 4: closed at once
+    for s in silent:
+        s.settimeout(3)
+        assert s.recv(10) == b""  # never sent a request: closed after 0.5 s
+    head, s = _connect(got[0], "a.test:443", None)
+    s.close()
+    assert head.startswith(b"HTTP/1.1 407")  # still serving
+    for s in (*silent, late):
+        s.close()
