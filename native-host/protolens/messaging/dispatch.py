@@ -1,8 +1,10 @@
 """Pure dispatch of one decoded frame to a reply (docs/MESSAGES.md).
 
-``Dispatcher.handle(payload, now)`` parses the frame's bytes, validates the message, calls the
-store passed in (``RecordSink``) for records, and returns the reply object. It never raises for
-bad input: every problem becomes an ``error`` reply naming it. ``encode_reply`` keeps replies under
+``Dispatcher.handle(payload, now)`` parses the frame's bytes (``inbound``: bounded, text only),
+validates the message, hands it to its type's handler (``HANDLERS``, one per ``MESSAGE_TYPES``)
+and returns the reply object. It never raises: every problem, a handler's bug included, becomes
+an ``error`` reply naming it, with ``retry`` true only when the store says a resend may pass
+(``RetryLater``; issue 15 items 1 and 2). ``encode_reply`` keeps replies under
 Chromium's 1 MB host -> extension limit.
 """
 
