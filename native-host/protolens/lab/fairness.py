@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -183,13 +184,13 @@ def mean_share(values: Sequence[float | None], seed: int = 0,
     return ShareSummary(float(xs.mean()), float(low), float(high), len(xs))
 
 
-def summary_rows(rows: Sequence[Mapping[str, object]], seed: int = 0) -> list[dict[str, object]]:
+def summary_rows(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> list[dict[str, Any]]:
     """Per pair and side: repetitions, mean share with its interval, throughput, connections,
     the pair's mean Jain index and the side's median PLT (``store.fairness.fairness_rows``)."""
-    groups: dict[tuple[str, str], list[Mapping[str, object]]] = {}
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for r in rows:
         groups.setdefault((str(r["pair"]), str(r["side"])), []).append(r)
-    out: list[dict[str, object]] = []
+    out: list[dict[str, Any]] = []
     for (pair, side), items in sorted(groups.items()):
         share = mean_share([_num(r.get("share")) for r in items], seed=seed)
         mbps = [v for v in (_num(r.get("mbps")) for r in items) if v is not None]

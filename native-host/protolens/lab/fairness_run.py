@@ -77,6 +77,11 @@ class FairnessOutcome:
     failures: list[str] = field(default_factory=list)
     interrupted: bool = False
 
+    def summary(self) -> str:
+        return (f"campaign {self.campaign}: {self.repetitions} fairness repetitions, "
+                f"{self.failed} with a failed side" + (" (interrupted)" if self.interrupted
+                                                       else ""))
+
 
 def _second_ip(server_ip: str) -> str:
     head = server_ip.rsplit(".", 1)[0]
