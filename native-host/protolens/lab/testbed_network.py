@@ -26,7 +26,7 @@ class TestbedNetwork:
         self.testbed = testbed
         self.owned = owned
         self.server_cc: str | None = testbed.state.server_cc
-        from protolens.shaping.profile import builtin_names
+        from protolens.shaper import builtin_names
         self.conditions: Sequence[str] = builtin_names()
 
     @classmethod
@@ -98,7 +98,7 @@ class TestbedNetwork:
 
     def after_load(self) -> tuple[list[dict[str, Any]], Lateness | None]:
         stats = self.testbed.stats(reset=False)
-        from protolens.shaping.control import truth_rows
+        from protolens.shaper.summary import truth_rows
         lat = stats.get("lateness", {})
         return truth_rows(stats), Lateness(max_ns=int(lat.get("max_ns", 0)),
                                            p99_ns=int(lat.get("p99_ns", 0)))
