@@ -6,17 +6,23 @@ Unknown extra fields are ignored: later schema versions may add fields, never re
 
 from __future__ import annotations
 
+import json
 import math
 import uuid
 from collections.abc import Callable, Hashable, Sequence
 from typing import Any, NoReturn, TypeVar
 
+from protolens.record import columns as cols
+from protolens.record.columns import (
+    CONTEXT_MAX,
+    MAX_ITEMS,
+    MAX_REDIRECTS,
+    SHARE_EPSILON,
+    URL_MAX,
+    Column,
+)
+from protolens.record.enums import FAMILIES, SCHEMA_VERSION, SOURCES
 from protolens.record.model import (
-    FAMILIES,
-    LATE_ATTACH,
-    SCHEMA_VERSION,
-    SOURCES,
-    URL_DETAILS,
     AppliedPolicy,
     Browser,
     Connection,
@@ -108,9 +114,51 @@ class _Obj:
         got = self._get(key, nullable, lambda v: isinstance(v, dict), "object")
         return None if got is None else _Obj(got, self._name(key))
 
-    def items(self, key: str, parse: Callable[[Any, str], T]) -> tuple[T, ...]:
+    def items(self, key: str, parse: Callable[[Any, str], T],
+              limit: int = MAX_ITEMS) -> tuple[T, ...]:
         got = self._get(key, False, lambda v: isinstance(v, list), "array")
+        if len(got) > limit:
+            raise RecordError(f"{self._name(key)}: {len(got)} items, at most {limit} allowed")
         return tuple(parse(item, f"{self._name(key)}[{i}]") for i, item in enumerate(got))
+
+    def col(self, c: Column) -> Any:
+        """The field of column ``c``: its type, then its enum, range or length (columns.py)."""
+        key = c.key
+        nullable = not c.required
+        if c.optional and key not in self.value:
+            return None
+        if c.flag:
+            return self.bool_(key, nullable)
+        if c.enum:
+            return self.enum(key, c.enum, nullable)
+        if c.sql == "TEXT":
+            text = self.str_(key, nullable)
+            if text is not None and c.max_len is not None and len(text) > c.max_len:
+                raise RecordError(f"{self._name(key)}: {len(text)} characters, at most "
+                                  f"{c.max_len} allowed")
+            return text
+        value = self.count(key, nullable) if c.sql == "INTEGER" else self.num(key, nullable)
+        if value is not None and not ((c.min is None or value >= c.min) and
+                                      (c.max is None or value <= c.max)):
+            raise RecordError(f"{self._name(key)}: expected {_bounds(c)}, got {_show(value)}")
+        return value
+
+    def cols(self, columns: Sequence[Column]) -> dict[str, Any]:
+        return {c.key: self.col(c) for c in columns}
+
+
+def _num_text(x: float) -> str:
+    if x == cols.MAX_COUNT:
+        return "2^53"
+    return str(int(x)) if float(x).is_integer() else str(x)
+
+
+def _bounds(c: Column) -> str:
+    what = "integer" if c.sql == "INTEGER" else "number"
+    if c.min is not None and c.max is not None:
+        return f"{what} in [{_num_text(c.min)}, {_num_text(c.max)}]"
+    return f"{what} >= {_num_text(c.min)}" if c.min is not None else \
+        f"{what} <= {_num_text(c.max or 0)}"
 
 
 def _is_finite(v: Any) -> bool:
@@ -127,93 +175,87 @@ def _string(v: Any, path: str) -> str:
     return v
 
 
+def _url(v: Any, path: str) -> str:
+    text = _string(v, path)
+    if len(text) > URL_MAX:
+        raise RecordError(f"{path}: {len(text)} characters, at most {URL_MAX} allowed")
+    return text
+
+
+def _rule_id(v: Any, path: str) -> str:
+    text = _string(v, path)
+    if len(text) > cols.TOKEN_MAX:
+        raise RecordError(f"{path}: {len(text)} characters, at most {cols.TOKEN_MAX} allowed")
+    return text
+
+
 def _family(v: Any, path: str) -> str:
     if not (isinstance(v, str) and v in FAMILIES):
         raise RecordError(f'{path}: expected "h1" | "h2" | "h3", got {_show(v)}')
     return v
 
 
+_REQUEST = cols.record_fields("requests")
+_CONNECTION = cols.record_fields("connections")
+_HOST = tuple(c for c in cols.record_fields("hosts") if c.name != "families")
+_PAGE = tuple(c for c in cols.record_fields("page") if c.name != "redirects")
+_BROWSER = cols.record_fields("page.browser")
+_NETWORK = cols.record_fields("page.network")
+_MILESTONES = cols.record_fields("milestones")
+_POLICY = cols.record_fields("policies")
+
+
 def _request(v: Any, path: str) -> Request:
-    o = _Obj(v, path)
-    return Request(
-        request_id=o.str_("request_id"), url=o.str_("url"), host=o.str_("host"),
-        resource_type=o.str_("resource_type"), method=o.str_("method"),
-        status=o.count("status", nullable=True), mime_type=o.str_("mime_type", nullable=True),
-        protocol=o.str_("protocol", nullable=True),
-        family=o.enum("family", FAMILIES, nullable=True),
-        connection_id=o.count("connection_id", nullable=True),
-        connection_reused=o.bool_("connection_reused", nullable=True),
-        remote_ip=o.str_("remote_ip", nullable=True),
-        remote_port=o.count("remote_port", nullable=True),
-        encoded_bytes=o.count("encoded_bytes"), body_bytes=o.count("body_bytes"),
-        from_disk_cache=o.bool_("from_disk_cache"),
-        from_memory_cache=o.bool_("from_memory_cache"),
-        from_service_worker=o.bool_("from_service_worker"),
-        priority=o.str_("priority", nullable=True),
-        alternate_protocol_usage=o.str_("alternate_protocol_usage", nullable=True),
-        start_ms=o.num("start_ms"), first_byte_ms=o.num("first_byte_ms", nullable=True),
-        end_ms=o.num("end_ms", nullable=True), failed=o.bool_("failed"),
-        failure=o.str_("failure", nullable=True), frame_id=o.str_("frame_id", nullable=True),
-        is_main_document=o.bool_("is_main_document"),
-    )
+    return Request(**_Obj(v, path).cols(_REQUEST))
 
 
 def _connection(v: Any, path: str) -> Connection:
-    o = _Obj(v, path)
-    share = o.num("share")
-    if not 0.0 <= share <= 1.0:
-        raise RecordError(f"{path}.share: expected number in [0, 1], got {_show(share)}")
-    return Connection(
-        connection_id=o.count("connection_id"), host=o.str_("host"),
-        family=o.enum("family", FAMILIES, nullable=True),
-        remote_ip=o.str_("remote_ip", nullable=True),
-        remote_port=o.count("remote_port", nullable=True), requests=o.count("requests"),
-        bytes=o.count("bytes"), share=share, first_ms=o.num("first_ms", nullable=True),
-        last_ms=o.num("last_ms", nullable=True), upstream=o.bool_("upstream"),
-    )
+    return Connection(**_Obj(v, path).cols(_CONNECTION))
 
 
 def _host(v: Any, path: str) -> HostSummary:
     o = _Obj(v, path)
-    return HostSummary(host=o.str_("host"), connections=o.count("connections"),
-                       families=o.items("families", _family))
+    return HostSummary(**o.cols(_HOST), families=o.items("families", _family, len(FAMILIES)))
 
 
 def _page(o: _Obj) -> Page:
     browser = o.obj("browser")
     assert browser is not None
     net = o.obj("network", nullable=True)
-    return Page(
-        url=o.str_("url"), origin=o.str_("origin"), url_detail=o.enum("url_detail", URL_DETAILS),
-        started_at_ms=o.num("started_at_ms"),
-        browser=Browser(name=browser.str_("name"), version=browser.str_("version")),
-        extension_version=o.str_("extension_version"),
-        network=None if net is None else NetworkInfo(
-            effective_type=net.str_("effective_type", nullable=True),
-            rtt_ms=net.num("rtt_ms", nullable=True),
-            downlink_mbps=net.num("downlink_mbps", nullable=True)),
-        warm=o.bool_("warm"), redirects=o.items("redirects", _string),
-        aborted=o.bool_("aborted"), error=o.str_("error", nullable=True),
-        # added after schema 1 shipped: a record without it was seen from its request
-        late_attach=(o.enum("late_attach", LATE_ATTACH, nullable=True)
-                     if "late_attach" in o.value else None),
-    )
+    fields = o.cols(_PAGE)
+    return Page(**fields, browser=Browser(**browser.cols(_BROWSER)),
+                network=None if net is None else NetworkInfo(**net.cols(_NETWORK)),
+                redirects=o.items("redirects", _url, MAX_REDIRECTS))
 
 
 def _milestones(o: _Obj) -> Milestones:
-    return Milestones(
-        ttfb_ms=o.num("ttfb_ms", nullable=True), fcp_ms=o.num("fcp_ms", nullable=True),
-        lcp_ms=o.num("lcp_ms", nullable=True), dcl_ms=o.num("dcl_ms", nullable=True),
-        load_ms=o.num("load_ms", nullable=True),
-        first_image_ms=o.num("first_image_ms", nullable=True),
-    )
+    return Milestones(**o.cols(_MILESTONES))
 
 
 def _applied(v: Any, path: str) -> AppliedPolicy:
     o = _Obj(v, path)
-    ids = o.items("rule_ids", _string) if "rule_ids" in o.value else ()
-    return AppliedPolicy(host=o.str_("host"), rule=o.str_("rule", nullable=True), arm=o.str_("arm"),
-                         mechanism=o.str_("mechanism"), rule_ids=ids)
+    ids = o.items("rule_ids", _rule_id) if "rule_ids" in o.value else ()
+    return AppliedPolicy(**o.cols(_POLICY), rule_ids=ids)
+
+
+def _shares(connections: Sequence[Connection]) -> None:
+    """Shares are bytes / total within the browser's (and the proxy's) connections: each group
+    sums to at most 1 (docs/RECORD.md)."""
+    for upstream in (False, True):
+        total = math.fsum(c.share for c in connections if c.upstream is upstream)
+        if total > 1 + SHARE_EPSILON:
+            who = "upstream" if upstream else "browser"
+            raise RecordError(f"connections: the {who} connections' shares sum to {total:.6g}, "
+                              "at most 1 allowed")
+
+
+def _context(o: _Obj) -> dict[str, Any]:
+    context = o.obj("context")
+    assert context is not None
+    size = len(json.dumps(context.value, default=str))
+    if size > CONTEXT_MAX:
+        raise RecordError(f"context: {size} characters of JSON, at most {CONTEXT_MAX} allowed")
+    return dict(context.value)
 
 
 def _unique(items: Sequence[T], array: str, field: str, key: Callable[[T], Hashable],
@@ -244,7 +286,19 @@ def _experiment(o: _Obj, source: str) -> Experiment | None:
     name, arm = e.str_("name"), e.str_("arm")
     if not name or not arm:
         raise RecordError("experiment: name and arm must be non-empty")
+    longest = cols.column("navigations", "arm").max_len or 0
+    if max(len(name), len(arm)) > longest:
+        raise RecordError(f"experiment: name and arm have at most {longest} characters")
     return Experiment(name=name, arm=arm)
+
+
+def canonical_id(rid: str) -> str:
+    """A record id in its one stored form: lower case with dashes. Upper case, braces,
+    ``urn:uuid:`` and no dashes are spellings of the same UUID (issue 15, defect 3)."""
+    try:
+        return str(uuid.UUID(rid))
+    except ValueError:
+        raise RecordError(f"id: expected a UUID string, got {_show(rid)}") from None
 
 
 def parse_record(value: Any) -> NavigationRecord:
@@ -254,11 +308,7 @@ def parse_record(value: Any) -> NavigationRecord:
     if schema != SCHEMA_VERSION or isinstance(schema, bool):
         raise RecordError(
             f"schema: unsupported record schema {_show(schema)}, this host reads {SCHEMA_VERSION}")
-    rid = o.str_("id")
-    try:
-        uuid.UUID(rid)
-    except ValueError:
-        raise RecordError(f"id: expected a UUID string, got {_show(rid)}") from None
+    rid = canonical_id(o.str_("id"))
     page = o.obj("page")
     milestones = o.obj("milestones")
     assert page is not None and milestones is not None
@@ -268,14 +318,14 @@ def parse_record(value: Any) -> NavigationRecord:
     connections = o.items("connections", _connection)
     _unique(connections, "connections", "connection_id", lambda c: (c.upstream, c.connection_id),
             lambda c: str(c.connection_id))
+    _shares(connections)
     hosts = o.items("hosts", _host)
     _unique(hosts, "hosts", "host", lambda h: h.host, lambda h: _show(h.host))
-    context = o.obj("context")
-    assert context is not None
+    context = _context(o)
     source = o.enum("source", SOURCES)
     return NavigationRecord(
         schema=SCHEMA_VERSION, id=rid, source=source, page=_page(page),
         milestones=_milestones(milestones), requests=requests,
         connections=connections, hosts=hosts,
-        context=dict(context.value), policies=_policies(o), experiment=_experiment(o, source),
+        context=context, policies=_policies(o), experiment=_experiment(o, source),
     )
