@@ -106,18 +106,19 @@ def same_content(conn: sqlite3.Connection, record: NavigationRecord) -> bool:
         return False
     reqs, conns, hosts = child_rows(record)
     cols = ", ".join(_REQ_COLUMNS)
-    if conn.execute(f"SELECT {cols} FROM requests WHERE navigation_id = ? ORDER BY seq",
-                    rid).fetchall() != reqs:
+    if [tuple(r) for r in conn.execute(
+            f"SELECT {cols} FROM requests WHERE navigation_id = ? ORDER BY seq", rid)] != reqs:
         return False
     # the lab runner adds the proxy's upstream connections after ingest: compare the record's own
-    old_conns = conn.execute(f"SELECT {', '.join(_CONN_COLUMNS)} FROM connections "
-                             "WHERE navigation_id = ?", rid).fetchall()
+    old_conns = [tuple(r) for r in conn.execute(
+        f"SELECT {', '.join(_CONN_COLUMNS)} FROM connections WHERE navigation_id = ?", rid)]
     mine = set(conns)
     if not mine <= set(old_conns) or \
             len([c for c in old_conns if not c[2]]) != len([c for c in conns if not c[2]]):
         return False
-    return sorted(conn.execute(f"SELECT {', '.join(_HOST_COLUMNS)} FROM hosts "
-                               "WHERE navigation_id = ?", rid).fetchall()) == sorted(hosts)
+    return sorted(tuple(r) for r in conn.execute(
+        f"SELECT {', '.join(_HOST_COLUMNS)} FROM hosts WHERE navigation_id = ?", rid)) == \
+        sorted(hosts)
 
 
 def ingest(conn: sqlite3.Connection, record: NavigationRecord, context: Mapping[str, Any],
