@@ -191,10 +191,14 @@ def _check_column(table: pa.Table, c: columns.Column) -> str | None:
     mm = pc.min_max(values).as_py()
     if c.min is not None and mm["min"] < c.min:
         return f"negative value {mm['min']}" if c.min == 0 else \
-            f"value {mm['min']} below {c.min:g}"
+            f"value {mm['min']} below {_num(c.min)}"
     if c.max is not None and mm["max"] > c.max:
-        return f"value {mm['max']} above {c.max:g}"
+        return f"value {mm['max']} above {_num(c.max)}"
     return None
+
+
+def _num(x: float) -> str:
+    return "2^53" if x == columns.MAX_COUNT else f"{x:.15g}"
 
 
 def _check_shares(table: pa.Table) -> str | None:
