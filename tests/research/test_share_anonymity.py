@@ -9,6 +9,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from click.testing import CliRunner
+
+from protolens.cli import main
 from protolens.share import export
 from protolens.share.bundle import read_bundle
 from protolens.store import open_ro
@@ -100,3 +103,17 @@ def test_request_ids_lose_the_renderer_process_id(tmp_path: Path) -> None:
         assert len(set(ids)) == len(ids) and all(re.fullmatch(r"r\d+:\d+", i) for i in ids)
     assert "48213" not in _text(tables) and "C9EB1698" not in _text(tables)
     assert "1000.1" not in _text(tables)  # the builder's own "<pid>.<n>" ids
+
+
+def test_export_keep_campaign_on_the_command_line(tmp_path: Path) -> None:
+    db = tmp_path / "local.db"
+    ingest_all(db, [lab_record(20, "camp", "p", "clean", "h2", 0, 1000.0),
+                    lab_record(21, "alice/private/path", "p", "clean", "h2", 1, 1000.0)])
+    env = {"XDG_DATA_HOME": str(tmp_path / "xdg")}
+    args = ["export", "--db", str(db), "--preview", "--json"]
+    kept = CliRunner(env=env).invoke(main, [*args, "--keep-campaign", "camp"])
+    plain = CliRunner(env=env).invoke(main, args)
+    assert kept.exit_code == 0 and plain.exit_code == 0, kept.output
+    assert {r["campaign"] for r in json.loads(kept.output)["tables"]["navigations"]} & \
+        {"camp", "alice/private/path"} == {"camp"}
+    assert "camp" not in plain.output.replace("campaign", "") and "alice" not in plain.output

@@ -171,12 +171,12 @@ class Anonymizer:
     def table(self, name: str, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Rows of store table ``name`` as the bundle carries them: every column the table
         (record/columns.py) exports, each through its rule."""
-        plan = [(c.name, _RULES[c.how or c.export]) for c in bundled(name)]
+        plan = [(c.name, None if c.export == "keep" else _RULES[c.how]) for c in bundled(name)]
         out = []
         for row in rows:
             done: dict[str, Any] = {}
             for col, rule in plan:
-                done[col] = rule(self, row, col, done)
+                done[col] = row.get(col) if rule is None else rule(self, row, col, done)
             out.append(done)
         return out
 
@@ -191,7 +191,6 @@ def _tags_json(a: Anonymizer, row: Mapping[str, Any], col: str, done: Mapping[st
 
 
 _RULES: dict[str, Rule] = {
-    "keep": lambda a, row, col, done: row.get(col),
     "origin": lambda a, row, col, done: a.origin(row[col]),
     "origins": lambda a, row, col, done: json.dumps(
         [a.origin(u) for u in json.loads(row.get(col) or "[]")]),
@@ -205,4 +204,4 @@ _RULES: dict[str, Rule] = {
     "net_error": lambda a, row, col, done: net_error(row.get(col)),
     "tags_json": _tags_json,
 }
-"""What each ``how`` of record/columns.py does (``keep`` for a kept column)."""
+"""What each ``how`` of record/columns.py does (a ``keep`` column is copied as is)."""
