@@ -53,8 +53,14 @@ BOUNDS: list[tuple[str, Any, Any, str]] = [
      "page.redirects: 21 items, at most 20 allowed"),
     ("hosts[0].families", ["h1", "h2", "h3"], ["h1", "h2", "h3", "h1"],
      "hosts[0].families: 4 items, at most 3 allowed"),
-    ("context", {"campaign": "c" * 60_000}, {"campaign": "c" * 70_000},
-     "context: 70016 characters of JSON, at most 65536 allowed"),
+    ("context", {"note": "c" * 60_000}, {"note": "c" * 70_000},
+     "context: 70012 characters of JSON, at most 65536 allowed"),
+    ("context", {"campaign": "c" * 1024}, {"campaign": "c" * 1025},
+     "context.campaign: 1025 characters, at most 1024 allowed"),
+    ("context", {"repetition": 2 ** 53}, {"repetition": 2 ** 63},
+     "context.repetition: expected integer in [0, 2^53], got 9223372036854775808"),
+    ("context", {"repetition": "7"}, {"repetition": "9" * 30},
+     "context.repetition: expected integer in [0, 2^53]"),
 ]
 
 

@@ -313,7 +313,20 @@ def _context(o: _Obj) -> dict[str, Any]:
     size = len(json.dumps(context.value, default=str))
     if size > CONTEXT_MAX:
         raise RecordError(f"context: {size} characters of JSON, at most {CONTEXT_MAX} allowed")
+    for c in _CONTEXT_COLUMNS:  # what would land in a column must fit it (store/ingest.py)
+        value = context.value.get(c.name)
+        if isinstance(value, str) and c.sql == "TEXT" and c.max_len is not None and \
+                len(value) > c.max_len:
+            context.too_long(c.name, value, c.max_len)
+        if c.sql == "INTEGER" and not isinstance(value, bool):
+            number = int(value) if isinstance(value, str) and \
+                value.strip().lstrip("-").isdigit() else value
+            if isinstance(number, int) and not (c.min or 0) <= number <= (c.max or 0):
+                context.out_of_range(c.name, c, number)
     return dict(context.value)
+
+
+_CONTEXT_COLUMNS = tuple(c for c in cols.NAVIGATIONS if c.context)
 
 
 def _unique(items: Sequence[T], array: str, field: str, key: Callable[[T], Hashable],
