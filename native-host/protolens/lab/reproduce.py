@@ -10,7 +10,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from protolens.lab import campaign as camp
-from protolens.lab.experiments import Experiment
+from protolens.lab.estimate import Check
+from protolens.lab.experiments import Experiment, Finding
 from protolens.lab.report import report_rows
 from protolens.policy.file import to_stored
 from protolens.policy.rules import make_rule
@@ -26,20 +27,37 @@ class Reproduction:
     """Part suffix -> campaign name."""
     outcomes: list[camp.Outcome] = field(default_factory=list)
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    lines: list[str] = field(default_factory=list)
+    navigations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """Part suffix -> the campaign's stored navigations (what the analysis read)."""
+    findings: list[Finding] = field(default_factory=list)
     interrupted: bool = False
+    seconds: float = 0.0
+    """Wall time of the whole reproduction."""
+
+    @property
+    def checks(self) -> list[Check]:
+        return [f for f in self.findings if isinstance(f, Check)]
+
+    @property
+    def lines(self) -> list[str]:
+        out: list[str] = []
+        for f in self.findings:
+            out.extend(f.lines() if isinstance(f, Check) else [f])
+        return out
 
     def as_json(self) -> dict[str, Any]:
         return {"experiment": self.experiment.name, "paper": self.experiment.paper,
                 "paper_finding": self.experiment.finding, "quick": self.quick,
-                "campaigns": self.campaigns, "measured": self.lines, "rows": self.rows,
+                "campaigns": self.campaigns, "measured": self.lines,
+                "checks": [c.to_json() for c in self.checks], "rows": self.rows,
                 "failed_loads": sum(o.failed for o in self.outcomes),
-                "interrupted": self.interrupted}
+                "interrupted": self.interrupted, "seconds": round(self.seconds, 1)}
 
 
 def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed: str,
               reps: int | None = None, seed: int | None = None) -> Reproduction:
     """Run every part as its own campaign (same seed), then analyze the stored loads."""
+    began = time.monotonic()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
     rep = Reproduction(exp, quick)
@@ -59,7 +77,9 @@ def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed:
             break
     with closing(open_ro(settings.db)) as conn:
         for suffix, name in rep.campaigns.items():
-            rep.rows[suffix] = report_rows(labstore.campaign_navigations(conn, name))
+            rep.navigations[suffix] = labstore.campaign_navigations(conn, name)
+            rep.rows[suffix] = report_rows(rep.navigations[suffix])
     if not rep.interrupted:
-        rep.lines = exp.analyze(rep.rows)
+        rep.findings = exp.analyze(rep.navigations, seed)
+    rep.seconds = time.monotonic() - began
     return rep
