@@ -47,7 +47,8 @@ class RecordError(ValueError):
 def _show(value: Any) -> str:
     if value is _MISSING:
         return "nothing (field missing)"
-    text = repr(value) if not isinstance(value, str) else '"' + value + '"'
+    # a string is shown JSON-escaped: one line, and encodable even with a lone surrogate
+    text = repr(value) if not isinstance(value, str) else json.dumps(value[:40])
     return text if len(text) <= 40 else text[:37] + "..."
 
 
