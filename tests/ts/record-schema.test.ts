@@ -9,6 +9,7 @@ import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { describe, expect, it } from "vitest";
 import { FIXTURES, golden, scenarios } from "../../scripts/fixture-io.ts";
+import { FAMILIES, LATE_ATTACH, SOURCES, URL_DETAILS } from "../../src/record/types.ts";
 import type { Family, NavigationRecord } from "../../src/record/types.ts";
 
 interface ObjectSchema { properties: Record<string, unknown>; required: string[] }
@@ -23,7 +24,7 @@ function first<T>(xs: readonly T[]): T {
 }
 
 function def(name: string): ObjectSchema {
-  const d = schema.$defs[name];
+  const d = name === "" ? schema : schema.$defs[name];
   if (!d) throw new Error(`no $defs.${name} in the schema`);
   return d;
 }
@@ -59,6 +60,20 @@ describe.each(scenarios())("fixture %s", (name) => {
       r.connections.forEach((c, i) => sameFields(c, def("Connection"), `connections[${i}]`));
       r.hosts.forEach((h, i) => sameFields(h, def("HostSummary"), `hosts[${i}]`));
     }
+  });
+});
+
+describe("the TypeScript value sets are the schema's", () => {
+  const enumOf = (name: string, prop: string): unknown => {
+    const p = def(name).properties[prop] as { enum?: unknown[] };
+    return (p.enum ?? []).filter((v) => v !== null);
+  };
+  it("sources, URL details, families, late attach", () => {
+    expect(enumOf("", "source")).toEqual([...SOURCES]);
+    expect(enumOf("Page", "url_detail")).toEqual([...URL_DETAILS]);
+    expect(enumOf("Request", "family")).toEqual([...FAMILIES]);
+    expect(enumOf("Connection", "family")).toEqual([...FAMILIES]);
+    expect(enumOf("Page", "late_attach")).toEqual([...LATE_ATTACH]);
   });
 });
 
