@@ -137,7 +137,7 @@ _TOKEN: dict[str, Any] = {"max_len": TOKEN_MAX}
 _TAG: dict[str, Any] = {"max_len": 1024}
 
 NAVIGATIONS: tuple[Column, ...] = (
-    _nav("id", "TEXT", True, field="id", max_len=45),
+    _nav("id", "TEXT", True, field="id", **_ID),
     _nav("schema", "INTEGER", True, field="schema", min=SCHEMA_VERSION, max=SCHEMA_VERSION),
     _nav("source", "TEXT", True, field="source", enum=SOURCES),
     _nav("url", "TEXT", True, "pseudonymize", how="origin", max_len=URL_MAX),
@@ -191,7 +191,7 @@ def _req(name: str, sql: str, required: bool = False, export: Action = "keep", *
 
 
 REQUESTS: tuple[Column, ...] = (
-    _req("navigation_id", "TEXT", True, host=True, max_len=45),
+    _req("navigation_id", "TEXT", True, host=True, **_ID),
     _req("seq", "INTEGER", True, host=True, **_COUNT),
     _req("request_id", "TEXT", True, "pseudonymize", how="request_id", max_len=128),
     _req("url", "TEXT", True, "pseudonymize", how="origin", max_len=URL_MAX),
@@ -231,7 +231,7 @@ def _conn(name: str, sql: str, required: bool = False, export: Action = "keep", 
 
 
 CONNECTIONS: tuple[Column, ...] = (
-    _conn("navigation_id", "TEXT", True, host=True, max_len=45),
+    _conn("navigation_id", "TEXT", True, host=True, **_ID),
     _conn("connection_id", "INTEGER", True, **_COUNT),
     _conn("upstream", "INTEGER", True, flag=True),
     _conn("host", "TEXT", True, "pseudonymize", how="host", max_len=HOST_MAX),
@@ -249,7 +249,7 @@ CONNECTIONS: tuple[Column, ...] = (
 ``upstream`` value: checked by the validator and at merge."""
 
 HOSTS: tuple[Column, ...] = (
-    _t("hosts", "navigation_id", "TEXT", True, max_len=45),
+    _t("hosts", "navigation_id", "TEXT", True, **_ID),
     _t("hosts", "host", "TEXT", True, "pseudonymize", how="host", field="hosts.host",
        max_len=HOST_MAX),
     _t("hosts", "connections", "INTEGER", True, field="hosts.connections", **_COUNT),
@@ -258,7 +258,7 @@ HOSTS: tuple[Column, ...] = (
 )
 
 NAVIGATION_POLICIES: tuple[Column, ...] = (
-    _t("navigation_policies", "navigation_id", "TEXT", True, "drop", max_len=45),
+    _t("navigation_policies", "navigation_id", "TEXT", True, "drop", **_ID),
     _t("navigation_policies", "host", "TEXT", True, "drop", field="policies.host",
        max_len=HOST_MAX),
     _t("navigation_policies", "rule", "TEXT", False, "drop", field="policies.rule",
