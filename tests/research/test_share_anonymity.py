@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -117,3 +118,18 @@ def test_export_keep_campaign_on_the_command_line(tmp_path: Path) -> None:
     assert {r["campaign"] for r in json.loads(kept.output)["tables"]["navigations"]} & \
         {"camp", "alice/private/path"} == {"camp"}
     assert "camp" not in plain.output.replace("campaign", "") and "alice" not in plain.output
+
+
+def test_an_old_stores_out_of_range_values_export_as_null_so_the_bundle_merges(
+        tmp_path: Path) -> None:
+    db = tmp_path / "local.db"
+    ingest_all(db, [lab_record(30, "", "", "", "", 0, 1000.0, source="passive")])
+    conn = sqlite3.connect(db)  # what an older ProtoLens could store (CDP status 0)
+    conn.execute("UPDATE requests SET status = 0 WHERE seq = 1")
+    conn.commit()
+    conn.close()
+    out = tmp_path / "b.tar"
+    export.write(export.build(open_ro(db), allow=frozenset(), since_ms=None, now_ms=NOW,
+                              contributor_id="ab" * 16), out, NOW)
+    statuses = read_bundle(out).tables["requests"].column("status").to_pylist()
+    assert statuses[1] is None and statuses[0] == 200

@@ -21,6 +21,7 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -30,7 +31,7 @@ from urllib.parse import urlsplit
 
 from publicsuffixlist import PublicSuffixList
 
-from protolens.record.columns import bundled
+from protolens.record.columns import Column, bundled
 from protolens.share import tags
 
 MINUTE_MS = 60_000
@@ -171,7 +172,7 @@ class Anonymizer:
     def table(self, name: str, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """Rows of store table ``name`` as the bundle carries them: every column the table
         (record/columns.py) exports, each through its rule."""
-        plan = [(c.name, None if c.export == "keep" else _RULES[c.how]) for c in bundled(name)]
+        plan = [(c.name, _plan(c)) for c in bundled(name)]
         out = []
         for row in rows:
             done: dict[str, Any] = {}
@@ -182,6 +183,24 @@ class Anonymizer:
 
 
 Rule = Callable[[Anonymizer, Mapping[str, Any], str, Mapping[str, Any]], Any]
+
+
+def _plan(c: Column) -> Rule | None:
+    """The rule of column ``c``; None: copy it as is. A kept nullable number outside its range
+    (stored by an older ProtoLens, e.g. a status of 0) is exported as null, the value merge
+    would refuse the whole bundle for (record/columns.py)."""
+    if c.export != "keep":
+        return _RULES[c.how]
+    if c.required or c.sql == "TEXT" or c.flag or (c.min is None and c.max is None):
+        return None
+    lo = -math.inf if c.min is None else c.min
+    hi = math.inf if c.max is None else c.max
+
+    def in_range(a: Anonymizer, row: Mapping[str, Any], col: str, done: Mapping[str, Any]) -> Any:
+        value = row.get(col)
+        return value if value is None or lo <= value <= hi else None
+
+    return in_range
 
 
 def _tags_json(a: Anonymizer, row: Mapping[str, Any], col: str, done: Mapping[str, Any]) -> str:
