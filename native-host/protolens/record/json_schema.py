@@ -33,7 +33,8 @@ _ITEMS: dict[str, dict[str, Any]] = {
                        "items": {"type": "string", "maxLength": columns.URL_MAX}},
     "hosts.families": {"maxItems": len(FAMILIES),
                        "items": {"enum": list(FAMILIES)}},
-    "policies.rule_ids": {"items": {"type": "string", "maxLength": columns.TOKEN_MAX}},
+    "policies.rule_ids": {"maxItems": columns.MAX_ITEMS,
+                          "items": {"type": "string", "maxLength": columns.TOKEN_MAX}},
 }
 _TAG = {"type": "string", "minLength": 1,
         "maxLength": columns.column("navigations", "arm").max_len}
