@@ -7,7 +7,7 @@ in clear only when it is one of ProtoLens's own names, which identify nobody:
   (``custom-<objects>x<size>[-h<hosts>]``);
 - ``arm``: the arm grammar (``h1``, ``h2``, ``h3``, ``h2-parallel:N``, ``proxy-h1|h2|h3``,
   ``policy``, ``no-h3``, ``default``);
-- ``condition``: a built-in shaping profile (``native-host/protolens/profiles/*.toml``);
+- ``condition``: a built-in shaping profile (``protolens/shaper/catalogue.py``);
 - ``server_cc``: a congestion control ``--server-cc`` offers;
 - ``campaign``: the name ``protolens lab reproduce`` gives a built-in experiment's campaign
   (``<experiment>[-quick]-<YYYYmmdd>-<HHMMSS>-<part>``), or a name the volunteer lists with
@@ -41,7 +41,7 @@ def _pages() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _conditions() -> frozenset[str]:
-    from protolens.shaping.profile import builtin_names
+    from protolens.shaper.catalogue import builtin_names
     return frozenset(builtin_names())
 
 
