@@ -45,14 +45,18 @@ def parse_since(text: str | None) -> float | None:
 @click.option("--allow-domains", "allow_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Registrable domains (one per line, or a rank,domain CSV such as a top-sites "
                    "list) whose origins may stay in clear.")
+@click.option("--keep-campaign", "keep_campaigns", multiple=True, metavar="NAME",
+              help="A campaign name to share in clear (repeatable); any other campaign name "
+                   "is exported as an anon-<hex> token.")
 @db_option
 @output_options
 def export_cmd(out: Path | None, since: str | None, preview: bool, allow_file: Path | None,
-               db: Path | None, fmt: str) -> None:
+               keep_campaigns: tuple[str, ...], db: Path | None, fmt: str) -> None:
     """Write an anonymized bundle of your recorded data for sharing.
 
-    Hosts become salted hashes (the salt never leaves this machine), URLs origins, times
-    minutes; no IP addresses, command lines or free-form context. See docs/RESEARCH.md.
+    Hosts become salted hashes (the salt never leaves this machine), URLs origins without
+    ports, times minutes; no IP addresses or ports, command lines or free-form context; lab tags
+    in clear only when they are ProtoLens's own names. See docs/RESEARCH.md.
 
     Example: protolens export --preview --allow-domains top-sites.csv
     """
@@ -73,7 +77,8 @@ def export_cmd(out: Path | None, since: str | None, preview: bool, allow_file: P
     conn = connect_ro(db)
     try:
         built = export.build(conn, allow=allow, since_ms=since_ms, now_ms=now_ms,
-                             contributor_id=cid or "0" * 32, keep_rows=preview)
+                             contributor_id=cid or "0" * 32, keep_rows=preview,
+                             keep_campaigns=frozenset(keep_campaigns))
     except sqlite3.Error as exc:
         raise store_failure(db, exc) from None
     if built.manifest["tables"]["navigations"]["rows"] == 0:
