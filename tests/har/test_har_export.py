@@ -2,7 +2,7 @@
 
 The CDP fixtures' golden records (tests/fixtures/cdp/*.expected.json, recorded from real Chromium)
 are ingested, exported, and then (1) validated against the HAR 1.2 JSON schema by the npm package
-har-validator (ajv + har-schema), (2) read back field by field to the stored record (protocol,
+har-validator (ajv + har-schema; scripts/validate-har.ts), (2) read back field by field to the stored record (protocol,
 connection, bytes, byte shares), and (3) parsed by haralyzer, a HAR consumer from PyPI.
 """
 
@@ -23,7 +23,7 @@ from tests.cli import protolens
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "cdp").glob("*.expected.json"))
-VALIDATOR = ROOT / "tests" / "har" / "validate-har.cjs"
+TSX = ROOT / "node_modules" / ".bin" / "tsx"
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -42,10 +42,9 @@ def _store(tmp_path: Path, records: list[dict[str, Any]], context: dict[str, Any
 
 
 def _validate(*files: Path) -> subprocess.CompletedProcess[str]:
-    node = shutil.which("node")
-    assert node, "node is installed by scripts/setup.sh"
-    return subprocess.run([node, str(VALIDATOR), *map(str, files)], cwd=ROOT, text=True,
-                          capture_output=True, timeout=60)
+    assert shutil.which("node") and TSX.exists(), "scripts/setup.sh installs node and tsx"
+    return subprocess.run([str(TSX), "scripts/validate-har.ts", *map(str, files)], cwd=ROOT,
+                          text=True, capture_output=True, timeout=120)
 
 
 @pytest.fixture(scope="module")

@@ -14,7 +14,7 @@ from protolens.record.model import Connection, NavigationRecord
 def connection_hosts(record: NavigationRecord) -> dict[int, tuple[str, ...]]:
     """Browser-side connection id -> the hosts of its requests, in order of first request."""
     hosts: dict[int, list[str]] = {}
-    for r in sorted(record.requests, key=lambda q: q.start_ms):
+    for r in sorted(record.requests, key=lambda q: (q.start_ms, q.request_id)):
         if r.connection_id is None:
             continue
         seen = hosts.setdefault(r.connection_id, [])
