@@ -14,7 +14,7 @@ from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
-KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "waterfall")
+KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness", "waterfall")
 FORMATS = (".png", ".svg", ".pdf")
 
 
@@ -60,6 +60,17 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
     if campaign is None:
         raise UserError(f"{kind}: give --campaign NAME (see: protolens lab campaigns)")
     conn = connect_ro(db)
+    if kind == "fairness":
+        from protolens.plots.fairness import fairness
+        from protolens.store.fairness import fairness_rows
+        try:
+            frows = fairness_rows(conn, campaign)
+        except sqlite3.Error as exc:
+            raise store_failure(db, exc) from None
+        if not frows:
+            raise UserError(f"no fairness results in campaign {campaign!r} "
+                            "(run: protolens lab fairness)")
+        return fairness(frows, f"bandwidth share on one bottleneck\n{campaign}")
     try:
         if kind == "byte-shares":
             rows = plot_connection_shares(conn, campaign, warm)
@@ -97,8 +108,8 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
 def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | None,
              arms: str | None, tcpstats: Path | None, limit: int, warm: bool,
              db: Path | None) -> None:
-    """Draw a paper figure (plt-box, byte-shares, delta-cdf, speedup, cwnd) or one page load's
-    connection waterfall (waterfall NAVIGATION_ID; docs/WATERFALL.md).
+    """Draw a paper figure (plt-box, byte-shares, delta-cdf, speedup, cwnd, fairness) or one page
+    load's connection waterfall (waterfall NAVIGATION_ID; docs/WATERFALL.md).
 
     Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
 
