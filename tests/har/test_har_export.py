@@ -2,8 +2,9 @@
 
 The CDP fixtures' golden records (tests/fixtures/cdp/*.expected.json, recorded from real Chromium)
 are ingested, exported, and then (1) validated against the HAR 1.2 JSON schema by the npm package
-har-validator (ajv + har-schema; scripts/validate-har.ts), (2) read back field by field to the stored record (protocol,
-connection, bytes, byte shares), and (3) parsed by haralyzer, a HAR consumer from PyPI.
+har-validator (ajv + har-schema; scripts/validate-har.ts), (2) read back field by field to the
+stored record (protocol, connection, bytes, byte shares), and (3) parsed by haralyzer, a HAR
+consumer from PyPI.
 """
 
 from __future__ import annotations
