@@ -19,6 +19,9 @@ async function render(): Promise<void> {
   const asked = new URLSearchParams(location.search).get("tab");
   const tabId = asked !== null && /^\d{1,10}$/.test(asked) ? Number(asked) : await activeTabId();
   const raw = tabId === null ? null : await readLast(tabId);
+  const waterfall = byId("waterfall", HTMLAnchorElement);  // the same tab's last load as a waterfall
+  waterfall.href = `waterfall.html?tab=${tabId ?? ""}`;
+  waterfall.hidden = raw === null || typeof raw !== "object";
   const view = byId("last", HTMLElement);
   view.replaceChildren();
   // records in session storage were written by this extension's worker from its own recorder

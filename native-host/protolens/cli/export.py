@@ -37,8 +37,12 @@ def parse_since(text: str | None) -> float | None:
 
 
 @click.command("export")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              help="The bundle to write (a .tar); must not exist yet.")
+@click.option("--har", "har", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              help="Write HAR 1.2 instead of a bundle: of navigation ID, or with --campaign.")
+@click.option("--campaign", help="With --har: every page load of this lab campaign.")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="The bundle (a .tar) or HAR file to write; must not exist yet "
+                   "(HAR: stdout without it).")
 @click.option("--since", help="Only page loads from this date on (UTC), e.g. 2025-11-01.")
 @click.option("--preview", is_flag=True,
               help="Print what would leave the machine and write nothing (--json: every row).")
@@ -50,16 +54,28 @@ def parse_since(text: str | None) -> float | None:
                    "is exported as an anon-<hex> token.")
 @db_option
 @output_options
-def export_cmd(out: Path | None, since: str | None, preview: bool, allow_file: Path | None,
-               keep_campaigns: tuple[str, ...], db: Path | None, fmt: str) -> None:
-    """Write an anonymized bundle of your recorded data for sharing.
+def export_cmd(har: str | None, campaign: str | None, out: Path | None, since: str | None,
+               preview: bool, allow_file: Path | None, keep_campaigns: tuple[str, ...],
+               db: Path | None, fmt: str) -> None:
+    """Write an anonymized bundle of your recorded data for sharing, or page loads as HAR.
 
-    Hosts become salted hashes (the salt never leaves this machine), URLs origins without
-    ports, times minutes; no IP addresses or ports, command lines or free-form context; lab tags
-    in clear only when they are ProtoLens's own names. See docs/RESEARCH.md.
+    Bundle: hosts become salted hashes (the salt never leaves this machine), URLs origins
+    without ports, times minutes; no IP addresses or ports, command lines or free-form context;
+    lab tags in clear only when they are ProtoLens's own names. See docs/RESEARCH.md.
+    HAR (--har): one page load, or a campaign's, for DevTools, WebPageTest or sitespeed.io; URLs
+    as detailed as recorded. See docs/HAR.md.
 
     Example: protolens export --preview --allow-domains top-sites.csv
+
+    Example: protolens export --har 3f2a9c1e -o load.har
     """
+    if har is not None or campaign is not None:
+        from protolens.cli.export_har import export_har
+
+        if preview or since or allow_file or keep_campaigns:
+            raise UserError("--har: --preview, --since and --allow-domains are for bundles only")
+        export_har(har or None, campaign, out, db)
+        return
     if not preview and out is None:
         raise UserError("give --out FILE.tar (or --preview to see what would be exported)")
     if out is not None and not preview and out.exists():
