@@ -3,7 +3,7 @@
  * origin + path, or the full URL. Query strings and fragments can carry personal data, so only
  * `full` keeps them, and only lab profiles or an explicit user choice select it.
  */
-import type { UrlDetail } from "../record/types.ts";
+import type { UrlDetail } from "./types.ts";
 
 export const URL_DETAILS: readonly UrlDetail[] = ["origin", "path", "full"];
 
