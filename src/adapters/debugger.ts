@@ -17,13 +17,17 @@ const PROTOCOL_VERSION = "1.3";
 const POLL_MS = 250;
 const CHILD_ATTEMPTS = 3;
 
-export type RecordSink = (tabId: number, record: NavigationRecord) => void;
+/** `busy`: the tab's recorder is already recording its next navigation (the tab is not idle). */
+export type RecordSink = (tabId: number, record: NavigationRecord, busy: boolean) => void;
 
 interface TabSession { recorder: Recorder; clock: CdpClock }
 
 export class DebuggerRecorder {
   private readonly tabs = new Map<number, TabSession>();
   private timer: ReturnType<typeof setInterval> | null = null;
+  /** A detach under way per tab: an attach to the same tab waits for it (Chromium refuses a
+   * second session of the same extension on a tab). */
+  private readonly detaching = new Map<number, Promise<void>>();
 
   constructor(private readonly sink: RecordSink) {
     chrome.debugger.onEvent.addListener((source, method, params) => this.onEvent(source, method, params));
@@ -41,6 +45,7 @@ export class DebuggerRecorder {
    * may have loaded already: then its load event was before the attach, and what is relayed after
    * a load event is relayed now. */
   async attach(tabId: number, options: Omit<RecorderOptions, "mainFrameId">, committed = false): Promise<void> {
+    await this.detaching.get(tabId);
     if (this.tabs.has(tabId)) return;
     const targets = await chrome.debugger.getTargets();
     const mainFrameId = targets.find((t) => t.tabId === tabId && t.type === "page")?.id;
@@ -62,14 +67,17 @@ export class DebuggerRecorder {
   async detach(tabId: number): Promise<void> {
     if (!this.tabs.has(tabId)) return;
     this.finish(tabId);
-    await chrome.debugger.detach({ tabId }).catch(() => undefined);
+    const done = chrome.debugger.detach({ tabId }).catch(() => undefined);
+    this.detaching.set(tabId, done);
+    await done;
+    if (this.detaching.get(tabId) === done) this.detaching.delete(tabId);
   }
 
   private finish(tabId: number): void {
     const s = this.tabs.get(tabId);
     if (s === undefined) return;
     this.tabs.delete(tabId);
-    for (const r of s.recorder.flush()) this.sink(tabId, r);
+    for (const r of s.recorder.flush()) this.sink(tabId, r, false);
     if (this.tabs.size === 0 && this.timer !== null) {
       clearInterval(this.timer);
       this.timer = null;
@@ -80,7 +88,7 @@ export class DebuggerRecorder {
     const local = performance.now();
     for (const [tabId, s] of this.tabs) {
       const now = s.clock.now(local);
-      if (now !== null) for (const r of s.recorder.poll(now)) this.sink(tabId, r);
+      if (now !== null) for (const r of s.recorder.poll(now)) this.sink(tabId, r, s.recorder.active);
     }
   }
 
@@ -92,11 +100,14 @@ export class DebuggerRecorder {
     const ev = { method, params: params ?? {}, sessionId: source.sessionId } as RawEvent;
     if (ev.sessionId === undefined) delete ev.sessionId;
     const t = eventTime(ev);
+    const out: NavigationRecord[] = [];
     if (t !== null) {
       s.clock.observe(t, performance.now());
-      for (const r of s.recorder.poll(t)) this.sink(tabId, r);
+      out.push(...s.recorder.poll(t));
     }
-    for (const r of s.recorder.push(ev)) this.sink(tabId, r);
+    // busy after both: an event that completes the last load may be the next one's first
+    out.push(...s.recorder.push(ev));
+    for (const r of out) this.sink(tabId, r, s.recorder.active);
     if (ev.method === "Target.attachedToTarget") void this.enableChild(tabId, ev.params.sessionId);
     if (ev.method === "Page.loadEventFired" && ev.sessionId === undefined) void this.relayMetrics(tabId, s);
   }
@@ -125,7 +136,7 @@ export class DebuggerRecorder {
     const res = (await chrome.debugger.sendCommand({ tabId }, "Performance.getMetrics", {}).catch(() => null)) as
       | Protocol.Performance.GetMetricsResponse | null;
     if (res && this.tabs.get(tabId) === s) {
-      for (const r of s.recorder.push(loadMetricsEvent(res.metrics))) this.sink(tabId, r);
+      for (const r of s.recorder.push(loadMetricsEvent(res.metrics))) this.sink(tabId, r, s.recorder.active);
     }
     if (this.tabs.get(tabId) === s && s.recorder.wantsNavigationTiming) await this.relayNavigationTiming(tabId, s);
   }
@@ -143,7 +154,7 @@ export class DebuggerRecorder {
       })) as Protocol.Runtime.EvaluateResponse;
       const value: unknown = res.result.value;
       if (typeof value === "string" && this.tabs.get(tabId) === s) {
-        for (const r of s.recorder.push(navTimingEvent(frameTree.frame.loaderId, value))) this.sink(tabId, r);
+        for (const r of s.recorder.push(navTimingEvent(frameTree.frame.loaderId, value))) this.sink(tabId, r, s.recorder.active);
       }
       // a document created before the attach never ran the LCP observer (TAB_COMMANDS): start it
       // now; `buffered` replays its earlier candidates
