@@ -5,7 +5,7 @@
  */
 import type { Protocol } from "devtools-protocol";
 import { familyOf } from "./family.ts";
-import { applyDetail, hostOf } from "../policy/url-detail.ts";
+import { applyDetail, hostOf } from "../record/url-detail.ts";
 import type { RequestEntry, UrlDetail } from "../record/types.ts";
 
 export interface Hop {

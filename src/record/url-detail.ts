@@ -3,7 +3,7 @@
  * origin + path, or the full URL. Query strings and fragments can carry personal data, so only
  * `full` keeps them, and only lab profiles or an explicit user choice select it.
  */
-import { URL_DETAILS, type UrlDetail } from "../record/types.ts";
+import { URL_DETAILS, type UrlDetail } from "./types.ts";
 
 export { URL_DETAILS };
 
