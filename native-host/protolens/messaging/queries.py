@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from protolens.record.enums import SOURCES as RECORD_SOURCES
 from protolens.store import StoreError, open_ro
 from protolens.store.research import DASHBOARD, dashboard_query
 
@@ -25,7 +26,7 @@ row is sent with its longer cells cut (ending in an ellipsis) rather than failin
 that includes it (issue 15 item 11: one 1 MB origin made every dashboard query fail)."""
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 5000
-SOURCES = ("passive", "lab", "experiment", "all")
+SOURCES = (*RECORD_SOURCES, "all")
 
 
 class QueryError(ValueError):
