@@ -4,7 +4,9 @@ and frames built to exhaust memory. Each reply is checked, then that the host ke
 
 from __future__ import annotations
 
+import base64
 import sqlite3
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -162,4 +164,38 @@ def test_message_with_millions_of_values_is_refused_and_serving_continues(tmp_pa
     host.send(record_msg(rec, "ok"))
     assert host.reply()["type"] == "ack"
     host.close()
+    assert stored(host.db) == {rec["id"]}
+
+
+def test_idle_relay_connections_leave_the_host_its_store(tmp_path: Path) -> None:
+    """Issue 15 item 6 as found: 1,100 idle connections to the relay of a host limited to 1,024
+    descriptors; the host must still open its store (first record) and relay an authenticated
+    tunnel."""
+    import socket
+
+    echo = socket.socket()
+    echo.bind(("127.0.0.1", 0))
+    echo.listen()
+    host = Host(tmp_path, {"PROTOLENS_RELAY_HOSTS": "a.test=127.0.0.1"},
+                argv=["sh", "-c", f"ulimit -n 1024 && exec {sys.executable} -m protolens.host x"])
+    host.send(frame({"type": "policies", "schema": 1, "want_relay": True}))
+    relay = host.reply()["relay"]
+    idle = []
+    for _ in range(1100):
+        try:
+            idle.append(socket.create_connection(("127.0.0.1", relay["port"]), timeout=5))
+        except OSError:
+            break  # the kernel's accept queue is full: also no descriptor of the host's
+    assert len(idle) >= 300
+    rec = make_record(2)
+    host.send(record_msg(rec, "r"))  # the store is opened now, on the first record
+    assert host.reply()["type"] == "ack"
+    tunnel = socket.create_connection(("127.0.0.1", relay["port"]), timeout=5)
+    auth = base64.b64encode(f"protolens:{relay['password']}".encode()).decode()
+    tunnel.sendall(f"CONNECT a.test:{echo.getsockname()[1]} HTTP/1.1\r\nHost: a.test\r\n"
+                   f"Proxy-Authorization: Basic {auth}\r\n\r\n".encode())
+    assert tunnel.recv(100).startswith(b"HTTP/1.1 200")
+    for s in (*idle, tunnel, echo):
+        s.close()
+    assert host.close()[0] == 0
     assert stored(host.db) == {rec["id"]}

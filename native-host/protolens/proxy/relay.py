@@ -110,6 +110,8 @@ class Relay:
     """Where the relay listens, once it does (never a target)."""
     active: int = 0
     cap: int = field(default=0)
+    _pending: dict[asyncio.StreamWriter, None] = field(default_factory=dict)
+    """Connections still waiting for their request, oldest first."""
 
     def __post_init__(self) -> None:
         if self.resolve is None:
@@ -118,26 +120,37 @@ class Relay:
         self.cap = connection_cap(self.limits, nofile if nofile > 0 else 1024)
 
     async def handle(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.active >= self.cap:  # closed at once: the descriptors stay for the host
-            writer.close()
-            return
+        if self.active >= self.cap:
+            if not self._pending:  # every slot carries a tunnel: the descriptors stay the host's
+                writer.close()
+                return
+            # the oldest connection still without a request gives way: idle clients cannot
+            # keep the browser's own tunnels out (issue 15 item 6)
+            oldest = next(iter(self._pending))
+            del self._pending[oldest]
+            oldest.transport.abort()
         self.active += 1
         try:
             if is_loopback(writer.get_extra_info("peername")[0]):
                 await self._serve(reader, writer)
-        except (OSError, h11.ProtocolError, TimeoutError):
+        except (OSError, h11.ProtocolError, TimeoutError, asyncio.IncompleteReadError):
             pass
         finally:
             self.active -= 1
             writer.close()
 
-    async def _request(self, reader: asyncio.StreamReader, conn: h11.Connection) -> object:
-        async with asyncio.timeout(self.limits.handshake_s):
-            ev: object = h11.NEED_DATA
-            while ev is h11.NEED_DATA:
-                conn.receive_data(await reader.read(65536))
-                ev = conn.next_event()
-            return ev
+    async def _request(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
+                       conn: h11.Connection) -> object:
+        self._pending[writer] = None
+        try:
+            async with asyncio.timeout(self.limits.handshake_s):
+                ev: object = h11.NEED_DATA
+                while ev is h11.NEED_DATA:
+                    conn.receive_data(await reader.read(65536))
+                    ev = conn.next_event()
+                return ev
+        finally:
+            self._pending.pop(writer, None)
 
     async def _authorized(self, ev: h11.Request, writer: asyncio.StreamWriter) -> bool:
         if check_basic(dict(ev.headers).get(b"proxy-authorization"), self.token):
@@ -150,7 +163,7 @@ class Relay:
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         conn = h11.Connection(h11.SERVER)
-        ev = await self._request(reader, conn)
+        ev = await self._request(reader, writer, conn)
         if not isinstance(ev, h11.Request) or ev.method != b"CONNECT":
             writer.write(_response(conn, 405))
         elif not await self._authorized(ev, writer):
