@@ -79,12 +79,12 @@ def check_text(payload: bytes, value: Any) -> None:
 
 def decode_message(payload: bytes) -> dict[str, Any]:
     """UTF-8 JSON object -> dict, or raise ``BadMessage`` naming the problem."""
+    _check_shape(payload)  # before decoding: a refused frame costs no text copy
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise BadMessage(f"message: not UTF-8 (byte 0x{payload[exc.start]:02x} at offset "
                          f"{exc.start})") from None
-    _check_shape(payload)
     try:
         value = json.loads(text, parse_constant=_reject_constant)
     except (ValueError, RecursionError) as exc:
