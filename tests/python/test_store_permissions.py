@@ -68,3 +68,31 @@ def test_doctor_warns_about_a_store_others_can_read(tmp_path: Path) -> None:
     assert check["status"] == "warn"
     assert f"{db.parent} (0755)" in check["detail"] and f"{db} (0644)" in check["detail"]
     assert check["fix"].startswith(f"chmod 700 {db.parent}; chmod 600 {db}")
+
+
+def test_transient_store_errors_are_told_from_final_ones(tmp_path: Path) -> None:
+    """Issue 15 item 2: a record is resent only when the store, not the record, is the problem."""
+    import sqlite3
+
+    from protolens.store import StoreError, is_transient
+
+    db = tmp_path / "t.db"
+    open_rw(db, now_ms=0.0).execute("CREATE TABLE t (x INTEGER UNIQUE)")
+    errors: list[BaseException] = []
+    for value in (0, 0, 2**63, "\ud800"):
+        conn = open_rw(db, now_ms=0.0)  # a fresh connection each: sqlite3 can report a stale error
+        try:
+            conn.execute("INSERT INTO t VALUES (?)", (value,))
+        except Exception as exc:  # noqa: BLE001 - collected to classify
+            errors.append(exc)
+        conn.close()
+    assert [type(e).__name__ for e in errors] == ["IntegrityError", "OverflowError",
+                                                  "UnicodeEncodeError"]
+    assert not any(is_transient(e) for e in errors)
+    locker = sqlite3.connect(db, isolation_level=None)
+    locker.execute("BEGIN EXCLUSIVE")
+    other = sqlite3.connect(db, timeout=0.05)
+    with pytest.raises(sqlite3.OperationalError) as busy:
+        other.execute("INSERT INTO t VALUES (3)")
+    assert is_transient(busy.value) and is_transient(StoreError("cannot open"))
+    locker.execute("ROLLBACK")

@@ -17,9 +17,12 @@ class StoreError(Exception):
 
 _TRANSIENT_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL,
                               sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN,
-                              sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PROTOCOL})
-"""Result codes (https://www.sqlite.org/rescode.html) of a store that may work again later:
-locked or busy by another process, a full disk, a file that cannot be opened yet."""
+                              sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PROTOCOL,
+                              sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CORRUPT,
+                              sqlite3.SQLITE_NOTADB})
+"""Result codes (https://www.sqlite.org/rescode.html) that say the store, not the record, is the
+problem: locked or busy by another process, a full disk, a file that cannot be opened or is
+damaged. The record may be stored once that is fixed, so it is kept and resent, never dropped."""
 
 
 def is_transient(exc: BaseException) -> bool:
@@ -27,9 +30,11 @@ def is_transient(exc: BaseException) -> bool:
     an integer SQLite cannot hold (OverflowError), text it cannot encode, a constraint."""
     if isinstance(exc, StoreError | OSError):
         return True
-    if isinstance(exc, sqlite3.OperationalError):
+    if isinstance(exc, sqlite3.Error):
         code = getattr(exc, "sqlite_errorcode", None)
-        return code is None or (code & 0xFF) in _TRANSIENT_CODES
+        if code is None:
+            return isinstance(exc, sqlite3.OperationalError)
+        return (code & 0xFF) in _TRANSIENT_CODES
     return False
 
 
