@@ -8,9 +8,13 @@ import math
 
 from protolens.shaping.profile import Profile, parse_profile
 
-RATE_MBIT = 1.0
-"""Bottleneck rate. The paper gives none; 1 Mbit/s with a 100 ms RTT and a 50 kB queue is what
-ARCHITECTURE.md "Congestion-control fingerprint facts" verified on this testbed."""
+RATE_PPS = 250
+"""Bottleneck rate in packets per second, so the queue holds the same time (400 ms) and the path
+the same number of packets (25 per 100 ms RTT) at every packet size. The paper gives no rate;
+250 x 500-byte packets = 1 Mbit/s with a 100 ms RTT and a 50 kB queue is what ARCHITECTURE.md
+"Congestion-control fingerprint facts" verified. A fixed 1 Mbit/s does not work for 100-byte
+packets: the 10 kB queue is smaller than the 12.5 kB path, and BBR's startup overflowed it at
+0.39 s on an 80 KB object (measured here), which reads as loss-based."""
 QUEUE_PACKETS = 100
 """Queue length in packets: the paper's dummynet queue held 100 packets (Sec. 4.1, Fig. 2(a))."""
 DEFAULT_PACKET = 500
@@ -55,15 +59,21 @@ def queue_bytes(packet_bytes: int) -> int:
     return QUEUE_PACKETS * packet_bytes
 
 
-def profile(packet_bytes: int, added_rtt_ms: float, rate_mbit: float = RATE_MBIT) -> Profile:
-    """The shaper profile: ``rate_mbit`` and a ``QUEUE_PACKETS``-packet drop-tail queue towards
-    the client, ``added_rtt_ms`` of delay on top of the path's own RTT; no random loss."""
+def rate_mbit(packet_bytes: int) -> float:
+    return RATE_PPS * packet_bytes * 8 / 1e6
+
+
+def profile(packet_bytes: int, added_rtt_ms: float) -> Profile:
+    """The shaper profile: ``RATE_PPS`` packets per second and a ``QUEUE_PACKETS``-packet
+    drop-tail queue towards the client, ``added_rtt_ms`` of delay on top of the path's own RTT;
+    no random loss."""
+    rate = rate_mbit(packet_bytes)
     text = (f'name = "igor-{packet_bytes}"\n'
-            f'description = "Igor bottleneck: {rate_mbit:g} Mbit/s down, '
+            f'description = "Igor bottleneck: {rate:g} Mbit/s down, '
             f'{QUEUE_PACKETS} x {packet_bytes} B queue, +{added_rtt_ms:g} ms RTT"\n'
-            'source = "CoNEXT\'20 (shared/seeds/002) Sec. 4.1; rate from ARCHITECTURE.md"\n'
+            'source = "CoNEXT\'20 (shared/seeds/002) Sec. 4.1; rate: cc/bottleneck.py RATE_PPS"\n'
             "[link]\n"
-            f"rate_down_mbit = {rate_mbit!r}\n"
+            f"rate_down_mbit = {rate!r}\n"
             f"rtt_ms = {max(0.0, added_rtt_ms)!r}\n"
             f"buffer_bytes = {queue_bytes(packet_bytes)}\n")
     return parse_profile(text, "<igor>", default_name=f"igor-{packet_bytes}")

@@ -12,8 +12,15 @@ the packet size for small objects for the same reason). Such probes are ``inconc
 
 from __future__ import annotations
 
-from protolens.cc.model import (DELAY_BASED, INCONCLUSIVE, LOSS_BASED, TOO_SMALL, Evidence,
-                                QueueTimeline, Verdict)
+from protolens.cc.model import (
+    DELAY_BASED,
+    INCONCLUSIVE,
+    LOSS_BASED,
+    TOO_SMALL,
+    Evidence,
+    QueueTimeline,
+    Verdict,
+)
 
 LOSS_WINDOW_MS = 2000.0
 """Sec. 4.1: a loss within the first two seconds means loss-based."""
@@ -62,7 +69,7 @@ def classify(t: QueueTimeline, body_bytes: int, mss: int, rtt_ms: float, transfe
         return Verdict(LOSS_BASED, f"first drop at {loss / 1000:.2f} s, within "
                        f"{LOSS_WINDOW_MS / 1000:g} s: the sender grew its window until the "
                        f"queue overflowed ({peak})", ev)
-    if loss is None and body_bytes < ev.overflow_bytes and transfer_ms < LOSS_WINDOW_MS:
+    if loss is None and body_bytes < ev.overflow_bytes:
         return Verdict(INCONCLUSIVE, f"no drop, but {body_bytes} bytes end before a loss-based "
                        f"slow start would overflow this queue (about {ev.overflow_bytes} "
                        f"bytes); {peak}; use smaller packets or a bigger object", ev)

@@ -18,8 +18,14 @@ from typing import Any, Protocol
 
 from protolens.cc import bottleneck
 from protolens.cc.classify import classify
-from protolens.cc.curl import (ProbeError, content_length, get_argv, head_argv, parse_result,
-                               parse_target)
+from protolens.cc.curl import (
+    ProbeError,
+    content_length,
+    get_argv,
+    head_argv,
+    parse_result,
+    parse_target,
+)
 from protolens.cc.model import QueueTimeline, Verdict
 from protolens.shaping.control import ShaperClient, ShaperError
 from protolens.shaping.profile import Profile, load_profile
