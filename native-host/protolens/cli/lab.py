@@ -150,10 +150,15 @@ def reproduce_cmd(name: str, quick: bool, reps: int | None, seed: int | None, ti
                   db: Path | None) -> None:
     """Run a paper's experiment on the testbed; print its finding beside ours, untuned.
 
-    NAME: ifip18-wifi, ifip18-parallel, cell-large, conext20-delay or conext20-httpx.
+    NAME: ifip18-wifi, ifip18-parallel, cell-large, conext20-delay, conext20-httpx or
+    conext20-igor (the CC fingerprint's Table 1; no browser).
 
     Example: protolens lab reproduce ifip18-wifi --quick
     """
+    if name == "conext20-igor":
+        from protolens.cli.cc_reproduce import reproduce_igor
+        reproduce_igor(quick, testbed_name, as_json, db)
+        return
     from protolens.lab.experiments import experiment
     from protolens.lab.reproduce import reproduce
 
@@ -201,15 +206,25 @@ def campaigns_cmd(fmt: str, db: Path | None) -> None:
 
 
 @click.command("report")
-@click.option("--campaign", required=True, help="Campaign name.")
+@click.option("--campaign", help="Campaign name (required unless --by-cc).")
 @click.option("--warm", is_flag=True, help="Report the warm loads instead of the cold ones.")
+@click.option("--by-cc", is_flag=True,
+              help="Per page, the share of bytes served by delay-based servers (CoNEXT'20 Fig. "
+                   "2(c); labels from protolens cc probe); all navigations unless --campaign.")
 @output_options
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
-def report_cmd(campaign: str, warm: bool, fmt: str, db: Path | None) -> None:
+def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
+               by_cc: bool = False) -> None:
     """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image; ratio to h2.
 
     Example: protolens report --campaign wifi-test --json
     """
+    if by_cc:
+        from protolens.cli.cc_report import report_by_cc
+        report_by_cc(campaign, fmt, db)
+        return
+    if campaign is None:
+        raise UserError("give --campaign NAME (or --by-cc)")
     try:
         with closing(open_ro(db or default_db(os.environ))) as conn:
             if labstore.campaign_spec(conn, campaign) is None:

@@ -97,14 +97,18 @@ def host_labels(conn: sqlite3.Connection) -> dict[str, str]:
     return {r[0]: r[1] for r in conn.execute("SELECT host, label FROM cc_host_labels")}
 
 
-def navigation_cc_bytes(conn: sqlite3.Connection, nav_ids: Sequence[str] | None = None
-                        ) -> list[dict[str, Any]]:
-    """Per navigation: bytes served by delay-based, loss-based and unlabelled hosts (Fig. 2(c)).
-    ``page`` is the campaign page tag, else the URL."""
-    where, params = "", []
+def navigation_cc_bytes(conn: sqlite3.Connection, campaign: str | None = None,
+                        nav_ids: Sequence[str] | None = None) -> list[dict[str, Any]]:
+    """Per successful navigation (of ``campaign`` / of ``nav_ids``): bytes served by
+    delay-based, loss-based and unlabelled hosts (Fig. 2(c)). ``page`` is the campaign page tag,
+    else the URL."""
+    where, params = "WHERE n.failed = 0", []
+    if campaign is not None:
+        where += " AND n.campaign = ?"
+        params.append(campaign)
     if nav_ids is not None:
-        where = f"WHERE n.id IN ({', '.join('?' for _ in nav_ids)})"
-        params = list(nav_ids)
+        where += f" AND n.id IN ({', '.join('?' for _ in nav_ids)})"
+        params += list(nav_ids)
     cur = conn.execute(f"""
         SELECT n.id AS navigation_id, coalesce(n.page, n.url) AS page, n.campaign, n.arm,
                n.condition, n.started_at_ms,
