@@ -63,6 +63,8 @@ class ProbeResult:
     verdict: Verdict
     server_cc: str | None
     """The true CC when the probe ran on the testbed (ground truth), else None."""
+    request_ns: int
+    """Wall clock (ns) when the request left: time 0 of the timeline."""
 
     def row(self) -> dict[str, Any]:
         e = self.verdict.evidence
@@ -118,7 +120,7 @@ def probe(path: ProbePath, url: str, *, http: str = "1.1", packet_bytes: int | N
     finally:
         path.set_advmss(None)
         path.shape(previous)
-    timeline, transfer_ms = _timeline(qlog, stats, got, pkt)
+    timeline, transfer_ms, request_ns = _timeline(qlog, stats, got, pkt)
     body = int(got.get("size_download") or 0)
     verdict = classify(timeline, body, mss, float(rtt), transfer_ms)
     server_ip = str(got.get("remote_ip") or "")
@@ -126,11 +128,11 @@ def probe(path: ProbePath, url: str, *, http: str = "1.1", packet_bytes: int | N
                        http_version=str(got.get("http_version") or ""), size_bytes=size,
                        measured_rtt_ms=measured, probed_at_ms=started * 1000,
                        wall_ms=(now() - started) * 1000, timeline=timeline, verdict=verdict,
-                       server_cc=path.server_cc(server_ip))
+                       server_cc=path.server_cc(server_ip), request_ns=request_ns)
 
 
 def _timeline(qlog: dict[str, Any], stats: dict[str, Any], got: dict[str, Any], pkt: int
-              ) -> tuple[QueueTimeline, float]:
+              ) -> tuple[QueueTimeline, float, int]:
     """The down queue's samples relative to the moment the request left (ms)."""
     port = int(got.get("local_port") or 0)
     flow = next((f for f in stats.get("flows", []) if int(f["proto"]) == 6
@@ -149,4 +151,4 @@ def _timeline(qlog: dict[str, Any], stats: dict[str, Any], got: dict[str, Any], 
         rate_bps=int(down["rate_bps"]),
         packet_bytes=pkt, first_drop_ms=first_drop, drops=int(down["drops"]))
     transfer = (float(got.get("time_total", 0)) - float(got.get("time_pretransfer", 0))) * 1000
-    return timeline, transfer
+    return timeline, transfer, t0_ns
