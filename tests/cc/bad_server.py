@@ -1,6 +1,7 @@
 """A misbehaving HTTP/1.1 server for the probe's error tests, run inside a test namespace:
 ``/loop`` redirects to itself forever, ``/short`` promises 200,000 bytes and closes after 1,000,
-anything else is a 64 kB object. usage: python bad_server.py PORT"""
+``/obj/N`` is an N-byte object, anything else 64 kB; every answer names the client's address in
+``X-Peer`` (to check NAT). usage: python bad_server.py PORT"""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ class Handler(socketserver.StreamRequestHandler):
         while self.rfile.readline() not in (b"\r\n", b"\n", b""):
             pass
         method, path = (line.split() + ["", ""])[:2]
+        peer = f"X-Peer: {self.client_address[0]}\r\n".encode()
         if path.startswith("/loop"):
             self.wfile.write(b"HTTP/1.1 302 Found\r\nLocation: /loop\r\nContent-Length: 0\r\n\r\n")
         elif path.startswith("/short"):
@@ -21,10 +23,11 @@ class Handler(socketserver.StreamRequestHandler):
             if method != "HEAD":
                 self.wfile.write(b"x" * 1000)
         else:
-            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 65536\r\nConnection: close"
-                             b"\r\n\r\n")
+            size = int(path[5:]) if path.startswith("/obj/") and path[5:].isdigit() else 65536
+            self.wfile.write(b"HTTP/1.1 200 OK\r\n" + peer + f"Content-Length: {size}\r\n"
+                             "Connection: close\r\n\r\n".encode())
             if method != "HEAD":
-                self.wfile.write(b"y" * 65536)
+                self.wfile.write(b"y" * size)
 
 
 class Server(socketserver.ThreadingTCPServer):

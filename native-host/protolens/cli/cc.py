@@ -167,3 +167,42 @@ def list_cmd(host: str | None, last: int, db: Path | None, fmt: str) -> None:
     shown = [_display(r) for r in rows]
     emit(shown, fmt, title="Stored CC probes",
          columns=("probed_at_ms", *TABLE, "network", "server_cc") if fmt == "table" else None)
+
+
+@cc_group.group("wan")
+def wan_group() -> None:
+    """The wan variant of the lab network: a client namespace behind the shaper, NATed out of
+    the machine's default route, for probing real sites (root).
+
+    Example: protolens cc wan up && protolens cc probe --wan https://example.org/big.js
+    """
+
+
+@wan_group.command("up")
+@click.option("--name", default="pl", show_default=True, help="Network name (namespaces).")
+@click.option("--uplink", metavar="IF", help="Interface to NAT out of (default: the default "
+              "route's).")
+def wan_up(name: str, uplink: str | None) -> None:
+    """Create the wan network.
+
+    Example: protolens cc wan up --name pl
+    """
+    from protolens.cc.wan import WanPath
+    try:
+        wp = WanPath.up(name, uplink)
+    except TestbedError as exc:
+        raise UserError(str(exc)) from None
+    click.echo(f"wan network '{name}' up: client {wp.topo.cli_ns}, NAT out of "
+               f"{wp.state.uplink}")
+
+
+@wan_group.command("down")
+@click.option("--name", default="pl", show_default=True)
+def wan_down(name: str) -> None:
+    """Remove the wan network and everything it added; idempotent.
+
+    Example: protolens cc wan down
+    """
+    from protolens.cc.wan import WanPath
+    for line in WanPath.down(name):
+        click.echo(line)
