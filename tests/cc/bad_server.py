@@ -17,9 +17,11 @@ class Handler(socketserver.StreamRequestHandler):
         method, path = (line.split() + ["", ""])[:2]
         peer = f"X-Peer: {self.client_address[0]}\r\n".encode()
         if path.startswith("/loop"):
-            self.wfile.write(b"HTTP/1.1 302 Found\r\nLocation: /loop\r\nContent-Length: 0\r\n\r\n")
+            self.wfile.write(b"HTTP/1.1 302 Found\r\nLocation: /loop\r\nContent-Length: 0\r\n"
+                             b"Connection: close\r\n\r\n")
         elif path.startswith("/short"):
-            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n\r\n")
+            self.wfile.write(b"HTTP/1.1 200 OK\r\nContent-Length: 200000\r\n"
+                             b"Connection: close\r\n\r\n")
             if method != "HEAD":
                 self.wfile.write(b"x" * 1000)
         else:

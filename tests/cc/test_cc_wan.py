@@ -17,7 +17,7 @@ from tests.cli import protolens
 from tests.testbed.conftest import lab_available
 
 pytestmark = pytest.mark.netns
-NAME, NET_NS, HOST_IF, NET_IF = "ccw", "ccw-net", "ccwn-h", "ccwn-n"
+NAME, NET_NS, HOST_IF, NET_IF = "ccw", "ccinet", "ccin-h", "ccin-n"
 SERVER = "198.18.6.2"
 
 

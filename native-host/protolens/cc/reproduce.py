@@ -36,7 +36,7 @@ def run_grid(cells: Sequence[Cell] | None = None, testbed: str = "ccr", http: st
                 err: str | None = None
                 try:
                     res = probe(LabPath(tb), object_url(cell.size), http=http,
-                                packet_bytes=cell.packet_bytes)
+                                packet_bytes=cell.packet_bytes or None)  # 0: Igor's rule
                 except ProbeError as exc:
                     err = str(exc)
                 out.append((cell, res, err))

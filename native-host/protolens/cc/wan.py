@@ -126,11 +126,17 @@ class WanPath:
             run(["iptables", "-w", "-t", table, "-D", chain, *spec], check=False)
         if rules:
             done.append(f"removed iptables rules tagged protolens-wan-{name}")
+        hw = _ifs(name)[1]
+        if run(["ip", "-br", "link", "show", hw], check=False):
+            # deleting the namespace removes its veth peer only later (netns cleanup runs
+            # asynchronously in the kernel): remove the root end, and its route, now
+            run(["ip", "link", "del", hw], check=False)
+            done.append(f"deleted interface {hw}")
         for ns in (topo.cli_ns, topo.rtr_ns):
             if ns in procs.netns_list():
                 for word in run(["ip", "netns", "pids", ns], check=False).split():
                     procs.stop(int(word))
-                run(["ip", "netns", "del", ns], check=False)  # takes both veth pairs with it
+                run(["ip", "netns", "del", ns], check=False)
                 done.append(f"deleted namespace {ns}")
             if (ETC_NETNS / ns).exists():
                 shutil.rmtree(ETC_NETNS / ns)

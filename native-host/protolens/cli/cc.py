@@ -119,7 +119,8 @@ def probe_cmd(urls: tuple[str, ...], page: str | None, top: int, http: str,
             try:
                 res = probe(path, url, http=http, packet_bytes=packet_bytes)
             except (ProbeError, TestbedError) as exc:
-                bar.console.print(f"error: {url}: {exc}", markup=False, highlight=False)
+                bar.console.print(f"error: {url}: {exc}", markup=False, highlight=False,
+                                  soft_wrap=True)
                 failed += 1
             else:
                 results.append(res)

@@ -33,10 +33,10 @@ def reproduce_igor(quick: bool, testbed: str, as_json: bool, db: Path | None) ->
         what = f"{cell.cc} {cell.size // 1000} KB at {cell.packet_bytes} B"
         if res is None:
             errors.append(f"{what}: {msg}")
-            err.print(f"error: {what}: {msg}", markup=False, highlight=False)
+            err.print(f"error: {what}: {msg}", markup=False, highlight=False, soft_wrap=True)
             return
         _store(db, res, "lab")
-        err.print(f"{what}: {res.verdict.label}", markup=False, highlight=False)
+        err.print(f"{what}: {res.verdict.label}", markup=False, highlight=False, soft_wrap=True)
 
     try:
         results = run_grid(cells, testbed=testbed, on_result=progress)
