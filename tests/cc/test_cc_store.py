@@ -100,3 +100,46 @@ def test_read_commands_change_nothing_and_old_store_errors(tmp_path: Path, store
     missing = tmp_path / "none.db"
     r = cli("cc", "list", "--db", str(missing))
     assert r.exit_code == 2 and not missing.exists()
+
+
+def test_plot_cc_queue(store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "q.png"
+    r = cli("plot", "cc-queue", "--out", str(out), "--db", str(store))
+    assert r.exit_code == 2 and "no stored CC probe" in r.output and not out.exists()
+    add_probe(store, "cubic-nohystart-160k-500", "a.test", 1.0)
+    r = cli("plot", "cc-queue", "--out", str(out), "--host", "a.test", "--db", str(store))
+    assert r.exit_code == 0, r.output
+    assert out.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_policy_suggest_needs_data_and_says_why(tmp_path: Path) -> None:
+    """The store's campaign: h2 is 1.5 s slower than h1 under 'lossy', equal under 'clean'."""
+    store = tmp_path / "s8.db"
+    campaign_store(store, reps=8)
+    r = cli("policy", "suggest", "--campaign", "camp", "--db", str(store), "--json")
+    assert r.exit_code == 0, r.output
+    rows = {(x["domain"], x["page"], x["condition"]): x for x in json.loads(r.output)}
+    lossy, clean = rows[("a.test", "large", "lossy")], rows[("a.test", "large", "clean")]
+    assert lossy["arm"] == "h1" and lossy["confidence"] == "medium"
+    assert "not probed" in lossy["why"]
+    assert clean["arm"] is None and clean["why"].startswith("no proposal")
+    add_probe(store, "bbr-160k-500", "a.test", 1.0)
+    r = cli("policy", "suggest", "--campaign", "camp", "--db", str(store), "--json", "--apply")
+    assert r.exit_code == 0, r.output
+    lossy = next(x for x in json.loads(r.stdout) if x["condition"] == "lossy")
+    assert len(json.loads(r.stdout)) == 4  # two pages x two conditions
+    assert "added: a.test -> h1" in r.stderr
+    assert lossy["confidence"] == "high" and "delay-based" in lossy["why"]
+    rules = json.loads(cli("policy", "list", "--db", str(store), "--json").output)
+    assert [(x["domain"], x["arm"]) for x in rules] == [("a.test", "h1")]
+    none = cli("policy", "suggest", "--campaign", "nope", "--db", str(store))
+    assert none.exit_code == 2 and "nothing to suggest" in none.output
+
+
+def test_suggest_never_proposes_from_a_label_alone() -> None:
+    from protolens.cc.suggest import domains_to_apply, suggest
+    rows = [{"origin": "https://x.test", "arm": "h1", "condition": "c", "plt_ms": 1000.0},
+            {"origin": "https://x.test", "arm": "h2", "condition": "c", "plt_ms": 3000.0}]
+    out = suggest(rows, {"x.test": "delay-based"}, "campaign")
+    assert [s.arm for s in out] == [None] and "too few loads" in out[0].why
+    assert domains_to_apply(out) == []

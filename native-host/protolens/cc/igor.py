@@ -90,7 +90,11 @@ def summary_lines(rows: Sequence[Mapping[str, Any]]) -> list[str]:
     """Our numbers in the paper's terms: max queue of delay- vs loss-based, time to fill."""
     lines = []
     right, total = accuracy(rows)
-    lines.append(f"labels right: {right}/{total}")
+    decisive = [r for r in rows if r["label"] in (LOSS_BASED, DELAY_BASED)]
+    wrong = sum(1 for r in decisive if not r["right"])
+    lines.append(f"labels right: {right}/{total}; decisive labels {len(decisive)}, wrong "
+                 f"{wrong}; abstained (too-small-to-judge or inconclusive) "
+                 f"{total - len(decisive)}")
     for mtu in sorted({r["mtu"] for r in rows}):
         delay = [r["max_queue_pct"] for r in rows if r["mtu"] == mtu and r["truth"] == DELAY_BASED]
         loss = [r for r in rows if r["mtu"] == mtu and r["truth"] == LOSS_BASED]

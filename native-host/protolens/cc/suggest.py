@@ -20,6 +20,8 @@ ARMS = ("h1", "h2")
 @dataclass(frozen=True)
 class Suggestion:
     domain: str
+    page: str
+    """The campaign page (loads of one page are compared with each other), ``all`` otherwise."""
     condition: str
     cc_label: str | None
     n_h1: int
@@ -46,10 +48,11 @@ class Suggestion:
 
 
 def _cells(rows: Iterable[Mapping[str, Any]], mode: str
-           ) -> dict[tuple[str, str], dict[str, list[float]]]:
-    """(domain, condition) -> arm -> PLTs of successful cold loads. ``mode``: ``campaign`` (arm
-    tag) or ``passive`` (the main document's protocol family)."""
-    cells: dict[tuple[str, str], dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
+           ) -> dict[tuple[str, str, str], dict[str, list[float]]]:
+    """(domain, page, condition) -> arm -> PLTs of successful cold loads. ``mode``:
+    ``campaign`` (arm tag, per page) or ``passive`` (the main document's protocol family)."""
+    cells: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(
+        lambda: defaultdict(list))
     for r in rows:
         if r.get("failed") or r.get("warm") or r.get("plt_ms") is None:
             continue
@@ -57,17 +60,19 @@ def _cells(rows: Iterable[Mapping[str, Any]], mode: str
         if arm not in ARMS:
             continue
         cond = str(r.get("condition") or "all") if mode == "campaign" else "all"
-        cells[(domain_of(str(r.get("origin") or "")), cond)][str(arm)].append(float(r["plt_ms"]))
+        page = str(r.get("page") or "all") if mode == "campaign" else "all"
+        cells[(domain_of(str(r.get("origin") or "")), page, cond)][str(arm)].append(
+            float(r["plt_ms"]))
     return cells
 
 
 def suggest(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, str], mode: str,
             seed: int = 0) -> list[Suggestion]:
-    """One suggestion per (domain, condition) with loads; sorted by domain, condition."""
+    """One suggestion per (domain, page, condition) with loads, sorted."""
     out = []
-    for (domain, cond), by_arm in sorted(_cells(rows, mode).items()):
-        c = compare_pair(domain, cond, "h1", by_arm.get("h1", []), "h2", by_arm.get("h2", []),
-                         seed)
+    for (domain, page, cond), by_arm in sorted(_cells(rows, mode).items()):
+        c = compare_pair(f"{domain} {page}", cond, "h1", by_arm.get("h1", []), "h2",
+                         by_arm.get("h2", []), seed)
         label = labels.get(domain)
         arm, conf = None, "none"
         cc = f"server {label}" if label else "server CC not probed"
@@ -88,7 +93,7 @@ def suggest(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, str], mode: 
                 why = (f"{c.verdict}, p={c.p_value:.2g}; {cc}, so the data alone supports "
                        "it" + (" although the paper expects h2 not to suffer here"
                                if label == "loss-based" else ""))
-        out.append(Suggestion(domain, cond, label, c.n_a, c.n_b, c.median_a_ms, c.median_b_ms,
+        out.append(Suggestion(domain, page, cond, label, c.n_a, c.n_b, c.median_a_ms, c.median_b_ms,
                               c.diff_ms, c.ci_low_ms, c.ci_high_ms, c.p_value, arm, conf, why))
     return out
 

@@ -14,7 +14,7 @@ from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
-KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd")
+KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "cc-queue")
 FORMATS = (".png", ".svg", ".pdf")
 
 
@@ -26,8 +26,10 @@ def _arms(text: str | None, kind: str) -> tuple[str, str]:
 
 
 def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | None,
-          limit: int, warm: bool, db: Path | None) -> Figure:
+          limit: int, warm: bool, db: Path | None, host: str | None = None) -> Figure:
     """The figure for ``kind`` (the I/O around the pure figure functions)."""
+    if kind == "cc-queue":
+        return _cc_queue(db, host)
     if kind == "cwnd":
         if tcpstats is None:
             raise UserError("cwnd: give --tcpstats FILE (written by: protolens testbed tcpstats)")
@@ -68,10 +70,14 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
 @click.option("--limit", type=click.IntRange(1, 500), default=40, show_default=True,
               help="byte-shares: at most this many page loads.")
 @click.option("--warm", is_flag=True, help="Plot warm loads instead of cold ones.")
+@click.option("--host", help="cc-queue: the newest stored probe of this host (default: the "
+              "newest probe).")
 @db_option
 def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
-             tcpstats: Path | None, limit: int, warm: bool, db: Path | None) -> None:
-    """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup or cwnd.
+             tcpstats: Path | None, limit: int, warm: bool, db: Path | None,
+             host: str | None = None) -> None:
+    """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup, cwnd or cc-queue (a CC
+    probe's queue over time, CoNEXT'20 Fig. 2(a)).
 
     Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
     """
@@ -83,7 +89,7 @@ def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
                                 "legend.fontsize": 7, "xtick.labelsize": 7,
                                 "ytick.labelsize": 7}):  # sizes for a two-column paper
         try:
-            fig = build(kind, campaign, arms, tcpstats, limit, warm, db)
+            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, host)
         except figures.PlotError as exc:
             raise UserError(f"{kind}: {exc}") from None
         try:
@@ -91,3 +97,21 @@ def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
         except OSError as exc:
             raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
     click.echo(str(out))
+
+
+def _cc_queue(db: Path | None, host: str | None) -> Figure:
+    from protolens.cc.model import QueueTimeline
+    from protolens.plots.cc_queue import cc_queue
+    from protolens.store import cc as ccstore
+    conn = connect_ro(db)
+    try:
+        got = ccstore.probe_timeline(conn, host) if ccstore.has_cc_table(conn) else None
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    finally:
+        conn.close()
+    if got is None:
+        raise UserError("cc-queue: no stored CC probe" + (f" of {host}" if host else "")
+                        + " (protolens cc probe URL)")
+    row, timeline = got
+    return cc_queue(row, QueueTimeline.from_json(timeline))

@@ -202,7 +202,7 @@ def suggest_cmd(campaign: str | None, source: str | None, apply_: bool, seed: in
     if not out:
         raise UserError("no h1 or h2 loads to learn from: nothing to suggest")
     emit([s.row() for s in out], fmt, title="Policy suggestions",
-         columns=("domain", "condition", "cc_label", "n_h1", "n_h2", "median_h1_ms",
+         columns=("domain", "page", "condition", "cc_label", "n_h1", "n_h2", "median_h1_ms",
                   "median_h2_ms", "arm", "confidence", "why") if fmt == "table" else None)
     if apply_:
         rw = _rw(db)
