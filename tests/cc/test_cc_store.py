@@ -143,3 +143,36 @@ def test_suggest_never_proposes_from_a_label_alone() -> None:
     out = suggest(rows, {"x.test": "delay-based"}, "campaign")
     assert [s.arm for s in out] == [None] and "too few loads" in out[0].why
     assert domains_to_apply(out) == []
+
+
+def page_store(db: Path) -> str:
+    """One navigation: a.test serves a 320 kB object (most bytes), b.test a 40 kB one."""
+    from tests.python.navrecord_builder import make_record
+    from tests.research.store_builder import ingest_all
+    rec = make_record(n_requests=5, seed=3)
+    objs = {1: ("a.test", "320k", 320_000), 2: ("b.test", "40k", 40_000),
+            4: ("a.test", "20k", 20_000)}
+    for i, (host, name, size) in objs.items():
+        r = rec["requests"][i]
+        r.update(url=f"https://{host}/_testbed/{name}.bin", host=host, encoded_bytes=size + 200,
+                 body_bytes=size)
+    ingest_all(db, [rec])
+    return str(sqlite3.connect(db).execute("SELECT id FROM navigations").fetchone()[0])
+
+
+def test_page_hosts_pick_each_hosts_biggest_object(tmp_path: Path) -> None:
+    from protolens.cc.website import top_hosts
+    db = tmp_path / "p.db"
+    nav = page_store(db)
+    conn = sqlite3.connect(db)
+    conn.row_factory = sqlite3.Row
+    targets = top_hosts(ccstore.page_hosts(conn, nav), 5)
+    assert [t.host for t in targets] == ["a.test", "b.test"]
+    assert targets[0].url == "https://a.test/_testbed/320k.bin"
+    assert targets[0].share > 0.85 and targets[0].object_bytes == 320_000
+    r = cli("cc", "probe", "--page", "nope", "--db", str(db))
+    assert r.exit_code == 2 and "no navigation" in r.output
+    r = cli("cc", "probe", "https://a.test/", "--page", nav, "--db", str(db))
+    assert r.exit_code == 2 and "one of them" in r.output
+    r = cli("cc", "probe", "--url", "ftp://x/", "--db", str(db))
+    assert r.exit_code == 2 and "not an http(s) URL" in r.output

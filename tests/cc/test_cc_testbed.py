@@ -81,6 +81,18 @@ def test_small_objects_too_small_and_http2(bed: Any, tmp_path: Path) -> None:
     assert row["http_version"] == "2" and row["label"] == "loss-based"
 
 
+def test_page_probes_the_top_host_by_bytes(bed: Any, tmp_path: Path) -> None:
+    from tests.cc.test_cc_store import page_store
+    up(bed, "bbr")
+    db = tmp_path / "p.db"
+    nav = page_store(db)  # a.test: 320 kB object and most bytes; b.test: 40 kB
+    p = probe_cli(db, "--page", nav[:8], "--top", "1", "--json")
+    assert p.returncode == 0, p.stderr
+    (row,) = json.loads(p.stdout)
+    assert row["host"] == "a.test" and row["url"].endswith("/320k.bin")
+    assert row["label"] == "delay-based" and row["packet_bytes"] == 500  # Igor's rule
+
+
 def _cwnd_and_queue(bed: Any, cc: str, tmp_path: Path) -> tuple[list[dict[str, Any]], Any]:
     from protolens.testbed.tcpstats import sample
     tb = up(bed, cc)

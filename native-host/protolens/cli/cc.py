@@ -57,6 +57,30 @@ def _path(testbed: str, wan: bool) -> Any:
         raise UserError(str(exc)) from None
 
 
+def _load_page(db: Path | None, url: str) -> str:
+    """Load ``url`` once in the lab Chromium (``lab run --urls``); its navigation's id."""
+    import os
+    import time
+
+    from protolens.lab import campaign as camp
+    from protolens.paths import extension_dir
+    from protolens.store.cc import campaign_navigation
+    spec = camp.CampaignSpec(name=time.strftime("cc-page-%Y%m%d-%H%M%S"), urls=(url,),
+                             arms=("h2",), conditions=("none",), reps=1, seed=0)
+    settings = camp.Settings(db=db_path(db), chromium="/usr/bin/chromium",
+                             extension=extension_dir(os.environ))
+    try:
+        camp.run(spec, settings)
+    except camp.CampaignError as exc:
+        raise UserError(str(exc)) from None
+    conn = connect_ro(db)
+    with closing(conn):
+        nav = campaign_navigation(conn, spec.name)
+    if nav is None:
+        raise UserError(f"loading {url} failed: nothing recorded (protolens lab campaigns)")
+    return nav
+
+
 def _page_urls(db: Path | None, nav_id: str, top: int) -> list[str]:
     conn = connect_ro(db)
     try:
@@ -76,6 +100,9 @@ def _page_urls(db: Path | None, nav_id: str, top: int) -> list[str]:
 @click.argument("urls", nargs=-1, metavar="[URL ...]")
 @click.option("--page", "page", metavar="NAVIGATION_ID",
               help="Probe the hosts of a recorded navigation (their biggest objects).")
+@click.option("--url", "page_url", metavar="PAGE_URL",
+              help="Load this page first (lab Chromium over your own network, stored as a "
+                   "campaign), then probe its hosts as with --page.")
 @click.option("--top", default=5, show_default=True, type=click.IntRange(1, 100),
               help="With --page: probe the N hosts that carry the most bytes.")
 @click.option("--http", type=click.Choice(["1.1", "2"]), default="1.1", show_default=True,
@@ -93,14 +120,20 @@ def _page_urls(db: Path | None, nav_id: str, top: int) -> list[str]:
 @output_options
 def probe_cmd(urls: tuple[str, ...], page: str | None, top: int, http: str,
               packet_bytes: int | None, testbed: str, wan: bool, no_store: bool,
-              db: Path | None, fmt: str) -> None:
+              db: Path | None, fmt: str, page_url: str | None = None) -> None:
     """Fingerprint the server of each URL's object: loss-based, delay-based, too-small-to-judge
     or inconclusive, with the evidence (queue peak and when, first loss, bytes, MSS, RTT).
 
     Example: protolens cc probe --page 3f2a9c1e --top 3 --json
     """
-    if bool(urls) == bool(page):
-        raise UserError("give URLs or --page NAVIGATION_ID (one of them)")
+    if sum(map(bool, (urls, page, page_url))) != 1:
+        raise UserError("give URLs, --page NAVIGATION_ID or --url PAGE_URL (one of them)")
+    if page_url:
+        try:
+            parse_target(page_url)
+        except ProbeError as exc:
+            raise UserError(str(exc)) from None
+        page = _load_page(db, page_url)
     todo = list(urls) if urls else _page_urls(db, str(page), top)
     for url in todo:
         try:

@@ -154,3 +154,10 @@ def has_cc_table(conn: sqlite3.Connection) -> bool:
     """False on a store from before migration m009 opened read-only."""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'cc_host_labels'"
                         ).fetchone() is not None
+
+
+def campaign_navigation(conn: sqlite3.Connection, campaign: str) -> str | None:
+    """The first successful navigation of ``campaign`` (``cc probe --url``'s page load)."""
+    r = conn.execute("SELECT id FROM navigations WHERE campaign = ? AND failed = 0 "
+                     "ORDER BY started_at_ms LIMIT 1", (campaign,)).fetchone()
+    return None if r is None else str(r[0])
