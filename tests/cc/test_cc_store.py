@@ -85,6 +85,7 @@ def test_show_and_compare_group_by_cc(store: Path) -> None:
     r = cli("show", nav, "--db", str(store), "--json")
     hosts = {h["host"]: h["cc_label"] for h in json.loads(r.output)["hosts"]}
     assert hosts == {"a.test": "delay-based", "b.test": None}
+    assert "Server CC: a.test delay-based" in cli("show", nav, "--db", str(store)).output
     r = cli("compare", "--campaign", "camp", "--by-cc", "--db", str(store), "--json")
     assert r.exit_code == 0, r.output
     groups = {x["group"] for x in json.loads(r.output)}

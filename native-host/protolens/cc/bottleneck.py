@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import math
 
-from protolens.shaping.profile import Profile, parse_profile
+from protolens.shaper.profile import parse_profile
+from protolens.shaper.records import Profile
 
 RATE_PPS = 250
 """Bottleneck rate in packets per second, so the queue holds the same time (400 ms) and the path

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from protolens.shaping.control import ShaperClient
-from protolens.shaping.profile import Profile
+from protolens.shaper.control import ShaperClient
+from protolens.shaper.records import Profile
 from protolens.testbed import Testbed
 from protolens.testbed.run import run
 

@@ -27,8 +27,9 @@ from protolens.cc.curl import (
     parse_target,
 )
 from protolens.cc.model import QueueTimeline, Verdict
-from protolens.shaping.control import ShaperClient, ShaperError
-from protolens.shaping.profile import Profile, load_profile
+from protolens.shaper.catalogue import load_profile
+from protolens.shaper.control import ShaperClient, ShaperError
+from protolens.shaper.records import Profile
 
 GET_TIMEOUT_S = 60.0
 

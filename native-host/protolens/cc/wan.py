@@ -20,13 +20,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from protolens.shaping.config import shaper_config
-from protolens.shaping.control import ShaperClient, ShaperError, start_shaper
-from protolens.shaping.profile import Profile, ProfileError, load_profile
+from protolens.shaper.catalogue import load_profile
+from protolens.shaper.config import shaper_config
+from protolens.shaper.control import ShaperClient, ShaperError, start_shaper
+from protolens.shaper.profile import ProfileError
+from protolens.shaper.records import Profile
 from protolens.testbed import hostcfg, procs
-from protolens.testbed.core import run_root
 from protolens.testbed.links import ETC_NETNS
 from protolens.testbed.run import TestbedError, in_ns, run
+from protolens.testbed.spec import run_root
 from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology, valid_name
 
 IP_FORWARD = "/proc/sys/net/ipv4/ip_forward"

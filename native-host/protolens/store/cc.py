@@ -15,7 +15,7 @@ _COLUMNS = ("host", "server_ip", "probed_at_ms", "url", "label", "reason", "max_
             "server_cc", "network", "wall_ms")
 
 
-def m009_cc_probes(conn: sqlite3.Connection) -> None:
+def m010_cc_probes(conn: sqlite3.Connection) -> None:
     """``cc_probes`` (every fingerprint probe) and ``cc_host_labels`` (each host's latest
     decisive label: loss-based or delay-based; hosts never judged are absent)."""
     conn.execute("""
@@ -151,7 +151,7 @@ def labels_for(conn: sqlite3.Connection, hosts: Iterable[str]) -> dict[str, str]
 
 
 def has_cc_table(conn: sqlite3.Connection) -> bool:
-    """False on a store from before migration m009 opened read-only."""
+    """False on a store from before migration m010 opened read-only."""
     return conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'cc_host_labels'"
                         ).fetchone() is not None
 

@@ -1,0 +1,309 @@
+"""The testbed adapter: creates and removes the namespaces, links, caddy, the shaper and cross
+traffic, and answers status / truth / shape. Everything it starts is recorded in a state file
+under the run directory, so ``down`` also works after a crash (plus discovery by name prefix).
+What a valid testbed is, the state record and the status document are ``spec.py``'s (pure)."""
+
+from __future__ import annotations
+
+import datetime
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from protolens.paths import data_home
+from protolens.shaper import Profile, ProfileError, load_profile
+from protolens.shaper.build import ShaperError, find_binary
+from protolens.shaper.config import shaper_config
+from protolens.shaper.control import ShaperClient, start_shaper
+from protolens.shaper.summary import truth_rows
+from protolens.testbed import caddy, cross, hostcfg, links, procs, spec
+from protolens.testbed.cert import ensure_cert
+from protolens.testbed.run import in_ns, run
+from protolens.testbed.spec import TestbedError, TestbedState, default_hosts, run_root
+from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology
+
+
+class Testbed:
+    """A running testbed. ``Testbed.up(...)`` creates one, ``Testbed.load(name)`` finds one."""
+
+    __test__ = False
+
+    def __init__(self, state: TestbedState, root: Path) -> None:
+        self.state = state
+        self.root = root
+        self.topo = Topology(state.name)
+
+    # ---- lifecycle ----
+    @classmethod
+    def up(cls, name: str = "pl", profile: str = "clean", server_cc: str = "cubic",
+           initcwnd: int | None = None, site: Path | None = None,
+           hosts: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
+           bbr_hosts: Sequence[str] = ()) -> Testbed:
+        env = dict(os.environ) if env is None else env
+        hosts = tuple(hosts or default_hosts())
+        spec.validate_up(name, server_cc, initcwnd, hosts, bbr_hosts)
+        prof = _profile(profile)
+        try:
+            find_binary(env)  # before anything is created: say "not built" in one line
+        except ShaperError as e:
+            raise TestbedError(str(e)) from None
+        root = run_root(env)
+        topo = Topology(name)
+        existing = [ns for ns in procs.netns_list() if ns in topo.namespaces]
+        if existing or (root / name / "state.json").exists():
+            raise TestbedError(f"testbed '{name}' is already up (protolens testbed down --name "
+                               f"{name})")
+        data = data_home(env) / "testbed"
+        site = site or data_home(env) / "pages"
+        site.mkdir(parents=True, exist_ok=True)
+        rd = root / name
+        rd.mkdir(parents=True, exist_ok=True)
+        certs = ensure_cert(data / "cert", hosts, datetime.datetime.now(datetime.UTC))
+        state = TestbedState(
+            name=name, run_dir=str(rd), hosts=list(hosts), server_ip=topo.srv_ip,
+            client_ip=topo.cli_ip, spki=certs.spki, cert=str(certs.cert), ca=str(certs.ca),
+            site=str(site), access_log=str(rd / "access.log"), caddy_log=str(rd / "caddy.log"),
+            shaper_log=str(rd / "shaper.log"), shaper_sock=str(rd / "shaper.sock"),
+            profile=prof.name, profile_path=prof.path, server_cc=server_cc, initcwnd=initcwnd,
+            created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            bbr_hosts=list(dict.fromkeys(bbr_hosts)))
+        tb = cls(state, root)
+        tb._save()
+        try:
+            tb._host_settings()
+            links.build_links(tb.topo, tb.state.hosts, tb.state.server_cc, tb.state.initcwnd,
+                              tb.state.bbr_hosts)
+            pid = tb._start_caddy(certs.key, data / "static")
+            tb.state = replace(tb.state, pids={**tb.state.pids, "caddy": pid})
+            tb._save()
+            tb._start_shaper(prof)
+            links.queue_rules(tb.topo)
+            tb._cross_traffic(prof)
+        except BaseException:
+            cls.down(name, env)
+            raise
+        return tb
+
+    @classmethod
+    def load(cls, name: str = "pl", env: Mapping[str, str] | None = None) -> Testbed:
+        env = dict(os.environ) if env is None else env
+        p = run_root(env) / name / "state.json"
+        if not p.exists():
+            raise TestbedError(f"testbed '{name}' is not up (protolens testbed up --name {name})")
+        return cls(spec.state_from_json(p.read_text()), run_root(env))
+
+    @classmethod
+    def down(cls, name: str = "pl", env: Mapping[str, str] | None = None) -> list[str]:
+        """Remove everything testbed ``name`` created; idempotent, works after a crash."""
+        env = dict(os.environ) if env is None else env
+        root = run_root(env)
+        topo = Topology(name)
+        done: list[str] = []
+        p = root / name / "state.json"
+        if p.exists():
+            st = spec.state_from_json(p.read_text())
+            for pid in [*st.cross_pids, *st.pids.values()]:
+                if procs.stop(pid):
+                    done.append(f"stopped pid {pid}")
+        for ns in topo.namespaces:
+            if ns not in procs.netns_list():
+                continue
+            for word in run(["ip", "netns", "pids", ns], check=False).split():
+                if procs.stop(int(word)):
+                    done.append(f"stopped pid {word} in {ns}")
+            run(["ip", "netns", "del", ns], check=False)
+            done.append(f"deleted namespace {ns}")
+        for ns in topo.namespaces:
+            if (links.ETC_NETNS / ns).exists():
+                shutil.rmtree(links.ETC_NETNS / ns)
+                done.append(f"removed {links.ETC_NETNS / ns}")
+        done += [f"restored {r}" for r in hostcfg.release(root, name)]
+        if (root / name).exists():
+            shutil.rmtree(root / name)
+            done.append(f"removed {root / name}")
+        return done
+
+    # ---- queries ----
+    def exec_argv(self, cmd: Sequence[str] = ()) -> list[str]:
+        """argv that runs ``cmd`` in the client namespace (``ip netns exec <cli> ...``)."""
+        return in_ns(self.topo.cli_ns, cmd)
+
+    def server_argv(self, cmd: Sequence[str] = ()) -> list[str]:
+        return in_ns(self.topo.srv_ns, cmd)
+
+    def host_ips(self) -> dict[str, str]:
+        return spec.host_ips(self.state, self.topo)
+
+    def host_rules(self) -> str:
+        return spec.host_rules(self.state, self.topo)
+
+    def chromium_flags(self) -> list[str]:
+        return spec.chromium_flags(self.state, self.topo)
+
+    def shaper(self) -> ShaperClient:
+        return ShaperClient(Path(self.state.shaper_sock))
+
+    def shaper_running(self) -> bool:
+        pid = self.state.pids.get("shaper")
+        return pid is not None and procs.alive(pid) and self.shaper().alive()
+
+    def caddy_running(self) -> bool:
+        pid = self.state.pids.get("caddy")
+        return pid is not None and procs.alive(pid)
+
+    def problems(self) -> list[str]:
+        missing = [ns for ns in self.topo.namespaces if ns not in procs.netns_list()]
+        return spec.problems(self.state, missing, self.shaper_running(), self.caddy_running())
+
+    def check(self) -> None:
+        """Raise ``TestbedError`` unless namespaces, caddy and the shaper are all up."""
+        probs = self.problems()
+        if probs:
+            raise TestbedError(f"testbed '{self.state.name}': {'; '.join(probs)}")
+
+    def status(self) -> dict[str, Any]:
+        s = self.state
+        shaper: dict[str, Any] = {"pid": s.pids.get("shaper"), "running": False}
+        try:
+            if s.pids.get("shaper") and procs.alive(s.pids["shaper"]):
+                st = self.shaper().stats()
+                shaper.update(running=True, rt=st["rt"], profile=st["name"],
+                              lateness=st["lateness"],
+                              params={d: v["params"] for d, v in st["dirs"].items()})
+        except ShaperError:
+            pass
+        return spec.status(s, self.topo, self.problems(), shaper, self.caddy_running(),
+                           hostcfg.recorded(self.root)["original"])
+
+    def truth(self, reset: bool = False) -> list[dict[str, Any]]:
+        """Per-flow packets and bytes the shaper forwarded (and dropped), each direction."""
+        return truth_rows(self._stats(reset))
+
+    def lateness(self) -> dict[str, Any]:
+        lat: dict[str, Any] = self._stats(False)["lateness"]
+        return lat
+
+    def stats(self, reset: bool = False) -> dict[str, Any]:
+        return self._stats(reset)
+
+    # ---- actions ----
+    def shape(self, profile: str | Profile) -> Profile:
+        """Switch the shaper to ``profile`` now (its schedule restarts); restart it if needed."""
+        prof = profile if isinstance(profile, Profile) else _profile(profile)
+        conf = Path(self.state.run_dir) / "shaper.conf"
+        conf.write_text(shaper_config(prof))
+        try:
+            if self.shaper_running():
+                self.shaper().load(conf)
+            else:
+                self._start_shaper(prof)
+        except ShaperError as e:
+            raise TestbedError(str(e)) from None
+        self._stop_cross()
+        self.state = replace(self.state, profile=prof.name, profile_path=prof.path)
+        self._cross_traffic(prof)
+        self._save()
+        return prof
+
+    def flush_tcp_metrics(self) -> None:
+        """Forget cached ssthresh/RTT in client and server namespaces (ARCHITECTURE.md)."""
+        for ns in (self.topo.cli_ns, self.topo.srv_ns):
+            run(["ip", "-n", ns, "tcp_metrics", "flush", "all"])
+
+    # ---- internals ----
+    def _stats(self, reset: bool) -> dict[str, Any]:
+        if not self.shaper_running():
+            raise TestbedError(f"testbed '{self.state.name}': shaper not running, no counters "
+                               "(traffic passes unshaped); protolens testbed shape PROFILE"
+                               " restarts it")
+        try:
+            return self.shaper().stats(reset)
+        except ShaperError as e:
+            raise TestbedError(str(e)) from None
+
+    def _save(self) -> None:
+        p = Path(self.state.run_dir) / "state.json"
+        tmp = p.with_suffix(".tmp")
+        tmp.write_text(spec.state_to_json(self.state))
+        tmp.replace(p)
+
+    def _host_settings(self) -> None:
+        cc = "cubic" if self.state.server_cc.startswith("cubic") else self.state.server_cc
+        hostcfg.allow_cc(self.root, self.state.name, cc)
+        if self.state.bbr_hosts:
+            hostcfg.allow_cc(self.root, self.state.name, "bbr")
+        if cc == "cubic":
+            want = "0" if self.state.server_cc == "cubic-nohystart" else "1"
+            if Path(hostcfg.CUBIC_HYSTART).exists():
+                try:
+                    hostcfg.change(self.root, self.state.name, hostcfg.CUBIC_HYSTART, want)
+                except hostcfg.HostConflict as e:
+                    raise TestbedError(str(e)) from None
+            elif want == "0":
+                raise TestbedError(f"{hostcfg.CUBIC_HYSTART} missing: cannot turn HyStart off")
+
+    def _start_caddy(self, key: Path, static: Path) -> int:
+        s = self.state
+        rd = Path(s.run_dir)
+        caddy.ensure_static(static, s.hosts)
+        cfg = rd / "Caddyfile"
+        cfg.write_text(caddy.caddyfile(s.hosts, Path(s.cert), key, Path(s.site), static,
+                                       Path(s.access_log)))
+        home = rd / "caddy-home"
+        home.mkdir(exist_ok=True)
+        env = {"PATH": os.environ.get("PATH", "/usr/sbin:/usr/bin:/sbin:/bin"),
+               "HOME": str(home), "XDG_CONFIG_HOME": str(home / "config"),
+               "XDG_DATA_HOME": str(home / "data")}
+        with open(s.caddy_log, "ab") as log:
+            proc = subprocess.Popen(in_ns(self.topo.srv_ns, ["caddy", "run", "--config", str(cfg),
+                                                             "--adapter", "caddyfile"]),
+                                    stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                                    start_new_session=True)
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                tail = Path(s.caddy_log).read_text(errors="replace").strip().splitlines()
+                raise TestbedError(f"caddy exited: {tail[-1][:300] if tail else proc.returncode}")
+            listening = run(in_ns(self.topo.srv_ns, ["ss", "-Hlntu", "sport", "=", ":443"]))
+            kinds = {line.split()[0] for line in listening.splitlines() if line.strip()}
+            if {"tcp", "udp"} <= kinds:
+                return proc.pid
+            time.sleep(0.05)
+        proc.kill()
+        raise TestbedError("caddy did not listen on 443 (tcp and udp) within 15 s")
+
+    def _start_shaper(self, prof: Profile) -> None:
+        rd = Path(self.state.run_dir)
+        conf = rd / "shaper.conf"
+        conf.write_text(shaper_config(prof))
+        try:
+            pid = start_shaper(self.topo.rtr_ns, conf, Path(self.state.shaper_sock),
+                               Path(self.state.shaper_log), QUEUE_UP, QUEUE_DOWN)
+        except ShaperError as e:
+            raise TestbedError(str(e)) from None
+        self.state = replace(self.state, pids={**self.state.pids, "shaper": pid})
+        self._save()
+
+    def _cross_traffic(self, prof: Profile) -> None:
+        pids = cross.start_cross_traffic(self.topo, prof, Path(self.state.run_dir))
+        if pids:
+            self.state = replace(self.state, cross_pids=pids)
+            self._save()
+
+    def _stop_cross(self) -> None:
+        for pid in self.state.cross_pids:
+            procs.stop(pid)
+        self.state = replace(self.state, cross_pids=[])
+
+
+def _profile(name: str) -> Profile:
+    try:
+        return load_profile(name)
+    except ProfileError as e:
+        raise TestbedError(str(e)) from None
+
