@@ -13,6 +13,8 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from protolens.store.tx import transaction
+
 COMPARE_COLUMNS = ("id", "source", "origin", "page", "campaign", "condition", "arm",
                    "main_family", "warm", "failed", "plt_ms", "ttfb_ms", "fcp_ms", "lcp_ms",
                    "first_image_ms")
@@ -150,15 +152,18 @@ def import_bundles(conn: sqlite3.Connection, bundles: Sequence[BundleRows], now_
     their child rows. Per bundle: (navigations imported, skipped), or None if it was imported
     before. ``conn`` must be in autocommit mode; any exception rolls everything back, and so
     does ``dry_run``."""
-    conn.execute("BEGIN IMMEDIATE")
     try:
-        done = [_import_one(conn, b, now_ms) for b in bundles]
-        conn.execute("ROLLBACK" if dry_run else "COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
+        with transaction(conn):
+            done = [_import_one(conn, b, now_ms) for b in bundles]
+            if dry_run:
+                raise _RolledBack
+    except _RolledBack:
+        pass
     return done
+
+
+class _RolledBack(Exception):
+    """Leaves a dry run's transaction through its rollback."""
 
 
 # --- plots ---------------------------------------------------------------------------------
