@@ -96,3 +96,17 @@ def test_transient_store_errors_are_told_from_final_ones(tmp_path: Path) -> None
         other.execute("INSERT INTO t VALUES (3)")
     assert is_transient(busy.value) and is_transient(StoreError("cannot open"))
     locker.execute("ROLLBACK")
+
+
+def test_install_then_record_leaves_a_store_doctor_calls_private(tmp_path: Path,
+                                                                 permissive_umask: None) -> None:
+    """The user install creates the directory the store lives in by default: it must be 0700
+    too, or every installed store would draw doctor's warning."""
+    home = {"HOME": str(tmp_path / "home"), "XDG_CONFIG_HOME": str(tmp_path / "home/.config"),
+            "XDG_DATA_HOME": str(tmp_path / "home/.local/share"), "PROTOLENS_DB": ""}
+    result = CliRunner().invoke(main, ["install", "--browser", "chromium"], env=home)
+    assert result.exit_code == 0, result.output
+    data = tmp_path / "home/.local/share/protolens"
+    assert mode(data) == 0o700 and (data / "org.protolens.host.sh").exists()
+    open_rw(data / "protolens.db", now_ms=0.0).close()
+    assert doctor(tmp_path, data / "protolens.db")["status"] == "ok"
