@@ -313,3 +313,13 @@ def test_lab_proxy_closes_silent_connections_and_caps_them(tmp_path: Path) -> No
     assert head.startswith(b"HTTP/1.1 407")  # still serving
     for s in (*silent, late):
         s.close()
+
+
+def test_lab_mapping_serves_mapped_hosts_on_any_port_but_the_relay_itself() -> None:
+    hosts = {"a.test": "127.0.0.1"}
+    relay = ("127.0.0.1", 5000)
+    got = check_target("a.test", 8443, hosts=hosts, allowed=lambda h: False, relay=relay)
+    assert not isinstance(got, str) and got.mapped == "127.0.0.1"
+    assert check_target("a.test", 5000, hosts=hosts, allowed=lambda h: True,
+                        relay=relay) == "the relay itself"
+    assert "not served" in str(check_target("b.test", 443, hosts=hosts, allowed=lambda h: True))
