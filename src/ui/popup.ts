@@ -2,6 +2,7 @@
 import { outboxStatus } from "../adapters/outbox-store.ts";
 import { loadSettings, saveSettings } from "../adapters/settings-store.ts";
 import { activeTabId, labState, readLast } from "../adapters/tab-view.ts";
+import { renderPause } from "./pause-control.ts";
 import { popupModel } from "./popup-model.ts";
 import { byId, el } from "./dom.ts";
 import type { NavigationRecord } from "../record/types.ts";
@@ -14,6 +15,7 @@ async function render(): Promise<void> {
   toggle.disabled = lab.lab;
   byId("mode", HTMLElement).textContent = lab.lab ? "lab profile: recording set by the host" : "";
   toggle.onchange = () => void saveSettings({ ...settings, enabled: toggle.checked });
+  await renderPause(lab.lab);
 
   // popup.html?tab=ID shows that tab (the popup opened as a page, e.g. tests/e2e/test_ui_e2e.py)
   const asked = new URLSearchParams(location.search).get("tab");

@@ -49,14 +49,19 @@ def parse_since(text: str | None) -> float | None:
 @click.option("--allow-domains", "allow_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Registrable domains (one per line, or a rank,domain CSV such as a top-sites "
                    "list) whose origins may stay in clear.")
+@click.option("--keep-campaign", "keep_campaigns", multiple=True, metavar="NAME",
+              help="A campaign name to share in clear (repeatable); any other campaign name "
+                   "is exported as an anon-<hex> token.")
 @db_option
 @output_options
 def export_cmd(har: str | None, campaign: str | None, out: Path | None, since: str | None,
-               preview: bool, allow_file: Path | None, db: Path | None, fmt: str) -> None:
+               preview: bool, allow_file: Path | None, keep_campaigns: tuple[str, ...],
+               db: Path | None, fmt: str) -> None:
     """Write an anonymized bundle of your recorded data for sharing, or page loads as HAR.
 
-    Bundle: hosts become salted hashes (the salt never leaves this machine), URLs origins,
-    times minutes; no IP addresses, command lines or free-form context. See docs/RESEARCH.md.
+    Bundle: hosts become salted hashes (the salt never leaves this machine), URLs origins
+    without ports, times minutes; no IP addresses or ports, command lines or free-form context;
+    lab tags in clear only when they are ProtoLens's own names. See docs/RESEARCH.md.
     HAR (--har): one page load, or a campaign's, for DevTools, WebPageTest or sitespeed.io; URLs
     as detailed as recorded. See docs/HAR.md.
 
@@ -67,8 +72,8 @@ def export_cmd(har: str | None, campaign: str | None, out: Path | None, since: s
     if har is not None or campaign is not None:
         from protolens.cli.export_har import export_har
 
-        if preview or since or allow_file:
-            raise UserError("--har: --preview, --since and --allow-domains are for bundles only")
+        if preview or since or allow_file or keep_campaigns:
+            raise UserError("--har: --preview, --since, --allow-domains and --keep-campaign are for bundles only")
         export_har(har or None, campaign, out, db)
         return
     if not preview and out is None:
@@ -88,7 +93,8 @@ def export_cmd(har: str | None, campaign: str | None, out: Path | None, since: s
     conn = connect_ro(db)
     try:
         built = export.build(conn, allow=allow, since_ms=since_ms, now_ms=now_ms,
-                             contributor_id=cid or "0" * 32, keep_rows=preview)
+                             contributor_id=cid or "0" * 32, keep_rows=preview,
+                             keep_campaigns=frozenset(keep_campaigns))
     except sqlite3.Error as exc:
         raise store_failure(db, exc) from None
     if built.manifest["tables"]["navigations"]["rows"] == 0:
