@@ -73,7 +73,8 @@ def export_cmd(har: str | None, campaign: str | None, out: Path | None, since: s
         from protolens.cli.export_har import export_har
 
         if preview or since or allow_file or keep_campaigns:
-            raise UserError("--har: --preview, --since, --allow-domains and --keep-campaign are for bundles only")
+            raise UserError("--har: --preview, --since, --allow-domains and --keep-campaign are "
+                            "for bundles only")
         export_har(har or None, campaign, out, db)
         return
     if not preview and out is None:
