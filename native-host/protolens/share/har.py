@@ -59,9 +59,10 @@ def _timings(r: Request) -> tuple[float, dict[str, float]]:
     first = r.first_byte_ms if r.first_byte_ms is not None else end
     wait = max(0.0, first - r.start_ms)
     receive = max(0.0, end - max(first, r.start_ms))
-    return round(wait + receive, 3), {
+    wait, receive = round(wait, 3), round(receive, 3)
+    return round(wait + receive, 3), {  # HAR: time is the sum of the known timings
         "blocked": UNKNOWN, "dns": UNKNOWN, "connect": UNKNOWN, "ssl": UNKNOWN, "send": 0,
-        "wait": round(wait, 3), "receive": round(receive, 3)}
+        "wait": wait, "receive": receive}
 
 
 def _entry(rec: NavigationRecord, r: Request,
@@ -71,8 +72,8 @@ def _entry(rec: NavigationRecord, r: Request,
                                                            keep_blank_values=True)]
     version = r.protocol or ""
     total, timings = _timings(r)
-    share, conn_bytes = shares.get(r.connection_id, (None, None)) \
-        if r.connection_id is not None else (None, None)
+    share, conn_bytes = (None, None) if r.connection_id is None else shares.get(
+        r.connection_id, (None, None))
     entry: dict[str, Any] = {
         "pageref": rec.id,
         "startedDateTime": iso(rec.page.started_at_ms + r.start_ms),
