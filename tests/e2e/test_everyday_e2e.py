@@ -25,7 +25,7 @@ import pytest
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
-from tests.e2e.cdp import Cdp, devtools_browser, wait_for
+from tests.e2e.cdp import devtools_browser, wait_for
 from tests.e2e.harness import CHROMIUM, require_dist
 from tests.e2e.test_ui_e2e import EXTENSION, Page
 from tests.site.site import serve_site

@@ -14,7 +14,8 @@ from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
-KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness", "waterfall")
+KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness", "waterfall",
+         "cc-queue")
 FORMATS = (".png", ".svg", ".pdf")
 
 
@@ -46,10 +47,13 @@ def _waterfall(nav_id: str | None, db: Path | None) -> Figure:
 
 
 def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | None,
-          limit: int, warm: bool, db: Path | None, nav_id: str | None = None) -> Figure:
+          limit: int, warm: bool, db: Path | None, nav_id: str | None = None,
+          host: str | None = None) -> Figure:
     """The figure for ``kind`` (the I/O around the pure figure functions)."""
     if kind == "waterfall":
         return _waterfall(nav_id, db)
+    if kind == "cc-queue":
+        return _cc_queue(db, host)
     if nav_id:
         raise UserError(f"{kind}: takes no NAVIGATION_ID (only waterfall does)")
     if kind == "cwnd":
@@ -104,12 +108,15 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
 @click.option("--limit", type=click.IntRange(1, 500), default=40, show_default=True,
               help="byte-shares: at most this many page loads.")
 @click.option("--warm", is_flag=True, help="Plot warm loads instead of cold ones.")
+@click.option("--host", help="cc-queue: the newest stored probe of this host (default: the "
+              "newest probe).")
 @db_option
 def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | None,
              arms: str | None, tcpstats: Path | None, limit: int, warm: bool,
-             db: Path | None) -> None:
-    """Draw a paper figure (plt-box, byte-shares, delta-cdf, speedup, cwnd, fairness) or one page
-    load's connection waterfall (waterfall NAVIGATION_ID; docs/WATERFALL.md).
+             db: Path | None, host: str | None = None) -> None:
+    """Draw a paper figure (plt-box, byte-shares, delta-cdf, speedup, cwnd, fairness, cc-queue:
+    a CC probe's queue over time, CoNEXT'20 Fig. 2(a)) or one page load's connection waterfall
+    (waterfall NAVIGATION_ID; docs/WATERFALL.md).
 
     Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
 
@@ -127,7 +134,7 @@ def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | No
                                 "legend.fontsize": 7, "xtick.labelsize": 7,
                                 "ytick.labelsize": 7}):  # sizes for a two-column paper
         try:
-            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, nav_id)
+            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, nav_id, host)
         except figures.PlotError as exc:
             raise UserError(f"{kind}: {exc}") from None
         try:
@@ -135,3 +142,21 @@ def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | No
         except OSError as exc:
             raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
     click.echo(str(out))
+
+
+def _cc_queue(db: Path | None, host: str | None) -> Figure:
+    from protolens.cc.model import QueueTimeline
+    from protolens.plots.cc_queue import cc_queue
+    from protolens.store import cc as ccstore
+    conn = connect_ro(db)
+    try:
+        got = ccstore.probe_timeline(conn, host) if ccstore.has_cc_table(conn) else None
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    finally:
+        conn.close()
+    if got is None:
+        raise UserError("cc-queue: no stored CC probe" + (f" of {host}" if host else "")
+                        + " (protolens cc probe URL)")
+    row, timeline = got
+    return cc_queue(row, QueueTimeline.from_json(timeline))

@@ -16,6 +16,7 @@ from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.cli.show_view import ShowView, show_view
 from protolens.record.coalesce import connection_hosts
+from protolens.store import cc as ccstore
 from protolens.store.queries import NotFound, navigation_detail, resolve_id
 from protolens.store.records import load_record
 
@@ -38,6 +39,7 @@ def show(nav_id: str, db: Path | None, fmt: str) -> None:
         full_id = resolve_id(conn, nav_id)
         detail = navigation_detail(conn, full_id)
         record = load_record(conn, full_id)
+        labels = ccstore.host_labels(conn) if ccstore.has_cc_table(conn) else {}
     except NotFound as exc:
         raise UserError(str(exc)) from None
     except sqlite3.Error as exc:
@@ -46,6 +48,8 @@ def show(nav_id: str, db: Path | None, fmt: str) -> None:
     for c in detail["connections"]:  # every host of a coalesced connection, not only its first
         c["hosts"] = [c["host"]] if c["upstream"] else list(
             carried.get(c["connection_id"], (c["host"],)))
+    for h in detail["hosts"]:  # the server's CC label (protolens cc probe), if judged
+        h["cc_label"] = labels.get(h["host"])
     if fmt == "json":
         emit(detail, fmt)
         return
@@ -53,6 +57,9 @@ def show(nav_id: str, db: Path | None, fmt: str) -> None:
         emit(detail["connections"], fmt)
         return
     _print(show_view(record))
+    judged = [f"{h['host']} {h['cc_label']}" for h in detail["hosts"] if h["cc_label"]]
+    if judged:  # the servers' congestion control, from protolens cc probe (docs/CC.md)
+        click.echo("Server CC: " + ", ".join(judged))
 
 
 def _table(title: str, rows: tuple[dict[str, str], ...]) -> Table:
