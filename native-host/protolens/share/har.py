@@ -26,6 +26,12 @@ UNKNOWN = -1
 available``)."""
 
 
+_DEVTOOLS_TYPES = {"SignedExchange": "signed-exchange",
+                   "CSPViolationReport": "csp-violation-report"}
+"""CDP ``Network.ResourceType`` values whose DevTools name is not just the lower-case spelling
+(DevTools ``Common.ResourceType`` names)."""
+
+
 def iso(epoch_ms: float) -> str:
     """ISO 8601 with milliseconds and ``Z``, as HAR's ``startedDateTime`` wants."""
     when = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
@@ -92,8 +98,11 @@ def _entry(rec: NavigationRecord, r: Request,
         "_protocol": r.protocol,
         "_alternateProtocolUsage": r.alternate_protocol_usage,
         "_priority": r.priority,
-        "_resourceType": r.resource_type,
+        # DevTools writes and reads its own lower-case type names (``fetch``, ``xhr``); the CDP
+        # spelling stays under _protolens
+        "_resourceType": _DEVTOOLS_TYPES.get(r.resource_type, r.resource_type.lower()),
         "_protolens": {"request_id": r.request_id, "family": r.family,
+                       "resource_type": r.resource_type,
                        "connection_id": r.connection_id, "connection_reused": r.connection_reused,
                        "connection_share": share, "connection_bytes": conn_bytes,
                        "first_byte_ms": r.first_byte_ms, "start_ms": r.start_ms,
