@@ -1,4 +1,5 @@
-"""Profile -> the shaper's config text (native-host/shaper/config.c). Pure."""
+"""Profile -> the shaper's config text (native-host/shaper/config.c): the schedule's steps, then
+any delivery traces. Pure."""
 
 from __future__ import annotations
 
@@ -7,6 +8,10 @@ from protolens.shaper.schedule import expand
 
 _INT_KEYS = {"rate_bps", "buffer_bytes", "delay_ns", "jitter_ns", "paths", "path_rate_bps",
              "path_buffer_bytes", "ge", "cross_ip"}
+
+
+_CHUNK = 1000
+"""Trace opportunities per config line (config.c appends lines of one direction)."""
 
 
 def shaper_config(profile: Profile) -> str:
@@ -22,6 +27,13 @@ def shaper_config(profile: Profile) -> str:
         grouped.setdefault((s.at_ns, s.dir), []).append(f"{s.key}={value}")
     for (at, direction), kvs in grouped.items():
         lines.append(f"at {at} {direction} {' '.join(kvs)}")
+    for direction, trace in (("up", profile.link.trace_up), ("down", profile.link.trace_down)):
+        if trace is not None:
+            lines.append(f"# {direction} trace {trace.source}: {len(trace.opportunities_ms)} "
+                         f"opportunities, {trace.period_ms} ms loop")
+            ops = trace.opportunities_ms
+            lines += [f"trace {direction} {' '.join(map(str, ops[i:i + _CHUNK]))}"
+                      for i in range(0, len(ops), _CHUNK)]
     return "\n".join(lines) + "\n"
 
 

@@ -71,7 +71,9 @@ class Testbed:
             shaper_log=str(rd / "shaper.log"), shaper_sock=str(rd / "shaper.sock"),
             profile=prof.name, profile_path=prof.path, server_cc=server_cc, initcwnd=initcwnd,
             created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            bbr_hosts=list(dict.fromkeys(bbr_hosts)))
+            bbr_hosts=list(dict.fromkeys(bbr_hosts)),
+            trace_down=prof.link.trace_down.source if prof.link.trace_down else None,
+            trace_up=prof.link.trace_up.source if prof.link.trace_up else None)
         tb = cls(state, root)
         tb._save()
         try:
@@ -205,7 +207,10 @@ class Testbed:
         except ShaperError as e:
             raise TestbedError(str(e)) from None
         self._stop_cross()
-        self.state = replace(self.state, profile=prof.name, profile_path=prof.path)
+        link = prof.link
+        self.state = replace(self.state, profile=prof.name, profile_path=prof.path,
+                             trace_down=link.trace_down.source if link.trace_down else None,
+                             trace_up=link.trace_up.source if link.trace_up else None)
         self._cross_traffic(prof)
         self._save()
         return prof
