@@ -69,6 +69,27 @@ def test_ping_rtt_under_wifi_is_50ms(lab: Any) -> None:
     assert abs(statistics.mean(rtts) - 50.0) <= 1.0, rtts
 
 
+def test_up_measures_the_path_latency_and_subtracts_it(lab: Any) -> None:
+    """``up`` pings through the shaper holding a 2 ms probe RTT; the median's excess over 2 ms
+    is the path's own RTT, recorded in the state and taken off every configured delay."""
+    from protolens.testbed import Testbed
+
+    lab.shape("wifi")
+    cal = lab.state.calibration
+    assert cal is not None and cal["probe_rtt_ns"] == 2_000_000 and cal["replies"] >= 50
+    assert 0 < cal["path_rtt_ns"] < 5_000_000 and cal["median_rtt_ns"] > 2_000_000
+    status = Testbed.load("plt").status()
+    assert status["calibration"] == cal and status["calibrated"] is True
+    params = status["shaper"]["params"]
+    cut = cal["path_rtt_ns"]
+    assert params["up"]["delay_ns"] == 25_000_000 - cut // 2
+    assert params["down"]["delay_ns"] == 25_000_000 - (cut - cut // 2)
+    lab.shape("wifi", calibrated=False)
+    assert lab.stats()["dirs"]["down"]["params"]["delay_ns"] == 25_000_000
+    assert Testbed.load("plt").status()["calibrated"] is False
+    lab.shape("wifi")
+
+
 def _down_bytes(stats: dict[str, Any]) -> int:
     return sum(f["bytes_down"] for f in stats["flows"] if f["server_port"] == 443)
 

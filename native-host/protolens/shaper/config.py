@@ -4,7 +4,7 @@ any delivery traces. Pure."""
 from __future__ import annotations
 
 from protolens.shaper.records import Profile
-from protolens.shaper.schedule import expand
+from protolens.shaper.schedule import BOTH, DOWN, UP, Step, expand
 
 _INT_KEYS = {"rate_bps", "buffer_bytes", "delay_ns", "jitter_ns", "paths", "path_rate_bps",
              "path_buffer_bytes", "ge", "cross_ip"}
@@ -14,7 +14,9 @@ _CHUNK = 1000
 """Trace opportunities per config line (config.c appends lines of one direction)."""
 
 
-def shaper_config(profile: Profile) -> str:
+def shaper_config(profile: Profile, path_rtt_ns: int = 0) -> str:
+    """``path_rtt_ns``: what the testbed's path adds to each round trip by itself
+    (calibration.py); taken off every configured delay, half from each direction."""
     tl = expand(profile)
     lines = [f"# protolens shaper config for profile {profile.name}",
              f"name {_token(profile.name)}", f"seed {tl.seed}"]
@@ -22,7 +24,7 @@ def shaper_config(profile: Profile) -> str:
         lines.append(f"loop_ns {tl.loop_ns}")
     # Group the steps of one instant and direction on one line.
     grouped: dict[tuple[int, str], list[str]] = {}
-    for s in tl.steps:
+    for s in _less_delay(tl.steps, path_rtt_ns):
         value = str(int(s.value)) if s.key in _INT_KEYS else repr(float(s.value))
         grouped.setdefault((s.at_ns, s.dir), []).append(f"{s.key}={value}")
     for (at, direction), kvs in grouped.items():
@@ -35,6 +37,20 @@ def shaper_config(profile: Profile) -> str:
             lines += [f"trace {direction} {' '.join(map(str, ops[i:i + _CHUNK]))}"
                       for i in range(0, len(ops), _CHUNK)]
     return "\n".join(lines) + "\n"
+
+
+def _less_delay(steps: tuple[Step, ...], path_rtt_ns: int) -> list[Step]:
+    if path_rtt_ns <= 0:
+        return list(steps)
+    cut = {UP: path_rtt_ns // 2, DOWN: path_rtt_ns - path_rtt_ns // 2}
+    out: list[Step] = []
+    for s in steps:
+        if s.key != "delay_ns":
+            out.append(s)
+            continue
+        for d in ((UP, DOWN) if s.dir == BOTH else (s.dir,)):
+            out.append(Step(s.at_ns, d, s.key, max(0.0, s.value - cut[d])))
+    return out
 
 
 def _token(name: str) -> str:

@@ -11,13 +11,21 @@ import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from protolens.paths import data_home
 from protolens.shaper import Profile, ProfileError, load_profile
 from protolens.shaper.build import ShaperError, find_binary
+from protolens.shaper.calibration import (
+    PROBE_COUNT,
+    PROBE_INTERVAL_S,
+    CalibrationError,
+    calibrate,
+    ping_rtts_ms,
+    probe_config,
+)
 from protolens.shaper.config import shaper_config
 from protolens.shaper.control import ShaperClient, start_shaper
 from protolens.shaper.summary import truth_rows
@@ -83,9 +91,12 @@ class Testbed:
             pid = tb._start_caddy(certs.key, data / "static")
             tb.state = replace(tb.state, pids={**tb.state.pids, "caddy": pid})
             tb._save()
-            tb._start_shaper(prof)
+            probe = Path(tb.state.run_dir) / "calibrate.conf"
+            probe.write_text(probe_config())
+            tb._start_shaper(probe)
             links.queue_rules(tb.topo)
-            tb._cross_traffic(prof)
+            tb._calibrate()
+            tb.shape(prof)
         except BaseException:
             cls.down(name, env)
             raise
@@ -194,23 +205,27 @@ class Testbed:
         return self._stats(reset)
 
     # ---- actions ----
-    def shape(self, profile: str | Profile) -> Profile:
-        """Switch the shaper to ``profile`` now (its schedule restarts); restart it if needed."""
+    def shape(self, profile: str | Profile, calibrated: bool = True) -> Profile:
+        """Switch the shaper to ``profile`` now (its schedule restarts); restart it if needed.
+        ``calibrated``: take the path's own latency, measured at ``up``, off the delay."""
         prof = profile if isinstance(profile, Profile) else _profile(profile)
+        cal = self.state.calibration
+        path_rtt = int(cal["path_rtt_ns"]) if calibrated and cal else 0
         conf = Path(self.state.run_dir) / "shaper.conf"
-        conf.write_text(shaper_config(prof))
+        conf.write_text(shaper_config(prof, path_rtt_ns=path_rtt))
         try:
             if self.shaper_running():
                 self.shaper().load(conf)
             else:
-                self._start_shaper(prof)
+                self._start_shaper(conf)
         except ShaperError as e:
             raise TestbedError(str(e)) from None
         self._stop_cross()
         link = prof.link
         self.state = replace(self.state, profile=prof.name, profile_path=prof.path,
                              trace_down=link.trace_down.source if link.trace_down else None,
-                             trace_up=link.trace_up.source if link.trace_up else None)
+                             trace_up=link.trace_up.source if link.trace_up else None,
+                             calibrated=path_rtt > 0)
         self._cross_traffic(prof)
         self._save()
         return prof
@@ -282,16 +297,26 @@ class Testbed:
         proc.kill()
         raise TestbedError("caddy did not listen on 443 (tcp and udp) within 15 s")
 
-    def _start_shaper(self, prof: Profile) -> None:
-        rd = Path(self.state.run_dir)
-        conf = rd / "shaper.conf"
-        conf.write_text(shaper_config(prof))
+    def _start_shaper(self, conf: Path) -> None:
         try:
             pid = start_shaper(self.topo.rtr_ns, conf, Path(self.state.shaper_sock),
                                Path(self.state.shaper_log), QUEUE_UP, QUEUE_DOWN)
         except ShaperError as e:
             raise TestbedError(str(e)) from None
         self.state = replace(self.state, pids={**self.state.pids, "shaper": pid})
+        self._save()
+
+    def _calibrate(self) -> None:
+        """Ping through the shaper holding the probe config; record the path's own RTT."""
+        out = run(in_ns(self.topo.cli_ns, [
+            "ping", "-n", "-c", str(PROBE_COUNT), "-i", str(PROBE_INTERVAL_S), "-W", "1",
+            self.state.server_ip]), check=False, timeout=60)
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        try:
+            cal = calibrate(ping_rtts_ms(out), now)
+        except CalibrationError as e:
+            raise TestbedError(str(e)) from None
+        self.state = replace(self.state, calibration=asdict(cal))
         self._save()
 
     def _cross_traffic(self, prof: Profile) -> None:

@@ -79,6 +79,10 @@ class TestbedState:
     trace_down: str | None = None
     """The Mahimahi trace file shaping each direction, if any (``testbed shape --trace-down``)."""
     trace_up: str | None = None
+    calibration: dict[str, Any] | None = None
+    """What the path-latency probe measured at ``up`` (shaper/calibration.py ``Calibration``)."""
+    calibrated: bool = False
+    """Whether the current shaping takes ``calibration["path_rtt_ns"]`` off the delay."""
 
 
 def state_to_json(state: TestbedState) -> str:
@@ -130,6 +134,7 @@ def status(state: TestbedState, topo: Topology, probs: list[str], shaper: dict[s
         "static_url": f"https://{s.hosts[0]}/_testbed/",
         "profile": s.profile, "profile_path": s.profile_path, "server_cc": s.server_cc,
         "trace_down": s.trace_down, "trace_up": s.trace_up,
+        "calibration": s.calibration, "calibrated": s.calibrated,
         "server_cc_note": "applies to TCP (h1, h2) only; caddy's HTTP/3 uses quic-go's own CC",
         "bbr_hosts": s.bbr_hosts,
         "bbr_ip": topo.bbr_srv_ip if s.bbr_hosts else None,
