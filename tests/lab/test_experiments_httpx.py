@@ -1,53 +1,58 @@
-"""conext20-httpx (CoNEXT'20 Sec. 5, shared/seeds/002): the pure analysis on hand-made report
-rows, and the campaign ``reproduce`` builds from the experiment (BBR host, HTTPX policy)."""
+"""conext20-httpx (CoNEXT'20 Sec. 5, shared/seeds/002): the pure analysis on generated
+navigations, and the campaign ``reproduce`` builds from the experiment (BBR host, HTTPX policy)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from protolens.lab import campaign as camp
 from protolens.lab import reproduce as repro
+from protolens.lab.estimate import Check
 from protolens.lab.experiments import analyze_conext20_httpx, experiment
 from protolens.store import open_rw
 
 PAGE = "conext-httpx-2x2300k"
 
 
-def _rows(plt: dict[str, float | None]) -> list[dict[str, Any]]:
-    return [{"page": PAGE, "condition": "jitter", "arm": arm, "n": 3, "plt_median_ms": v}
-            for arm, v in plt.items()]
+def _navs(plt: dict[str, float | None], n: int = 8) -> list[dict[str, Any]]:
+    rng = np.random.default_rng(3)
+    return [{"page": PAGE, "condition": "jitter", "arm": arm, "plt_ms": v * f, "warm": 0,
+             "failed": 0}
+            for arm, v in plt.items() if v is not None for f in rng.lognormal(0, 0.03, n)]
 
 
-def _verdict(lines: list[str]) -> str:
-    line = next(ln for ln in lines if ln.startswith("is the mix at least as fast"))
-    return line.split("? ", 1)[1].split(" (paper", 1)[0]
+def _checks(findings: list[Any]) -> dict[str, Check]:
+    return {f.ratio.label: f for f in findings if isinstance(f, Check)}
 
 
-def test_mix_faster_than_both_is_yes_with_ratios() -> None:
-    lines = analyze_conext20_httpx({"httpx": _rows(
+def test_mix_faster_than_both_agrees_with_ratios_and_intervals() -> None:
+    found = analyze_conext20_httpx({"httpx": _navs(
         {"h1": 3000, "h2": 2500, "proxy-h1": 3200, "proxy-h2": 2800, "policy": 2600})})
-    assert _verdict(lines) == "yes"
-    text = "\n".join(lines)
-    assert "mix / all-h2 x0.93, mix / all-h1 x0.81 (all three via the proxy)" in text
-    assert "mix / all-h2 x1.04, mix / all-h1 x0.87 (all-h1/h2 direct" in text
-    assert f"  {PAGE}: h1 3000   h2 2500   proxy-h1 3200   proxy-h2 2800   policy 2600" in text
+    checks = _checks(found)
+    to_h2, to_h1 = checks["mix / all-h2 via the proxy"], checks["mix / all-h1 via the proxy"]
+    assert to_h2.ratio.point == pytest.approx(2600 / 2800, rel=0.03)
+    assert to_h1.ratio.point == pytest.approx(2600 / 3200, rel=0.03)
+    assert to_h2.verdict == "agrees" and to_h1.verdict == "agrees"
+    assert f"  {PAGE}: h1 " in "\n".join(f for f in found if isinstance(f, str))
 
 
-def test_mix_slower_than_the_better_arm_is_no() -> None:
-    lines = analyze_conext20_httpx({"httpx": _rows(
-        {"h1": 3000, "h2": 2500, "proxy-h1": 2700, "proxy-h2": 2800, "policy": 2750})})
-    assert _verdict(lines) == "no"
-    assert "all-h1 / all-h2 direct x1.20, via the proxy x0.96" in "\n".join(lines)
+def test_mix_slower_than_the_proxy_h1_path_disagrees() -> None:
+    checks = _checks(analyze_conext20_httpx({"httpx": _navs(
+        {"h1": 3000, "h2": 2500, "proxy-h1": 2400, "proxy-h2": 2800, "policy": 2600})}))
+    assert checks["mix / all-h1 via the proxy"].verdict == "disagrees"
+    assert checks["mix / all-h2 via the proxy"].verdict == "agrees"
 
 
 def test_missing_arm_is_no_data() -> None:
-    lines = analyze_conext20_httpx({"httpx": _rows(
+    found = analyze_conext20_httpx({"httpx": _navs(
         {"h1": 3000, "h2": 2500, "proxy-h2": 2800, "policy": None})})
-    assert _verdict(lines) == "no data"
-    assert f"  {PAGE}: h1 3000   h2 2500   proxy-h1 n/a   proxy-h2 2800   policy n/a" in lines
+    assert _checks(found)["mix / all-h2 via the proxy"].verdict == "no data"
+    assert any(f.startswith(f"  {PAGE}: h1 ") and "proxy-h1 n/a" in f and "policy n/a" in f
+               for f in found if isinstance(f, str))
 
 
 def test_reproduce_runs_the_bbr_host_and_the_httpx_policy(tmp_path: Path,

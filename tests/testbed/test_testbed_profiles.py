@@ -17,7 +17,9 @@ from protolens.shaper.profile import ProfileError, parse_profile
 from protolens.shaper.schedule import expand
 
 EXPECTED = {"clean", "fiber", "wifi", "wifi-lossy", "ecmp", "ecmp-congested", "cell-good",
-            "cell-fair", "cell-passable", "cell-poor", "cell-very-poor", "jitter", "slowdown"}
+            "cell-fair", "cell-passable", "cell-poor", "cell-very-poor", "jitter", "slowdown",
+            "student-3m", "student-3m-loss1", "student-10m", "student-10m-loss1",
+            "mininet-10ms", "mininet-100ms"}
 
 
 def test_builtins_are_all_there_and_cite_a_source() -> None:
@@ -27,6 +29,15 @@ def test_builtins_are_all_there_and_cite_a_source() -> None:
         assert p.name == name
         assert "shared/seeds/" in p.source or "chosen by ProtoLens" in p.source, name
         assert p.description
+
+
+def test_student_and_mininet_numbers() -> None:
+    s = load_profile("student-3m-loss1").link
+    assert (s.rate_down_bps, s.rate_up_bps, s.loss_down, s.loss_up) == (3_000_000, 3_000_000,
+                                                                        0.01, 0.01)
+    assert load_profile("student-10m").link.rate_down_bps == 10_000_000
+    m = load_profile("mininet-100ms").link
+    assert m.delay_up_ns + m.delay_down_ns == 200_000_000 and m.rate_down_bps in (0, None)
 
 
 def test_paper_numbers() -> None:

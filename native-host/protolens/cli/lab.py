@@ -13,7 +13,9 @@ import click
 
 from protolens import __version__
 from protolens.cli.errors import UserError
+from protolens.cli.fairness import fairness_cmd
 from protolens.cli.output import emit, output_options
+from protolens.cli.reproduce import reproduce_cmd
 from protolens.lab import campaign as camp
 from protolens.lab.report import report_rows
 from protolens.paths import default_db, extension_dir
@@ -31,6 +33,10 @@ def lab_group() -> None:
 
     Example: protolens lab run --pages ifip18-wikipedia --arms h1,h2,h3 --conditions wifi --reps 3
     """
+
+
+lab_group.add_command(reproduce_cmd)
+lab_group.add_command(fairness_cmd)
 
 
 @lab_group.command("run")
@@ -131,57 +137,6 @@ def _resume_spec(db: Path, name: str) -> camp.CampaignSpec:
     if stored is None:
         raise UserError(f"no campaign named {name!r} in {db} (see: protolens lab campaigns)")
     return camp.CampaignSpec.from_stored(name, *stored)
-
-
-@lab_group.command("reproduce")
-@click.argument("name", metavar="NAME")
-@click.option("--quick", is_flag=True, help="A few minutes instead of about 20.")
-@click.option("--reps", type=click.IntRange(1, 1000), help="Override the repetitions.")
-@click.option("--seed", type=int, help="Order seed (default: random, recorded).")
-@click.option("--timeout", "timeout_s", default=60.0, show_default=True)
-@click.option("--retries", default=1, show_default=True, type=click.IntRange(0, 10))
-@click.option("--chromium", default="/usr/bin/chromium", show_default=True)
-@click.option("--testbed", "testbed_name", default="plr", show_default=True,
-              help="Testbed to use (brought up and down here if not running).")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
-def reproduce_cmd(name: str, quick: bool, reps: int | None, seed: int | None, timeout_s: float,
-                  retries: int, chromium: str, testbed_name: str, as_json: bool,
-                  db: Path | None) -> None:
-    """Run a paper's experiment on the testbed; print its finding beside ours, untuned.
-
-    NAME: ifip18-wifi, ifip18-parallel, cell-large, conext20-delay or conext20-httpx.
-
-    Example: protolens lab reproduce ifip18-wifi --quick
-    """
-    from protolens.lab.experiments import experiment
-    from protolens.lab.reproduce import reproduce
-
-    try:
-        exp = experiment(name)
-    except KeyError as exc:
-        raise UserError(str(exc.args[0])) from None
-    opts = camp.Settings(db=db or default_db(os.environ), chromium=chromium,
-                         extension=extension_dir(os.environ), timeout_s=timeout_s,
-                         retries=retries)
-    try:
-        rep = reproduce(exp, opts, quick=quick, testbed=testbed_name, reps=reps, seed=seed)
-    except (camp.CampaignError, StoreError) as exc:
-        raise UserError(str(exc)) from None
-    if as_json:
-        emit(rep.as_json(), "json")
-    else:
-        for outcome in rep.outcomes:
-            click.echo(outcome.summary())
-        for suffix, rows in rep.rows.items():
-            emit(rows, "table", title=f"{exp.name}: {rep.campaigns[suffix]}",
-                 columns=["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms",
-                          "plt_p75_ms", "plt_ratio_to_h2", "connections_per_host"])
-        click.echo(f"\nPaper: {exp.paper}\n  finding: {exp.finding}\nProtoLens measured:")
-        for line in rep.lines:
-            click.echo(f"  {line}")
-    if rep.interrupted:
-        raise SystemExit(130)
 
 
 @lab_group.command("campaigns")

@@ -14,7 +14,7 @@ from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
-KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd")
+KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness")
 FORMATS = (".png", ".svg", ".pdf")
 
 
@@ -36,6 +36,17 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
     if campaign is None:
         raise UserError(f"{kind}: give --campaign NAME (see: protolens lab campaigns)")
     conn = connect_ro(db)
+    if kind == "fairness":
+        from protolens.plots.fairness import fairness
+        from protolens.store.fairness import fairness_rows
+        try:
+            frows = fairness_rows(conn, campaign)
+        except sqlite3.Error as exc:
+            raise store_failure(db, exc) from None
+        if not frows:
+            raise UserError(f"no fairness results in campaign {campaign!r} "
+                            "(run: protolens lab fairness)")
+        return fairness(frows, f"bandwidth share on one bottleneck\n{campaign}")
     try:
         if kind == "byte-shares":
             rows = plot_connection_shares(conn, campaign, warm)
@@ -71,7 +82,7 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
 @db_option
 def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
              tcpstats: Path | None, limit: int, warm: bool, db: Path | None) -> None:
-    """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup or cwnd.
+    """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup, cwnd or fairness.
 
     Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
     """

@@ -1,19 +1,30 @@
 """The papers' experiments as campaign parts, and what each paper found (pure data + analysis).
 
-Every analysis reads only report rows (``report.report_rows``) and states the measurement beside
-the paper's qualitative finding; nothing here is tuned to make them agree. Page choices, repetition
-counts and the quick variants are ProtoLens's (the papers ran 30-100 loads per cell, which does not
-fit 20 minutes on 2 cores); they are written down in each ``Part``.
+Every analysis reads only the campaigns' stored navigations and states each paper claim beside a
+measured ratio of medians with its 95% bootstrap interval; the verdict comes from the interval
+(``lab/estimate.py``), and nothing here is tuned to make them agree. Page choices, repetition
+counts and the quick variants are ProtoLens's (the papers ran 25-100 loads per cell); they are
+written down in each ``Part``; ``--reps N`` overrides them.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-Rows = Sequence[Mapping[str, Any]]
+import numpy as np
+
+from protolens.lab.estimate import ABOVE, BELOW, Cells, Check, Expect, Ratio, Term, ratio
+
+Navs = Sequence[Mapping[str, Any]]
+"""A campaign's stored navigations (``store.lab.campaign_navigations``)."""
+NEAR_EQUAL = Expect("near", (0.75, 1.33))
+"""'near h1' (IFIP'18 Sec. V-B): within x0.75..x1.33, ProtoLens's reading; the paper gives no
+band."""
+
+Finding = str | Check
+"""A line of context, or a claim checked against a measured ratio."""
 
 
 @dataclass(frozen=True)
@@ -43,119 +54,115 @@ class Experiment:
     """The paper's qualitative finding, quoted or closely paraphrased."""
     full: tuple[Part, ...]
     quick: tuple[Part, ...]
-    analyze: Callable[[Mapping[str, Rows]], list[str]]
-    """Report rows per part suffix -> lines stating the measurement and the verdict."""
+    analyze: Callable[[Mapping[str, Navs], int], list[Finding]]
+    """Stored navigations per part suffix (fairness rows for a fairness experiment), seed ->
+    context lines and checked claims."""
+    kind: str = "campaign"
+    """``campaign`` (each part a lab campaign) or ``fairness`` (each part a ``lab fairness`` run:
+    ``Part.arms`` holds the pairs, ``pages[0]`` and ``conditions[0]`` the page and
+    bottleneck)."""
 
 
-def _median(rows: Rows, page: str, condition: str, arm: str) -> float | None:
-    for r in rows:
-        if (r["page"], r["condition"], r["arm"]) == (page, condition, arm):
-            v = r.get("plt_median_ms")
-            return float(v) if v is not None else None
-    return None
+def _cells(navs: Navs, metric: str = "plt") -> Cells:
+    return Cells.from_navigations(navs, metric)
 
 
-def geomean(values: Sequence[float]) -> float | None:
-    """Geometric mean of ratios (the right average for ratios); None when empty."""
-    vals = [v for v in values if v and v > 0]
-    return math.exp(sum(math.log(v) for v in vals) / len(vals)) if vals else None
+def median_ms(cells: Cells, page: str, condition: str, arm: str) -> float | None:
+    values = cells.get(page, condition, arm)
+    return float(np.median(values)) if values else None
 
 
-def ratios(rows: Rows, *, num: tuple[str, str], den: tuple[str, str]) -> list[float]:
-    """Per page: median PLT of (condition, arm) ``num`` over ``den``."""
-    out = []
-    for page in sorted({r["page"] for r in rows}):
-        a, b = _median(rows, page, *num), _median(rows, page, *den)
-        if a is not None and b:
-            out.append(a / b)
+def analyze_ifip18_wifi(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:
+    c = _cells(parts["wifi"])
+    lossy, clean = "wifi-lossy", "wifi"
+
+    def r(label: str, num: list[Term], den: list[Term]) -> Ratio:
+        return ratio(c, label, num, den, seed=seed)
+
+    out: list[Finding] = ["2% loss slows each arm by (median PLT, wifi-lossy / wifi, geometric "
+                          "mean over pages, 95% bootstrap interval):"]
+    out += ["  " + r(f"{arm}", [(None, lossy, arm)], [(None, clean, arm)]).text()
+            for arm in ("h1", "h2", "h3")]
+    out.append("  " + r("h2 / h1 without loss", [(None, clean, "h2")],
+                        [(None, clean, "h1")]).text())
+    out.append("  " + r("h2 / h1 with 2% loss", [(None, lossy, "h2")],
+                        [(None, lossy, "h1")]).text())
+    out.append(Check("h2 degrades more than h1 under 2% loss (h2's slowdown / h1's)",
+                     r("h2 slowdown / h1 slowdown", [(None, lossy, "h2"), (None, clean, "h1")],
+                       [(None, clean, "h2"), (None, lossy, "h1")]), ABOVE))
+    out.append(Check("QUIC is less affected by loss than h2 (h3's slowdown / h2's)",
+                     r("h3 slowdown / h2 slowdown", [(None, lossy, "h3"), (None, clean, "h2")],
+                       [(None, clean, "h3"), (None, lossy, "h2")]), BELOW))
     return out
 
 
-def _fmt(x: float | None) -> str:
-    return "n/a (no data)" if x is None else f"x{x:.2f}"
-
-
-def _yes(flag: bool | None) -> str:
-    return "no data" if flag is None else ("yes" if flag else "no")
-
-
-def analyze_ifip18_wifi(parts: Mapping[str, Rows]) -> list[str]:
-    rows = parts["wifi"]
-    slow = {arm: geomean(ratios(rows, num=("wifi-lossy", arm), den=("wifi", arm)))
-            for arm in ("h1", "h2", "h3")}
-    h2_h1 = geomean(ratios(rows, num=("wifi-lossy", "h2"), den=("wifi-lossy", "h1")))
-    h2_h1_clean = geomean(ratios(rows, num=("wifi", "h2"), den=("wifi", "h1")))
-    worse = (slow["h2"] > slow["h1"]) if slow["h2"] and slow["h1"] else None
-    h3_less = (slow["h3"] < slow["h2"]) if slow["h3"] and slow["h2"] else None
-    return [
-        "2% loss slows each arm by (geometric mean over pages of median-PLT ratios, "
-        "wifi-lossy / wifi):",
-        f"  h1 {_fmt(slow['h1'])}   h2 {_fmt(slow['h2'])}   h3 {_fmt(slow['h3'])}",
-        f"h2 / h1 PLT without loss {_fmt(h2_h1_clean)}, with 2% loss {_fmt(h2_h1)}",
-        f"does h2 degrade more than h1 under 2% loss? {_yes(worse)} "
-        f"(paper: yes) -> {'agrees' if worse else 'differs' if worse is not None else '?'}",
-        f"is h3 less affected than h2? {_yes(h3_less)} (paper: yes, QUIC less affected) -> "
-        f"{'agrees' if h3_less else 'differs' if h3_less is not None else '?'}",
-    ]
-
-
-def analyze_ifip18_parallel(parts: Mapping[str, Rows]) -> list[str]:
-    rows = parts["parallel"]
+def analyze_ifip18_parallel(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:
+    c = _cells(parts["parallel"])
     lossy, clean, par = "wifi-lossy", "wifi", "h2-parallel:2"
-    par_h2 = geomean(ratios(rows, num=(lossy, par), den=(lossy, "h2")))
-    par_h1 = geomean(ratios(rows, num=(lossy, par), den=(lossy, "h1")))
-    h2_h1 = geomean(ratios(rows, num=(lossy, "h2"), den=(lossy, "h1")))
-    par_h2_clean = geomean(ratios(rows, num=(clean, par), den=(clean, "h2")))
-    cut = (1 - par_h2) if par_h2 is not None else None
-    cuts = cut > 0 if cut is not None else None
-    near = (0.75 <= par_h1 <= 1.33) if par_h1 is not None else None
+
+    def r(label: str, cond: str, num: str, den: str) -> Ratio:
+        return ratio(c, label, [(None, cond, num)], [(None, cond, den)], seed=seed)
+
     return [
-        "geometric mean over pages of median-PLT ratios (the paper reports means of 30+ loads):",
-        f"  at 2% loss: h2-parallel:2 / h2 {_fmt(par_h2)}, h2-parallel:2 / h1 {_fmt(par_h1)}, "
-        f"h2 / h1 {_fmt(h2_h1)}",
-        f"  without loss: h2-parallel:2 / h2 {_fmt(par_h2_clean)} (proxy overhead included)",
-        f"two connections cut h2's PLT at 2% loss by "
-        f"{'n/a' if cut is None else f'{cut * 100:.0f}%'} (paper: 55% of the mean PLT, "
-        f"emulation) -> {'agrees' if cuts else 'differs' if cuts is not None else '?'} "
-        "in direction",
-        f"does h2-parallel:2 come near h1 (within x0.75-x1.33)? {_yes(near)} (paper: yes) -> "
-        f"{'agrees' if near else 'differs' if near is not None else '?'}",
-        "h2-parallel:2 runs through the ProtoLens lab proxy (stock Chromium has no H2-Parallel; "
-        "the paper patched Chromium): see the upstream connections with protolens show ID",
+        "median-PLT ratios, geometric mean over pages, 95% bootstrap interval (the paper "
+        "reports means of 30+ loads, and a 55% cut at 2% loss in emulation):",
+        Check("at 2% loss, H2-Parallel cuts the PLT of h2 (what a user gets: Chromium's h2 "
+              "against two connections through the lab proxy)",
+              r("h2-parallel:2 / h2 at 2% loss", lossy, par, "h2"), BELOW),
+        Check("at 2% loss, the second connection itself cuts the PLT (same proxy path: "
+              "h2-parallel:2 against proxy-h2's one connection)",
+              r("h2-parallel:2 / proxy-h2 at 2% loss", lossy, par, "proxy-h2"), BELOW),
+        Check("at 2% loss, H2-Parallel comes near h1",
+              r("h2-parallel:2 / h1 at 2% loss", lossy, par, "h1"), NEAR_EQUAL),
+        "  " + r("h2 / h1 at 2% loss", lossy, "h2", "h1").text(),
+        "  " + r("h2-parallel:2 / proxy-h2 without loss", clean, par, "proxy-h2").text(),
+        "  " + r("proxy-h2 / h2 without loss (the proxy path's own cost)", clean, "proxy-h2",
+                 "h2").text(),
+        "  " + r("proxy-h2 / h2 at 2% loss", lossy, "proxy-h2", "h2").text(),
+        "h2-parallel:2 and proxy-h2 run through the ProtoLens lab proxy (stock Chromium has no "
+        "H2-Parallel; the paper patched Chromium): see the upstream connections with "
+        "protolens show ID",
     ]
 
 
 CELL_ORDER = ("cell-good", "cell-fair", "cell-passable", "cell-poor", "cell-very-poor")
 
 
-def analyze_cell_large(parts: Mapping[str, Rows]) -> list[str]:
-    rows = parts["cell"]
-    conds = [c for c in CELL_ORDER if any(r["condition"] == c for r in rows)]
-    gaps = {c: geomean(ratios(rows, num=(c, "h2"), den=(c, "h1"))) for c in conds}
-    lines = ["h2 / h1 median PLT per condition (>1: h1 faster):"]
-    lines += [f"  {c:<16} {_fmt(gaps[c])}" for c in conds]
-    known = [g for g in gaps.values() if g is not None]
-    faster = sum(1 for g in known if g > 1)
-    grows = (known[-1] > known[0]) if len(known) >= 2 else None
-    lines.append(f"h1 faster than h2 in {faster} of {len(known)} conditions "
-                 "(paper: h1 outperforms h2 across all conditions)")
-    lines.append(f"does the gap grow from the best to the worst condition? {_yes(grows)} "
-                 "(paper: yes, especially where loss is frequent)")
-    return lines
+def analyze_cell_large(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:
+    c = _cells(parts["cell"])
+    conds = [cond for cond in CELL_ORDER if any(k[1] == cond for k in c.values)]
+    out: list[Finding] = [
+        "h2 / h1 median PLT (>1: h1 faster), 95% bootstrap interval:",
+        Check("h1 outperforms h2 across all conditions (geometric mean over conditions)",
+              ratio(c, "h2 / h1", [(None, None, "h2")], [(None, None, "h1")], seed=seed),
+              ABOVE)]
+    out += ["  " + ratio(c, f"h2 / h1 in {cond}", [(None, cond, "h2")], [(None, cond, "h1")],
+                         seed=seed).text() for cond in conds]
+    if len(conds) >= 2:
+        best, worst = conds[0], conds[-1]
+        out.append(Check(f"the gap grows from the best to the worst condition ({worst} against "
+                         f"{best})",
+                         ratio(c, "(h2 / h1 worst) / (h2 / h1 best)",
+                               [(None, worst, "h2"), (None, best, "h1")],
+                               [(None, worst, "h1"), (None, best, "h2")], seed=seed), ABOVE))
+    return out
 
 
-def analyze_conext20_delay(parts: Mapping[str, Rows]) -> list[str]:
-    lines = ["h1 / h2 median PLT under jitter (<1: h1 faster), per server CC:"]
-    res: dict[str, float | None] = {}
-    for cc in ("bbr", "cubic"):
-        res[cc] = geomean(ratios(parts[cc], num=("jitter", "h1"), den=("jitter", "h2")))
-        lines.append(f"  {cc:<6} {_fmt(res[cc])}")
-    favours = None
-    if res["bbr"] is not None and res["cubic"] is not None:
-        favours = res["bbr"] < res["cubic"]
-    lines.append(f"does the delay-based server (BBR) favour h1 more than cubic does? "
-                 f"{_yes(favours)} (paper: yes, for large pages)")
-    return lines
+def analyze_conext20_delay(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:
+    c = Cells.merged({cc: _cells(parts[cc]) for cc in ("bbr", "cubic") if cc in parts})
+    out: list[Finding] = ["h1 / h2 median PLT under jitter (<1: h1 faster), per server CC, 95% "
+                          "bootstrap interval:"]
+    out.append(Check("behind the delay-based server (BBR), h1 outperforms h2 on large pages",
+                     ratio(c, "h1 / h2 behind bbr", [(None, "jitter@bbr", "h1")],
+                           [(None, "jitter@bbr", "h2")], seed=seed), BELOW))
+    out.append("  " + ratio(c, "h1 / h2 behind cubic", [(None, "jitter@cubic", "h1")],
+                            [(None, "jitter@cubic", "h2")], seed=seed).text())
+    out.append(Check("the delay-based server favours h1 more than cubic does",
+                     ratio(c, "(h1 / h2 bbr) / (h1 / h2 cubic)",
+                           [(None, "jitter@bbr", "h1"), (None, "jitter@cubic", "h2")],
+                           [(None, "jitter@bbr", "h2"), (None, "jitter@cubic", "h1")],
+                           seed=seed), BELOW))
+    return out
 
 
 HTTPX_ARMS = ("h1", "h2", "proxy-h1", "proxy-h2", "policy")
@@ -166,36 +173,147 @@ HTTPX_POLICY = (("b.test", "h1"), ("a.test", "h2"))
 H2 elsewhere."""
 
 
-def analyze_conext20_httpx(parts: Mapping[str, Rows]) -> list[str]:
-    rows = parts["httpx"]
+def analyze_conext20_httpx(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:
+    c = _cells(parts["httpx"])
     cond = "jitter"
 
-    def gm(num: str, den: str) -> float | None:
-        return geomean(ratios(rows, num=(cond, num), den=(cond, den)))
+    def r(label: str, num: str, den: str) -> Ratio:
+        return ratio(c, label, [(None, cond, num)], [(None, cond, den)], seed=seed)
 
-    lines = ["median PLT per page and arm under jitter (ms; b.test behind BBR, a.test behind "
-             "cubic; policy = HTTPX: b.test over h1, a.test over h2, through the lab proxy):"]
-    for page in sorted({r["page"] for r in rows}):
+    out: list[Finding] = [
+        "median PLT per page and arm under jitter (ms; b.test behind BBR, a.test behind cubic; "
+        "policy = HTTPX: b.test over h1, a.test over h2, through the lab proxy):"]
+    for page in c.pages():
         cells = []
         for arm in HTTPX_ARMS:
-            v = _median(rows, page, cond, arm)
+            v = median_ms(c, page, cond, arm)
             cells.append(f"{arm} {'n/a' if v is None else f'{v:.0f}'}")
-        lines.append(f"  {page}: {'   '.join(cells)}")
-    mix_h2, mix_h1 = gm("policy", "proxy-h2"), gm("policy", "proxy-h1")
-    lines += [
-        "geometric mean over pages of median-PLT ratios:",
-        f"  mix / all-h2 {_fmt(mix_h2)}, mix / all-h1 {_fmt(mix_h1)} (all three via the proxy)",
-        f"  mix / all-h2 {_fmt(gm('policy', 'h2'))}, mix / all-h1 {_fmt(gm('policy', 'h1'))} "
-        "(all-h1/h2 direct, Chromium flags; includes the proxy's overhead)",
-        f"  all-h1 / all-h2 direct {_fmt(gm('h1', 'h2'))}, via the proxy "
-        f"{_fmt(gm('proxy-h1', 'proxy-h2'))} (<1: h1 faster)",
+        out.append(f"  {page}: {'   '.join(cells)}")
+    out += [
+        "median-PLT ratios, geometric mean over pages, 95% bootstrap interval (paper: HTTPX "
+        "both improved and reduced performance on real sites, Fig. 2(c); it is meant to pick "
+        "the better version per domain):",
+        Check("the HTTPX mix is faster than all-h2 (same proxy path)",
+              r("mix / all-h2 via the proxy", "policy", "proxy-h2"), BELOW),
+        Check("the HTTPX mix is faster than all-h1 (same proxy path)",
+              r("mix / all-h1 via the proxy", "policy", "proxy-h1"), BELOW),
+        "  " + r("mix / all-h2 direct (includes the proxy's cost)", "policy", "h2").text(),
+        "  " + r("all-h1 / all-h2 direct", "h1", "h2").text(),
+        "  " + r("all-h1 / all-h2 via the proxy", "proxy-h1", "proxy-h2").text(),
     ]
-    best = None if mix_h2 is None or mix_h1 is None else max(mix_h2, mix_h1) <= 1.0
-    lines.append(f"is the mix at least as fast as the better of all-h1 and all-h2 (same proxy "
-                 f"path)? {_yes(best)} (paper: HTTPX is meant to pick the better version per "
-                 "domain, and on real sites it both improved and reduced performance, Fig. 2(c))")
-    return lines
+    return out
 
+
+FAIR_PAIRS = ("h2:h3", "h2-parallel:2:h3", "h1:h2", "h1:h3")
+"""IFIP'18 Fig. 7's pairs (a: the paper's first protocol, b: its second)."""
+ABOUT_TWICE = Expect("near", (1.5, 2.5))
+"""'QUIC gets twice as much bandwidth share as H2' (IFIP'18 Sec. V-D): ProtoLens reads "about
+twice" as x1.5..x2.5; the paper gives no interval."""
+ABOUT_EQUAL = Expect("near", (0.8, 1.25))
+"""'H2-Parallel ... and QUIC ... get an equal share' (IFIP'18 Sec. V-D): x0.8..x1.25, ProtoLens's
+reading."""
+
+
+def _share_ratios(rows: Navs, pair: str, seed: int, label: str) -> Ratio:
+    """Median over repetitions of share(b) / share(a) for one pair, with its interval."""
+    reps: dict[int, dict[str, float]] = {}
+    for r in rows:
+        if r["pair"] == pair and r.get("share") is not None:
+            reps.setdefault(int(r["repetition"]), {})[r["side"]] = float(r["share"])
+    values = tuple(sorted(s["b"] / s["a"] for s in reps.values()
+                          if set(s) == {"a", "b"} and s["a"] > 0))
+    cells = Cells({(pair, "share", "b/a"): values} if values else {})
+    return ratio(cells, label, [(pair, "share", "b/a")], [], seed=seed)
+
+
+def analyze_ifip18_fairness(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:
+    rows = parts["fair"]
+    out: list[Finding] = ["share of the 7 Mbit/s bottleneck while both pages load, ratio of the "
+                          "two sides per repetition (median, 95% bootstrap interval):"]
+    out.append(Check("QUIC takes about twice H2's share",
+                     _share_ratios(rows, "h2:h3", seed, "share h3 / h2"), ABOUT_TWICE))
+    out.append(Check("H2-Parallel (2 connections) and QUIC share equally",
+                     _share_ratios(rows, "h2-parallel:2:h3", seed, "share h3 / h2-parallel:2"),
+                     ABOUT_EQUAL))
+    out.append(Check("H1 (several connections) beats H2",
+                     _share_ratios(rows, "h1:h2", seed, "share h2 / h1"), BELOW))
+    out.append(Check("H1 (several connections) beats QUIC",
+                     _share_ratios(rows, "h1:h3", seed, "share h3 / h1"), BELOW))
+    conns = sorted({(str(r["arm"]), int(r["connections"])) for r in rows
+                    if r.get("connections") is not None})
+    if conns:
+        out.append("connections per side as on the wire (the paper: h1 4, h2-parallel 2, h2 and "
+                   "h3 1; Chromium's h1 opens up to 6 per host): " +
+                   ", ".join(f"{a} {c}" for a, c in conns))
+    return out
+
+
+STUDENT_NET = ("student-3m", "student-3m-loss1", "student-10m", "student-10m-loss1")
+STUDENT_CHANGED_LITTLE = Expect("near", (0.9, 1.1))
+"""'1% loss changed little' (shared/seeds/003, Sec. 6: "I barely saw any changes"): ProtoLens
+reads it as a slowdown within +-10%; the paper gives no figure."""
+
+
+def analyze_student_study(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:
+    net = parts.get("net", [])
+    everything = [*net, *parts.get("normal", [])]
+    plt, ttfb, image = _cells(everything), _cells(everything, "ttfb"), \
+        _cells(everything, "first_image")
+    out: list[Finding] = ["median ratios, geometric mean over every page x condition, 95% "
+                          "bootstrap interval:"]
+    for other in ("h1", "h3"):
+        out.append(Check(f"HTTP/2 has a lower PLT than {other} in most scenarios",
+                         ratio(plt, f"PLT h2 / {other}", [(None, None, "h2")],
+                               [(None, None, other)], seed=seed), BELOW))
+    for other in ("h2", "h3"):
+        out.append(Check(f"HTTP/1.1 has a lower time to first byte than {other}",
+                         ratio(ttfb, f"TTFB h1 / {other}", [(None, None, "h1")],
+                               [(None, None, other)], seed=seed), BELOW))
+        out.append(Check(f"HTTP/1.1 loads the first image faster than {other}",
+                         ratio(image, f"first image h1 / {other}", [(None, None, "h1")],
+                               [(None, None, other)], seed=seed), BELOW))
+    for other in ("h1", "h2"):
+        out.append(Check(f"QUIC does worst on the page with many large resources (against "
+                         f"{other})",
+                         ratio(plt, f"PLT h3 / {other} on student-many-large",
+                               [("student-many-large", None, "h3")],
+                               [("student-many-large", None, other)], seed=seed), ABOVE))
+    net_cells = _cells(net)
+    for rate in ("3m", "10m"):
+        out.append(Check(f"1% loss changes the PLT little at {rate}bit/s",
+                         ratio(net_cells, f"PLT student-{rate}-loss1 / student-{rate}",
+                               [(None, f"student-{rate}-loss1", None)],
+                               [(None, f"student-{rate}", None)], seed=seed),
+                         STUDENT_CHANGED_LITTLE))
+    return out
+
+
+def analyze_mininet_quic(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:
+    c = _cells(parts["toc"])
+    out: list[Finding] = ["time to completion (PLT of a page of N equal 100 KB files), h3 / h2 "
+                          "median, 95% bootstrap interval:"]
+    for page in ("mininet-1", "mininet-10", "mininet-100"):
+        for cond in ("mininet-10ms", "mininet-100ms"):
+            out.append("  " + ratio(c, f"h3 / h2 {page} at {cond}", [(page, cond, "h3")],
+                                    [(page, cond, "h2")], seed=seed).text())
+    out.append(Check("QUIC's advantage grows with latency ((h3 / h2 at 100 ms) / (h3 / h2 at "
+                     "10 ms), over pages)",
+                     ratio(c, "(h3 / h2 100 ms) / (h3 / h2 10 ms)",
+                           [(None, "mininet-100ms", "h3"), (None, "mininet-10ms", "h2")],
+                           [(None, "mininet-100ms", "h2"), (None, "mininet-10ms", "h3")],
+                           seed=seed), BELOW))
+    out.append(Check("QUIC's advantage grows with the number of objects ((h3 / h2 for 100 "
+                     "files) / (h3 / h2 for 1 file), over latencies)",
+                     ratio(c, "(h3 / h2 100 files) / (h3 / h2 1 file)",
+                           [("mininet-100", None, "h3"), ("mininet-1", None, "h2")],
+                           [("mininet-100", None, "h2"), ("mininet-1", None, "h3")],
+                           seed=seed), BELOW))
+    return out
+
+
+PARALLEL_ARMS = ("h1", "h2", "proxy-h2", "h2-parallel:2", "h3")
+"""proxy-h2 is H2-Parallel's own path with one connection: h2-parallel:2 / proxy-h2 is the effect
+of the second connection, h2-parallel:2 / h2 what a user of stock Chromium would get."""
 
 IFIP_FULL_PAGES = ("ifip18-wikipedia", "ifip18-yahoo", "ifip18-taobao", "ifip18-sohu",
                    "ifip18-facebook", "ifip18-amazon")
@@ -208,20 +326,20 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         paper="IFIP Networking 2018 (shared/seeds/000), Sec. V-B and Fig. 5",
         finding="with 2% loss H2's PLT increases greatly while H1 sees only a moderate increase "
                 "(about 20%); QUIC is not affected as severely as H2",
-        full=(Part("wifi", IFIP_FULL_PAGES, ("h1", "h2", "h3"), ("wifi", "wifi-lossy"), 3,
+        full=(Part("wifi", IFIP_FULL_PAGES, ("h1", "h2", "h3"), ("wifi", "wifi-lossy"), 8,
                    "cubic"),),
         quick=(Part("wifi", ("ifip18-wikipedia", "ifip18-facebook"), ("h1", "h2", "h3"),
-                    ("wifi", "wifi-lossy"), 2, "cubic"),),
+                    ("wifi", "wifi-lossy"), 3, "cubic"),),
         analyze=analyze_ifip18_wifi),
     Experiment(
         name="ifip18-parallel",
         paper="IFIP Networking 2018 (shared/seeds/000), Sec. V-B, H2-Parallel",
         finding="at 2% loss, H2-Parallel (two connections, requests round-robin) cuts HTTP/2's "
                 "mean PLT by 55% (emulation) and brings it near HTTP/1.1",
-        full=(Part("parallel", IFIP_FULL_PAGES[:4], ("h1", "h2", "h2-parallel:2", "h3"),
-                   ("wifi", "wifi-lossy"), 3, "cubic"),),
-        quick=(Part("parallel", ("ifip18-wikipedia", "ifip18-facebook"),
-                    ("h1", "h2", "h2-parallel:2", "h3"), ("wifi", "wifi-lossy"), 2, "cubic"),),
+        full=(Part("parallel", IFIP_FULL_PAGES[:4], PARALLEL_ARMS, ("wifi", "wifi-lossy"), 8,
+                   "cubic"),),
+        quick=(Part("parallel", ("ifip18-wikipedia", "ifip18-facebook"), PARALLEL_ARMS,
+                    ("wifi", "wifi-lossy"), 3, "cubic"),),
         analyze=analyze_ifip18_parallel),
     Experiment(
         name="cell-large",
@@ -229,8 +347,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         finding="for 10 objects of 435 KB, h1 outperforms h2 across all network conditions, "
                 "especially in Poor conditions where loss occurs frequently",
         # 4.35 MB at cell-very-poor's 0.5-1.5 Mbit/s takes 35 s before any loss: 240 s per load
-        full=(Part("cell", ("cell-10x435k",), ("h1", "h2"), CELL_ORDER, 3, "cubic", 240.0),),
-        quick=(Part("cell", ("cell-10x435k",), ("h1", "h2"), ("cell-good", "cell-poor"), 2,
+        full=(Part("cell", ("cell-10x435k",), ("h1", "h2"), CELL_ORDER, 6, "cubic", 240.0),),
+        quick=(Part("cell", ("cell-10x435k",), ("h1", "h2"), ("cell-good", "cell-poor"), 3,
                     "cubic", 180.0),),
         analyze=analyze_cell_large),
     Experiment(
@@ -239,9 +357,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         finding="delay-based congestion control (BBR, CUBIC+HyStart) favours H1 for large pages "
                 "(2.3 MB, 9 MB): H1 tends to outperform H2",
         full=tuple(Part(cc, ("conext-6x2300k", "conext-48x2300k", "conext-6x9m",
-                             "conext-48x9m"), ("h1", "h2"), ("jitter",), 3, cc)
+                             "conext-48x9m"), ("h1", "h2"), ("jitter",), 8, cc)
                    for cc in ("bbr", "cubic")),
-        quick=tuple(Part(cc, ("conext-6x2300k", "conext-48x9m"), ("h1", "h2"), ("jitter",), 2,
+        quick=tuple(Part(cc, ("conext-6x2300k", "conext-48x9m"), ("h1", "h2"), ("jitter",), 3,
                          cc) for cc in ("bbr", "cubic")),
         analyze=analyze_conext20_delay),
     Experiment(
@@ -255,6 +373,40 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         quick=(Part("httpx", ("conext-httpx-2x2300k",), HTTPX_ARMS, ("jitter",), 3, "cubic",
                     60.0, HTTPX_POLICY, ("b.test",)),),
         analyze=analyze_conext20_httpx),
+    Experiment(
+        name="ifip18-fairness",
+        paper="IFIP Networking 2018 (shared/seeds/000), Sec. V-D and Fig. 7",
+        finding="on a shared 7 Mbit/s bottleneck QUIC takes about twice H2's bandwidth share, "
+                "H2-Parallel (2 connections) and QUIC share equally, and H1 with 4 connections "
+                "beats both",
+        full=(Part("fair", ("cell-10x435k",), FAIR_PAIRS, ("wifi",), 10, "cubic", 120.0),),
+        quick=(Part("fair", ("cell-10x435k",), FAIR_PAIRS, ("wifi",), 3, "cubic", 120.0),),
+        analyze=analyze_ifip18_fairness, kind="fairness"),
+    Experiment(
+        name="student-study",
+        paper="O'Connor, course project (shared/seeds/003), Sec. 4-6, Fig. 2-9",
+        finding="HTTP/2 has the lowest PLT in most scenarios; HTTP/1.1 has the lowest time to "
+                "first byte and loads the first image fastest; QUIC does worst on pages with "
+                "many large resources; 1% loss changed little",
+        full=(Part("net", ("student-small", "student-medium", "student-large"),
+                   ("h1", "h2", "h3"), STUDENT_NET, 6, "cubic"),
+              Part("normal", ("student-many-small", "student-many-large"), ("h1", "h2", "h3"),
+                   ("clean",), 6, "cubic", 120.0)),
+        quick=(Part("net", ("student-small", "student-medium"), ("h1", "h2", "h3"),
+                    STUDENT_NET, 3, "cubic"),
+               Part("normal", ("student-many-small", "student-many-large"), ("h1", "h2", "h3"),
+                    ("clean",), 3, "cubic", 120.0)),
+        analyze=analyze_student_study),
+    Experiment(
+        name="mininet-quic",
+        paper="Zheng et al., Mininet study (shared/seeds/004), Sec. 4, scenario 1, Fig. 6",
+        finding="QUIC's time to completion advantage over HTTP/2 on TCP+TLS grows with latency "
+                "(10 ms -> 100 ms) and with the number of small objects (1, 10, 100 files)",
+        full=(Part("toc", ("mininet-1", "mininet-10", "mininet-100"), ("h2", "h3"),
+                   ("mininet-10ms", "mininet-100ms"), 8, "cubic"),),
+        quick=(Part("toc", ("mininet-1", "mininet-100"), ("h2", "h3"),
+                    ("mininet-10ms", "mininet-100ms"), 3, "cubic"),),
+        analyze=analyze_mininet_quic),
 )
 
 

@@ -68,6 +68,11 @@ class TestbedNetwork:
                                origins=tuple(f"{h}:443" for h in hosts))
         return out
 
+    def object_urls(self, page: str) -> list[str]:
+        """Every object's absolute URL, the page first (a bulk competitor fetches them all)."""
+        manifest = {m.name: m for m in ensure_corpus(Path(self.testbed.state.site), [page])}[page]
+        return [o.url for o in manifest.objects]
+
     def browser_prefix(self) -> list[str]:
         return self.testbed.exec_argv()
 

@@ -1,0 +1,122 @@
+"""``protolens lab reproduce NAME|--all``: rerun the papers' experiments on the testbed and print
+each claim beside a measured ratio with its 95% bootstrap interval; ``--all`` (or ``--out``)
+writes one Markdown report with tables, figures and verdicts (issue 10, section 3)."""
+
+from __future__ import annotations
+
+import os
+import platform
+import time
+from pathlib import Path
+
+import click
+
+from protolens.cli.errors import UserError
+from protolens.cli.output import emit
+from protolens.lab import campaign as camp
+from protolens.lab.experiments import EXPERIMENTS, Experiment, experiment
+from protolens.lab.reproduce import Reproduction, reproduce
+from protolens.paths import default_db, extension_dir
+from protolens.store import StoreError
+
+
+def _print(rep: Reproduction) -> None:
+    exp = rep.experiment
+    for outcome in rep.outcomes:
+        click.echo(outcome.summary())
+    for suffix, rows in rep.rows.items():
+        emit(rows, "table", title=f"{exp.name}: {rep.campaigns[suffix]}",
+             columns=None if exp.kind == "fairness" else
+             ["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms", "plt_p75_ms",
+              "plt_ratio_to_h2", "connections_per_host"])
+    click.echo(f"\nPaper: {exp.paper}\n  finding: {exp.finding}\nProtoLens measured "
+               f"({rep.seconds / 60:.1f} min):")
+    for line in rep.lines:
+        click.echo(f"  {line}")
+
+
+def _write_report(reps: list[Reproduction], out: Path) -> None:
+    from protolens.lab.markdown import render
+    from protolens.plots import figures
+
+    names: dict[str, str] = {}
+    for rep in reps:
+        navs = [n for part in rep.navigations.values() for n in part]
+        try:
+            if rep.experiment.kind == "fairness":
+                from protolens.plots.fairness import fairness
+                fig = fairness(navs, f"bandwidth share\n{rep.experiment.name}")
+            else:
+                fig = figures.plt_box(navs, f"page load time\n{rep.experiment.name}")
+        except figures.PlotError:
+            continue
+        png = out.with_name(f"{out.stem}-{rep.experiment.name}.png")
+        fig.savefig(png, dpi=150)
+        names[rep.experiment.name] = png.name
+    text = render(reps, title="ProtoLens: the papers' experiments reproduced",
+                  created=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                  machine=f"{platform.node()} ({os.cpu_count()} cores, {platform.platform()})",
+                  figures=names)
+    tmp = out.with_suffix(out.suffix + ".tmp")
+    tmp.write_text(text)
+    tmp.replace(out)
+    click.echo(f"report: {out} ({len(names)} figures beside it)")
+
+
+@click.command("reproduce")
+@click.argument("name", metavar="NAME", required=False)
+@click.option("--all", "run_all", is_flag=True, help="Every experiment, one after the other.")
+@click.option("--quick", is_flag=True, help="A few minutes per experiment instead of 20-60.")
+@click.option("--reps", type=click.IntRange(1, 1000), help="Override the repetitions.")
+@click.option("--seed", type=int, help="Order seed (default: random, recorded).")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Write a Markdown report here (default with --all: "
+                   "reproduction-YYYYmmdd-HHMMSS.md).")
+@click.option("--timeout", "timeout_s", default=60.0, show_default=True)
+@click.option("--retries", default=1, show_default=True, type=click.IntRange(0, 10))
+@click.option("--chromium", default="/usr/bin/chromium", show_default=True)
+@click.option("--testbed", "testbed_name", default="plr", show_default=True,
+              help="Testbed to use (brought up and down here if not running).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
+def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None,
+                  seed: int | None, out: Path | None, timeout_s: float, retries: int,
+                  chromium: str, testbed_name: str, as_json: bool, db: Path | None) -> None:
+    """Run a paper's experiment on the testbed; print each claim beside a measured ratio with
+    its 95% bootstrap interval and a verdict from that interval, untuned.
+
+    NAME: ifip18-wifi, ifip18-parallel, cell-large, conext20-delay, conext20-httpx,
+    student-study or mininet-quic; or --all.
+
+    Example: protolens lab reproduce --all --quick --out report.md
+    """
+    if run_all == (name is not None):
+        raise UserError("give one experiment NAME or --all (known: "
+                        f"{', '.join(e.name for e in EXPERIMENTS)})")
+    try:
+        exps: list[Experiment] = list(EXPERIMENTS) if run_all else [experiment(name or "")]
+    except KeyError as exc:
+        raise UserError(str(exc.args[0])) from None
+    if run_all and out is None:
+        out = Path(time.strftime("reproduction-%Y%m%d-%H%M%S.md"))
+    opts = camp.Settings(db=db or default_db(os.environ), chromium=chromium,
+                         extension=extension_dir(os.environ), timeout_s=timeout_s,
+                         retries=retries)
+    done: list[Reproduction] = []
+    for exp in exps:
+        try:
+            rep = reproduce(exp, opts, quick=quick, testbed=testbed_name, reps=reps, seed=seed)
+        except (camp.CampaignError, StoreError) as exc:
+            raise UserError(str(exc)) from None
+        done.append(rep)
+        if not as_json:
+            _print(rep)
+        if rep.interrupted:
+            break
+    if as_json:
+        emit(done[0].as_json() if len(done) == 1 and not run_all
+             else [r.as_json() for r in done], "json")
+    if out is not None:
+        _write_report(done, out)
+    if any(r.interrupted for r in done):
+        raise SystemExit(130)
