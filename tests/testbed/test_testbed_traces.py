@@ -80,7 +80,9 @@ def test_a_constant_rate_trace_gives_its_rate(bed: Any) -> None:
     assert abs(iperf_bps / 20e6 - 1) < 0.02, f"iperf3 {iperf_bps / 1e6:.3f} Mbit/s (IP level)"
     assert abs(shaper_bps / 20e6 - 1) < 0.02, f"shaper {shaper_bps / 1e6:.3f} Mbit/s"
     assert b["traces"]["down"]["opportunities"] == 5 and b["traces"]["up"] is None
-    cut = st["calibration"]["path_rtt_ns"]  # the profile's delay stays, less the path's own
+    from protolens.shaper.calibration import Calibration
+
+    cut = Calibration.from_dict(st["calibration"]).path_rtt_ns(20_000_000)  # the path's own RTT
     assert b["dirs"]["down"]["params"]["delay_ns"] == 10_000_000 - (cut - cut // 2)
 
 

@@ -3,6 +3,7 @@ any delivery traces. Pure."""
 
 from __future__ import annotations
 
+from protolens.shaper.calibration import Calibration
 from protolens.shaper.records import Profile
 from protolens.shaper.schedule import BOTH, DOWN, UP, Step, expand
 
@@ -14,8 +15,8 @@ _CHUNK = 1000
 """Trace opportunities per config line (config.c appends lines of one direction)."""
 
 
-def shaper_config(profile: Profile, path_rtt_ns: int = 0) -> str:
-    """``path_rtt_ns``: what the testbed's path adds to each round trip by itself
+def shaper_config(profile: Profile, calibration: Calibration | None = None) -> str:
+    """``calibration``: what the testbed's path adds to a round trip by itself
     (calibration.py); taken off every configured delay, half from each direction."""
     tl = expand(profile)
     lines = [f"# protolens shaper config for profile {profile.name}",
@@ -24,7 +25,7 @@ def shaper_config(profile: Profile, path_rtt_ns: int = 0) -> str:
         lines.append(f"loop_ns {tl.loop_ns}")
     # Group the steps of one instant and direction on one line.
     grouped: dict[tuple[int, str], list[str]] = {}
-    for s in _less_delay(tl.steps, path_rtt_ns):
+    for s in _less_delay(tl.steps, calibration):
         value = str(int(s.value)) if s.key in _INT_KEYS else repr(float(s.value))
         grouped.setdefault((s.at_ns, s.dir), []).append(f"{s.key}={value}")
     for (at, direction), kvs in grouped.items():
@@ -39,15 +40,17 @@ def shaper_config(profile: Profile, path_rtt_ns: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _less_delay(steps: tuple[Step, ...], path_rtt_ns: int) -> list[Step]:
-    if path_rtt_ns <= 0:
+def _less_delay(steps: tuple[Step, ...], cal: Calibration | None) -> list[Step]:
+    if cal is None:
         return list(steps)
-    cut = {UP: path_rtt_ns // 2, DOWN: path_rtt_ns - path_rtt_ns // 2}
     out: list[Step] = []
     for s in steps:
         if s.key != "delay_ns":
             out.append(s)
             continue
+        # a step sets one direction's delay: read it as half of a symmetric RTT
+        path = cal.path_rtt_ns(2 * s.value)
+        cut = {UP: path // 2, DOWN: path - path // 2}
         for d in ((UP, DOWN) if s.dir == BOTH else (s.dir,)):
             out.append(Step(s.at_ns, d, s.key, max(0.0, s.value - cut[d])))
     return out

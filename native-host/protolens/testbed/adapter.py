@@ -19,11 +19,11 @@ from protolens.paths import data_home
 from protolens.shaper import Profile, ProfileError, load_profile
 from protolens.shaper.build import ShaperError, find_binary
 from protolens.shaper.calibration import (
-    PROBE_COUNT,
-    PROBE_INTERVAL_S,
+    PROBES,
+    Calibration,
     CalibrationError,
-    calibrate,
     ping_rtts_ms,
+    probe,
     probe_config,
 )
 from protolens.shaper.config import shaper_config
@@ -91,9 +91,9 @@ class Testbed:
             pid = tb._start_caddy(certs.key, data / "static")
             tb.state = replace(tb.state, pids={**tb.state.pids, "caddy": pid})
             tb._save()
-            probe = Path(tb.state.run_dir) / "calibrate.conf"
-            probe.write_text(probe_config())
-            tb._start_shaper(probe)
+            first = Path(tb.state.run_dir) / "calibrate.conf"
+            first.write_text(probe_config(PROBES[0][0]))
+            tb._start_shaper(first)
             links.queue_rules(tb.topo)
             tb._calibrate()
             tb.shape(prof)
@@ -210,9 +210,9 @@ class Testbed:
         ``calibrated``: take the path's own latency, measured at ``up``, off the delay."""
         prof = profile if isinstance(profile, Profile) else _profile(profile)
         cal = self.state.calibration
-        path_rtt = int(cal["path_rtt_ns"]) if calibrated and cal else 0
+        use = Calibration.from_dict(cal) if calibrated and cal else None
         conf = Path(self.state.run_dir) / "shaper.conf"
-        conf.write_text(shaper_config(prof, path_rtt_ns=path_rtt))
+        conf.write_text(shaper_config(prof, use))
         try:
             if self.shaper_running():
                 self.shaper().load(conf)
@@ -225,7 +225,7 @@ class Testbed:
         self.state = replace(self.state, profile=prof.name, profile_path=prof.path,
                              trace_down=link.trace_down.source if link.trace_down else None,
                              trace_up=link.trace_up.source if link.trace_up else None,
-                             calibrated=path_rtt > 0)
+                             calibrated=use is not None)
         self._cross_traffic(prof)
         self._save()
         return prof
@@ -307,16 +307,25 @@ class Testbed:
         self._save()
 
     def _calibrate(self) -> None:
-        """Ping through the shaper holding the probe config; record the path's own RTT."""
-        out = run(in_ns(self.topo.cli_ns, [
-            "ping", "-n", "-c", str(PROBE_COUNT), "-i", str(PROBE_INTERVAL_S), "-W", "1",
-            self.state.server_ip]), check=False, timeout=60)
+        """Ping through the shaper under each probe config; record the path's own RTT."""
+        probes = []
+        conf = Path(self.state.run_dir) / "calibrate.conf"
+        for rtt_ns, count, interval in PROBES:
+            conf.write_text(probe_config(rtt_ns))
+            try:
+                self.shaper().load(conf)
+            except ShaperError as e:
+                raise TestbedError(str(e)) from None
+            out = run(in_ns(self.topo.cli_ns, [
+                "ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1",
+                self.state.server_ip]), check=False, timeout=60)
+            try:
+                probes.append(probe(rtt_ns, ping_rtts_ms(out), count))
+            except CalibrationError as e:
+                raise TestbedError(str(e)) from None
         now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
-        try:
-            cal = calibrate(ping_rtts_ms(out), now)
-        except CalibrationError as e:
-            raise TestbedError(str(e)) from None
-        self.state = replace(self.state, calibration=asdict(cal))
+        self.state = replace(self.state, calibration={"probes": [asdict(p) for p in probes],
+                                                      "measured_at": now})
         self._save()
 
     def _cross_traffic(self, prof: Profile) -> None:

@@ -80,9 +80,9 @@ class TestbedState:
     """The Mahimahi trace file shaping each direction, if any (``testbed shape --trace-down``)."""
     trace_up: str | None = None
     calibration: dict[str, Any] | None = None
-    """What the path-latency probe measured at ``up`` (shaper/calibration.py ``Calibration``)."""
+    """What the path-latency probes measured at ``up`` (shaper/calibration.py ``Calibration``)."""
     calibrated: bool = False
-    """Whether the current shaping takes ``calibration["path_rtt_ns"]`` off the delay."""
+    """Whether the current shaping takes the path's own RTT off the configured delay."""
 
 
 def state_to_json(state: TestbedState) -> str:
