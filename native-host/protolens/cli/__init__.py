@@ -30,6 +30,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export", "export_cmd"),
     "merge": ("merge", "merge_cmd"),
     "plot": ("plot", "plot_cmd"),
+    "cc": ("cc", "cc_group"),
 }
 
 

@@ -4,17 +4,20 @@ median difference with a bootstrap 95% CI, a Mann-Whitney U p-value and a verdic
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from protolens.analysis.compare import compare
 from protolens.analysis.observe import METRICS, observations
+from protolens.cc.share import UNLABELLED, nav_class
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.share import duck
 from protolens.share.bundle import BundleError
+from protolens.store import cc as ccstore
 from protolens.store.research import compare_rows, known_campaigns
 
 TABLE_COLUMNS = ("group", "condition", "arm_a", "arm_b", "n_a", "n_b", "median_a_ms",
@@ -41,6 +44,10 @@ def _arms(text: str | None) -> list[str] | None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--resamples", type=click.IntRange(100, 100_000), default=2000,
               show_default=True, help="Bootstrap resamples.")
+@click.option("--by-cc", is_flag=True,
+              help="Group loads also by the CC class of the servers that carried most of "
+                   "their bytes (delay-based, loss-based, mixed, unlabelled; protolens cc "
+                   "probe).")
 @click.option("--bundle", "bundles", multiple=True, type=click.Path(path_type=Path),
               help="Read shared bundles (.tar or directory) with DuckDB instead of the store; "
                    "repeatable.")
@@ -48,7 +55,8 @@ def _arms(text: str | None) -> list[str] | None:
 @output_options
 def compare_cmd(campaign: str | None, source: str | None, domain: str | None, metric: str,
                 arms: str | None, warm: bool, seed: int, resamples: int,
-                bundles: tuple[Path, ...], db: Path | None, fmt: str) -> None:
+                bundles: tuple[Path, ...], db: Path | None, fmt: str,
+                by_cc: bool = False) -> None:
     """Compare arms (or protocols) per page and condition, with confidence intervals.
 
     Example: protolens compare --campaign ifip18-loss --metric plt --csv
@@ -58,6 +66,9 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
     if domain is not None and campaign is not None:
         raise UserError("--domain applies to --source data, not to a campaign")
     wanted = _arms(arms)
+    if by_cc and bundles:
+        raise UserError("--by-cc reads the CC labels of the store, not bundles")
+    classes: dict[str, str] = {}
     if bundles:
         try:
             rows = duck.compare_rows(list(bundles), campaign=campaign, source=source)
@@ -73,10 +84,17 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
                 names = known_campaigns(conn)
                 raise UserError(f"no navigations in campaign {campaign!r} (known: "
                                 f"{', '.join(names[:5]) or 'none'})")
+            if by_cc:
+                classes = cc_classes(conn, campaign)
         except sqlite3.Error as exc:
             raise store_failure(db, exc) from None
     mode = "campaign" if campaign is not None else str(source)
-    obs = observations(rows, metric, mode, domain=domain, warm=warm)
+    if by_cc:
+        obs = [replace(o, group=f"{o.group} [{classes.get(str(row['id']), UNLABELLED)}]")
+               for row in rows for o in observations([row], metric, mode, domain=domain,
+                                                      warm=warm)]
+    else:
+        obs = observations(rows, metric, mode, domain=domain, warm=warm)
     result = [c.to_row() | {"metric": metric}
               for c in compare(obs, seed=seed, resamples=resamples, arms=wanted)]
     if not result and fmt == "table":
@@ -84,3 +102,11 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
                         "cell with two arms")
     emit(result, fmt, title=f"{metric}: {campaign or source}",
          columns=TABLE_COLUMNS if fmt == "table" else None)
+
+
+def cc_classes(conn: sqlite3.Connection, campaign: str | None) -> dict[str, str]:
+    """navigation id -> its CC class (``cc.share.nav_class``); empty before any probe."""
+    if not ccstore.has_cc_table(conn):
+        raise UserError("--by-cc: no CC labels in this store yet (protolens cc probe URL)")
+    return {str(r["navigation_id"]): nav_class(r)
+            for r in ccstore.navigation_cc_bytes(conn, campaign=campaign)}

@@ -156,15 +156,25 @@ def campaigns_cmd(fmt: str, db: Path | None) -> None:
 
 
 @click.command("report")
-@click.option("--campaign", required=True, help="Campaign name.")
+@click.option("--campaign", help="Campaign name (required unless --by-cc).")
 @click.option("--warm", is_flag=True, help="Report the warm loads instead of the cold ones.")
+@click.option("--by-cc", is_flag=True,
+              help="Per page, the share of bytes served by delay-based servers (CoNEXT'20 Fig. "
+                   "2(c); labels from protolens cc probe); all navigations unless --campaign.")
 @output_options
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
-def report_cmd(campaign: str, warm: bool, fmt: str, db: Path | None) -> None:
+def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
+               by_cc: bool = False) -> None:
     """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image; ratio to h2.
 
     Example: protolens report --campaign wifi-test --json
     """
+    if by_cc:
+        from protolens.cli.cc_report import report_by_cc
+        report_by_cc(campaign, fmt, db)
+        return
+    if campaign is None:
+        raise UserError("give --campaign NAME (or --by-cc)")
     try:
         with closing(open_ro(db or default_db(os.environ))) as conn:
             if labstore.campaign_spec(conn, campaign) is None:

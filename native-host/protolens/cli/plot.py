@@ -14,7 +14,8 @@ from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
-KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness")
+KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness", "waterfall",
+         "cc-queue")
 FORMATS = (".png", ".svg", ".pdf")
 
 
@@ -25,9 +26,36 @@ def _arms(text: str | None, kind: str) -> tuple[str, str]:
     return arms[0], arms[1]
 
 
+def _waterfall(nav_id: str | None, db: Path | None) -> Figure:
+    from protolens.plots.waterfall import waterfall_figure
+    from protolens.plots.waterfall_series import waterfall_series
+    from protolens.store.queries import NotFound, resolve_id
+    from protolens.store.records import load_record
+
+    if not nav_id:
+        raise UserError("waterfall: give a NAVIGATION_ID (see: protolens navigations)")
+    conn = connect_ro(db)
+    try:
+        record = load_record(conn, resolve_id(conn, nav_id))
+    except NotFound as exc:
+        raise UserError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    if not record.requests:
+        raise UserError(f"waterfall: navigation {record.id} has no requests to draw")
+    return waterfall_figure(waterfall_series(record))
+
+
 def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | None,
-          limit: int, warm: bool, db: Path | None) -> Figure:
+          limit: int, warm: bool, db: Path | None, nav_id: str | None = None,
+          host: str | None = None) -> Figure:
     """The figure for ``kind`` (the I/O around the pure figure functions)."""
+    if kind == "waterfall":
+        return _waterfall(nav_id, db)
+    if kind == "cc-queue":
+        return _cc_queue(db, host)
+    if nav_id:
+        raise UserError(f"{kind}: takes no NAVIGATION_ID (only waterfall does)")
     if kind == "cwnd":
         if tcpstats is None:
             raise UserError("cwnd: give --tcpstats FILE (written by: protolens testbed tcpstats)")
@@ -70,22 +98,34 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
 
 @click.command("plot")
 @click.argument("kind", type=click.Choice(KINDS))
-@click.option("--campaign", help="A lab campaign (all kinds except cwnd).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Output file: .png, .svg or .pdf.")
+@click.argument("nav_id", metavar="[NAVIGATION_ID]", required=False)
+@click.option("--campaign", help="A lab campaign (all kinds except cwnd and waterfall).")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Output file: .png, .svg or .pdf (waterfall: waterfall-ID.png by default).")
 @click.option("--arms", help="Two arms A,B for delta-cdf and speedup (A is the reference).")
 @click.option("--tcpstats", type=click.Path(dir_okay=False, path_type=Path),
               help="cwnd: the JSON-lines file of: protolens testbed tcpstats --out FILE.")
 @click.option("--limit", type=click.IntRange(1, 500), default=40, show_default=True,
               help="byte-shares: at most this many page loads.")
 @click.option("--warm", is_flag=True, help="Plot warm loads instead of cold ones.")
+@click.option("--host", help="cc-queue: the newest stored probe of this host (default: the "
+              "newest probe).")
 @db_option
-def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
-             tcpstats: Path | None, limit: int, warm: bool, db: Path | None) -> None:
-    """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup, cwnd or fairness.
+def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | None,
+             arms: str | None, tcpstats: Path | None, limit: int, warm: bool,
+             db: Path | None, host: str | None = None) -> None:
+    """Draw a paper figure (plt-box, byte-shares, delta-cdf, speedup, cwnd, fairness, cc-queue:
+    a CC probe's queue over time, CoNEXT'20 Fig. 2(a)) or one page load's connection waterfall
+    (waterfall NAVIGATION_ID; docs/WATERFALL.md).
 
     Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
+
+    Example: protolens plot waterfall 3f2a9c1e
     """
+    if out is None:
+        if kind != "waterfall":
+            raise UserError(f"{kind}: give --out FILE (.png, .svg or .pdf)")
+        out = Path(f"waterfall-{(nav_id or 'x')[:8]}.png")
     if out.suffix.lower() not in FORMATS:
         raise UserError(f"--out: use a {', '.join(FORMATS)} file name (got {out.name!r})")
     import matplotlib
@@ -94,7 +134,7 @@ def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
                                 "legend.fontsize": 7, "xtick.labelsize": 7,
                                 "ytick.labelsize": 7}):  # sizes for a two-column paper
         try:
-            fig = build(kind, campaign, arms, tcpstats, limit, warm, db)
+            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, nav_id, host)
         except figures.PlotError as exc:
             raise UserError(f"{kind}: {exc}") from None
         try:
@@ -102,3 +142,21 @@ def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
         except OSError as exc:
             raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
     click.echo(str(out))
+
+
+def _cc_queue(db: Path | None, host: str | None) -> Figure:
+    from protolens.cc.model import QueueTimeline
+    from protolens.plots.cc_queue import cc_queue
+    from protolens.store import cc as ccstore
+    conn = connect_ro(db)
+    try:
+        got = ccstore.probe_timeline(conn, host) if ccstore.has_cc_table(conn) else None
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    finally:
+        conn.close()
+    if got is None:
+        raise UserError("cc-queue: no stored CC probe" + (f" of {host}" if host else "")
+                        + " (protolens cc probe URL)")
+    row, timeline = got
+    return cc_queue(row, QueueTimeline.from_json(timeline))
