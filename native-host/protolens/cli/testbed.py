@@ -148,6 +148,12 @@ def _emit_status(st: dict[str, Any], fmt: str) -> None:
     lat = sh.get("lateness", {})
     flat["shaper"] = (f"running, lateness p99 {lat.get('p99_ns', 0) / 1e3:.0f} us, max "
                       f"{lat.get('max_ns', 0) / 1e3:.0f} us" if sh["running"] else "NOT RUNNING")
+    cal = st.get("calibration")
+    flat.pop("calibrated", None)
+    flat["calibration"] = "none" if not cal else ", ".join(
+        f"path RTT {p['path_rtt_ns'] / 1e3:.0f} us at {p['rtt_ns'] / 1e6:g} ms"
+        for p in cal["probes"]) + (" (taken off the delay)" if st.get("calibrated") else
+                                   " (not applied)")
     rows = [{"key": k, "value": v} for k, v in flat.items()]
     emit(rows, fmt, title=f"testbed {st['name']}", columns=["key", "value"])
 
