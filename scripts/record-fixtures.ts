@@ -136,7 +136,7 @@ async function startSite(work: string): Promise<{ site: Site; proc: ChildProcess
 async function launch(work: string, site: Site, extra: string[]): Promise<{ proc: ChildProcess; ws: string; version: string }> {
   const profile = join(work, "profile");
   mkdirSync(join(profile, "Default"), { recursive: true });
-  // no preconnect / prediction: connection setup stays visible (ARCHITECTURE.md)
+  // no preconnect / prediction: connection setup stays visible (docs/ARCHITECTURE.md)
   writeFileSync(join(profile, "Default/Preferences"), JSON.stringify({ net: { network_prediction_options: 2 } }));
   const env = { ...process.env, HOME: work, XDG_CONFIG_HOME: join(work, ".config"),
     XDG_CACHE_HOME: join(work, ".cache"), XDG_DATA_HOME: join(work, ".local/share") };

@@ -1,7 +1,7 @@
 /* ProtoLens shaper: the pure link model (loss -> bottleneck queue -> optional ECMP path queue
  * -> delay + jitter without reordering) on a virtual nanosecond clock, plus the per-flow counters
  * and the lateness histogram. No I/O, no clock reads: main.c is the NFQUEUE adapter around it.
- * ARCHITECTURE.md "Packet-level shaping" describes the model; tests in test_model.c. */
+ * docs/ARCHITECTURE.md "Packet-level shaping" describes the model; tests in test_model.c. */
 #ifndef PL_MODEL_H
 #define PL_MODEL_H
 

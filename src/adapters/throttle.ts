@@ -1,6 +1,6 @@
 /**
  * Adapter: per-domain latency / throughput through CDP Network.emulateNetworkConditionsByRule on
- * the tabs the recorder is attached to (verified through chrome.debugger, ARCHITECTURE.md), also on
+ * the tabs the recorder is attached to (verified through chrome.debugger, docs/ARCHITECTURE.md), also on
  * their out-of-process iframes' sessions. Keeps, per tab, which rule id Chromium reports as applied
  * to each request (Network.requestWillBeSentExtraInfo.appliedNetworkConditionsId).
  */

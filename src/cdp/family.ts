@@ -1,6 +1,6 @@
 /**
  * Normalizes CDP's raw Response.protocol strings to a family (docs/RECORD.md): the raw string is
- * kept as well, since Chromium reports many spellings (ARCHITECTURE.md, "Chromium facts").
+ * kept as well, since Chromium reports many spellings (docs/ARCHITECTURE.md, "Chromium facts").
  */
 import type { Family } from "../record/types.ts";
 

@@ -2,7 +2,7 @@
  * Per-domain policies in the everyday browser (docs/POLICY.md; issue 6, item 3). Pure: the rules
  * of the host's `policies` message, matching a host (most specific rule wins, as
  * native-host/protolens/policy/rules.py), the PAC script that routes `no-h3` domains through the
- * host's CONNECT relay (Chromium never uses QUIC through an HTTP proxy: ARCHITECTURE.md, verified),
+ * host's CONNECT relay (Chromium never uses QUIC through an HTTP proxy: docs/ARCHITECTURE.md, verified),
  * and the CDP `Network.emulateNetworkConditionsByRule` conditions for rules with latency/throughput.
  */
 import type { Protocol } from "devtools-protocol";

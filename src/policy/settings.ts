@@ -51,7 +51,7 @@ function matches(host: string, list: readonly string[]): boolean {
   return list.some((d) => host === d || host.endsWith(`.${d}`));
 }
 
-/** Pages the debugger cannot or must not attach to (ARCHITECTURE.md: chrome://, Web Store). */
+/** Pages the debugger cannot or must not attach to (docs/ARCHITECTURE.md: chrome://, Web Store). */
 export function isRestricted(url: URL): boolean {
   if (url.protocol !== "http:" && url.protocol !== "https:") return true;
   if (url.hostname === "chromewebstore.google.com") return true;

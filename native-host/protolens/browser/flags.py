@@ -1,6 +1,6 @@
 """Chromium command lines for lab loads (pure).
 
-Every flag here is from shared/ARCHITECTURE.md "Chromium facts (verified)" and the protocol table.
+Every flag here is from docs/ARCHITECTURE.md "Chromium facts (verified)" and the protocol table.
 """
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-# The three protocol arms a stock browser can be forced into (ARCHITECTURE.md, protocol table).
+# The three protocol arms a stock browser can be forced into (docs/ARCHITECTURE.md, protocol table).
 BASE_ARMS = ("h1", "h2", "h3")
 
 PROXY_ARMS = ("h2-parallel:N", "proxy-h1", "proxy-h2", "proxy-h3", "policy")
@@ -67,7 +67,7 @@ def arm_flags(arm: str, origins: Sequence[str]) -> list[str]:
             raise UnknownArm("h3 needs at least one origin to force QUIC on")
         return ["--enable-quic", "--origin-to-force-quic-on=" + ",".join(origins)]
     if is_proxied(arm):
-        # Chromium never uses QUIC through an HTTP proxy (ARCHITECTURE.md); make it explicit
+        # Chromium never uses QUIC through an HTTP proxy (docs/ARCHITECTURE.md); make it explicit
         return ["--disable-quic"]
     raise UnknownArm(f"unknown arm {arm!r}: expected one of {known_arms()}")
 

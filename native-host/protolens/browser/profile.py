@@ -8,7 +8,7 @@ from typing import Any
 
 
 def seed_preferences(user_data_dir: Path) -> Path:
-    """Turn off preconnect/prediction so connection setup is measured (ARCHITECTURE.md)."""
+    """Turn off preconnect/prediction so connection setup is measured (docs/ARCHITECTURE.md)."""
     prefs = user_data_dir / "Default" / "Preferences"
     prefs.parent.mkdir(parents=True, exist_ok=True)
     prefs.write_text(json.dumps({"net": {"network_prediction_options": 2}}))

@@ -12,7 +12,7 @@ from protolens.shaper.records import Profile
 RATE_PPS = 250
 """Bottleneck rate in packets per second, so the queue holds the same time (400 ms) and the path
 the same number of packets (25 per 100 ms RTT) at every packet size. The paper gives no rate;
-250 x 500-byte packets = 1 Mbit/s with a 100 ms RTT and a 50 kB queue is what ARCHITECTURE.md
+250 x 500-byte packets = 1 Mbit/s with a 100 ms RTT and a 50 kB queue is what docs/ARCHITECTURE.md
 "Congestion-control fingerprint facts" verified. A fixed 1 Mbit/s does not work for 100-byte
 packets: the 10 kB queue is smaller than the 12.5 kB path, and BBR's startup overflowed it at
 0.39 s on an 80 KB object (measured here), which reads as loss-based."""
@@ -25,7 +25,7 @@ SMALL_OBJECT = 100_000
 LARGE_OBJECT = 1_000_000
 """Sec. 4.1: 500-byte MTU by default, 100 for objects under 100 KB, 1,500 above 1 MB."""
 HEADER_BYTES = 40
-"""IPv4 + TCP headers without options: advmss = packet size - 40 (ARCHITECTURE.md: advmss 460
+"""IPv4 + TCP headers without options: advmss = packet size - 40 (docs/ARCHITECTURE.md: advmss 460
 gave about 495-byte packets, the timestamp option coming out of the payload)."""
 MIN_RTT_MS = 100
 RTT_STEP_MS = 50

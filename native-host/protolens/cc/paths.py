@@ -29,7 +29,7 @@ class LabPath:
 
     def set_advmss(self, mss: int | None) -> None:
         """``ip route change default via <router> [advmss N]`` in the client namespace: the server
-        then sends N-byte segments (ARCHITECTURE.md "Congestion-control fingerprint facts")."""
+        then sends N-byte segments (docs/ARCHITECTURE.md "Congestion-control fingerprint facts")."""
         t = self.tb.topo
         argv = ["ip", "-n", t.cli_ns, "route", "change", "default", "via", t.rtr_cli_ip]
         run(argv + (["advmss", str(mss)] if mss else []))

@@ -4,7 +4,7 @@ flow's first drop, and hand them to the pure classifier.
 
 Steps: (1) a HEAD through an unshaped path gives the final URL, the object's size and the TCP
 handshake time (the base RTT); (2) the packet size follows from the size, the client route's
-``advmss`` asks the server for it (ARCHITECTURE.md); (3) the bottleneck profile pads the RTT;
+``advmss`` asks the server for it (docs/ARCHITECTURE.md); (3) the bottleneck profile pads the RTT;
 (4) the GET runs with the queue log restarted; (5) route and profile are put back whatever
 happens."""
 

@@ -1,7 +1,7 @@
 """Per-profile registration for lab Chromium (docs/MESSAGES.md, "Lab mode").
 
 A profile started with ``--user-data-dir=DIR`` finds host manifests in
-``DIR/NativeMessagingHosts/`` (shared/ARCHITECTURE.md, verified); its manifest points to a
+``DIR/NativeMessagingHosts/`` (docs/ARCHITECTURE.md, verified); its manifest points to a
 wrapper that exports the lab's environment, so only that profile records in lab mode.
 """
 

@@ -1,7 +1,7 @@
 """Where each browser looks for native-messaging host manifests, per OS (pure).
 
 Sources: Chrome's native-messaging doc ("Native messaging host location"), Microsoft Edge's
-native-messaging guide, shared/ARCHITECTURE.md (custom ``--user-data-dir``: only
+native-messaging guide, docs/ARCHITECTURE.md (custom ``--user-data-dir``: only
 ``DIR/NativeMessagingHosts/`` and the system directory). Brave on macOS and Windows reads Google
 Chrome's locations (brave/brave-browser#5272, keepassxc#13429), so ProtoLens writes both there.
 """

@@ -13,7 +13,8 @@ from typing import Any, Protocol
 
 @dataclass(frozen=True)
 class Lateness:
-    """The shaper's timer lateness over a load's window (ARCHITECTURE.md: it reports its own)."""
+    """The shaper's timer lateness over a load's window (it reports its own:
+    docs/ARCHITECTURE.md, Packet-level shaping)."""
 
     max_ns: int
     p99_ns: int
@@ -46,7 +47,7 @@ class LabNetwork(Protocol):
         ...
 
     def before_load(self) -> None:
-        """Flush cached TCP metrics and reset the per-flow counters (ARCHITECTURE.md)."""
+        """Flush cached TCP metrics and reset the per-flow counters (docs/ARCHITECTURE.md)."""
         ...
 
     def after_load(self) -> tuple[list[dict[str, Any]], Lateness | None]:

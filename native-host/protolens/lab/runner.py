@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 LATENESS_FLAG_NS = 2_000_000
 """Flag a load when a packet left the shaper more than 2 ms late: 4% of the 50 ms RTT of the
-IFIP'18 wifi profile, and 20x the stdev the prototype shaper showed here (ARCHITECTURE.md:
+IFIP'18 wifi profile, and 20x the stdev the prototype shaper showed here (docs/ARCHITECTURE.md:
 0.06-0.08 ms). Chosen by ProtoLens; override with ``--lateness-flag-ms``."""
 
 

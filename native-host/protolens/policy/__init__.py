@@ -2,7 +2,7 @@
 
 ``rules``: parsing and validating DOMAIN and ARM, the ``Rule`` record, matching a host.
 ``mechanism``: which mechanism enforces a rule in a lab profile and in an everyday browser
-(ARCHITECTURE.md, "How each protocol policy can be applied"). ``file``: policy files (TOML).
+(docs/ARCHITECTURE.md, "How each protocol policy can be applied"). ``file``: policy files (TOML).
 Storage is ``protolens.store.policy``; the CLI is ``protolens.cli.policy``.
 """
 

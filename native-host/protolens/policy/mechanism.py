@@ -1,4 +1,4 @@
-"""Which mechanism enforces a rule (pure): the table in ARCHITECTURE.md, "How each protocol
+"""Which mechanism enforces a rule (pure): the table in docs/ARCHITECTURE.md, "How each protocol
 policy can be applied". Every stored navigation records it per host (``navigation_policies``).
 """
 

@@ -123,7 +123,7 @@ class BrowserH2:
             self.conn.acknowledge_received_data(ev.flow_controlled_length or 0, sid)
         elif isinstance(ev, h2.events.StreamEnded):
             # the h2 library can report the end separately after END_STREAM on HEADERS:
-            # forward one request per stream only (ARCHITECTURE.md, proxy pitfalls)
+            # forward one request per stream only (docs/ARCHITECTURE.md, proxy pitfalls)
             sid = ev.stream_id or 0
             if sid in self.heads and sid not in self.tasks:
                 self.tasks[sid] = asyncio.get_running_loop().create_task(self.stream(sid))
@@ -133,7 +133,7 @@ class BrowserH2:
                 task.cancel()
         elif isinstance(ev, h2.events.WindowUpdated | h2.events.RemoteSettingsChanged):
             self.window.set()
-        # PriorityUpdated is dropped: stream ids differ upstream (ARCHITECTURE.md pitfalls)
+        # PriorityUpdated is dropped: stream ids differ upstream (docs/ARCHITECTURE.md pitfalls)
 
     async def stream(self, sid: int) -> None:
         req = request_from_h2(self.heads.pop(sid))

@@ -2,9 +2,9 @@
 
 Kept under ``$XDG_DATA_HOME/protolens/proxy/`` (directory 0700, private keys 0600). It is never
 added to any system or browser trust store: lab profiles alone trust it, by pinning the shared
-leaf key's SPKI with ``--ignore-certificate-errors-spki-list`` (ARCHITECTURE.md: pinning the leaf
-key's SPKI worked with Chromium 156). Each intercepted host gets its own leaf naming only that
-host (no cross-host coalescing), all signed by the CA and all on one leaf key.
+leaf key's SPKI with ``--ignore-certificate-errors-spki-list`` (docs/ARCHITECTURE.md: pinning
+the leaf key's SPKI worked with Chromium 156). Each intercepted host gets its own leaf naming
+only that host (no cross-host coalescing), all signed by the CA and all on one leaf key.
 """
 
 from __future__ import annotations

@@ -53,7 +53,7 @@ class ProxyProcess:
 
     def flags(self) -> list[str]:
         """Chromium flags for a load through the proxy. QUIC off: Chromium never uses QUIC
-        through an HTTP proxy anyway (ARCHITECTURE.md), and h3 is the proxy's upstream job."""
+        through an HTTP proxy anyway (docs/ARCHITECTURE.md), and h3 is the proxy's upstream job."""
         return ["--disable-quic", f"--proxy-server=http://127.0.0.1:{self.port}",
                 "--proxy-bypass-list=<-loopback>"]
 

@@ -78,7 +78,7 @@ def decide(target: str, *, authorized: bool, hosts: Mapping[str, str],
            rules: Sequence[Rule]) -> Decision:
     """What to do with ``CONNECT target``. Hosts not in ``hosts`` (name -> address the lab
     serves them on) are refused and never resolved: Chromium opens CONNECTs to Google hosts even
-    with background networking off (ARCHITECTURE.md, proxy pitfalls)."""
+    with background networking off (docs/ARCHITECTURE.md, proxy pitfalls)."""
     if not authorized:
         return Refuse(407, "proxy credential missing or wrong")
     parsed = parse_authority(target)

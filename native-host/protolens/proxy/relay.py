@@ -1,13 +1,13 @@
 """The local CONNECT relay (host side of ``no-h3`` in an everyday browser; issue 6, item 3).
 
-A plain tunnel: it never terminates TLS, never looks inside, and never serves anything but
-CONNECT. The extension routes ``no-h3`` domains to it with a ``chrome.proxy`` PAC script; since
-Chromium never uses QUIC through an HTTP proxy (verified, ARCHITECTURE.md), those domains stay on
+A plain tunnel: it never terminates TLS, never looks inside, and never serves anything but CONNECT.
+The extension routes ``no-h3`` domains to it with a ``chrome.proxy`` PAC script; since Chromium
+never uses QUIC through an HTTP proxy (verified, docs/ARCHITECTURE.md), those domains stay on
 HTTP/2 or HTTP/1.1. Loopback only. Every CONNECT must carry the per-run credential; targets are
-checked by ``proxy/targets.py`` (policy-named hosts, ports 443 and 80, never loopback or the
-relay itself); names are resolved normally (it is the user's own traffic), or through ``hosts``
-(name -> address) in the lab and in tests. Connections are bounded in time and number
-(``targets.Limits``, issue 15 item 6).
+checked by ``proxy/targets.py`` (policy-named hosts, ports 443 and 80, never loopback or the relay
+itself); names are resolved normally (it is the user's own traffic), or through ``hosts`` (name ->
+address) in the lab and in tests. Connections are bounded in time and number (``targets.Limits``,
+issue 15 item 6).
 """
 
 from __future__ import annotations

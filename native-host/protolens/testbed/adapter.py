@@ -231,7 +231,7 @@ class Testbed:
         return prof
 
     def flush_tcp_metrics(self) -> None:
-        """Forget cached ssthresh/RTT in client and server namespaces (ARCHITECTURE.md)."""
+        """Forget cached ssthresh/RTT in client and server namespaces (docs/ARCHITECTURE.md)."""
         for ns in (self.topo.cli_ns, self.topo.srv_ns):
             run(["ip", "-n", ns, "tcp_metrics", "flush", "all"])
 

@@ -1,5 +1,5 @@
 """caddy in the server namespace: the Caddyfile (pure) and the static test files served under
-/_testbed/ next to the page corpus. caddy 2.6 serves h1, h2 and h3 on 443 (ARCHITECTURE.md)."""
+/_testbed/ next to the page corpus. caddy 2.6 serves h1, h2 and h3 on 443 (docs/ARCHITECTURE.md)."""
 
 from __future__ import annotations
 

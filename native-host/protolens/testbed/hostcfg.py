@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 ALLOWED_CC = "/proc/sys/net/ipv4/tcp_allowed_congestion_control"
-"""Root namespace only; a namespace can select a CC only if it is allowed here (ARCHITECTURE.md)."""
+"""Root namespace only; a namespace can select a CC only if it is allowed here
+(docs/ARCHITECTURE.md, Packet-level shaping)."""
 CUBIC_HYSTART = "/sys/module/tcp_cubic/parameters/hystart"
 """Host-wide: HyStart on (1) or off (0) for every cubic socket on the machine."""
 

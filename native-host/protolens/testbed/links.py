@@ -34,7 +34,7 @@ def build_links(t: Topology, hosts: Sequence[str], server_cc: str,
     for ns, ifname, ips in addrs:
         for ip in ips:
             run(["ip", "-n", ns, "addr", "add", f"{ip}/24", "dev", ifname])
-        # Offloads off so the shaper sees wire-sized packets (ARCHITECTURE.md).
+        # Offloads off so the shaper sees wire-sized packets (docs/ARCHITECTURE.md).
         run(in_ns(ns, ["ethtool", "-K", ifname, "tso", "off", "gso", "off", "gro", "off"]))
         run(["ip", "-n", ns, "link", "set", ifname, "up"])
     run(["ip", "-n", t.cli_ns, "route", "add", "default", "via", t.rtr_cli_ip])
