@@ -4,7 +4,6 @@ and stores the results."""
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from protolens.cc.website import top_hosts
 from protolens.cli.db import connect_ro, db_option, db_path, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
-from protolens.store import StoreError, open_rw
+from protolens.store import DatabaseError, StoreError, open_rw
 from protolens.store import cc as ccstore
 from protolens.store.queries import NotFound, resolve_id
 from protolens.testbed import Testbed, TestbedError
@@ -88,7 +87,7 @@ def _page_urls(db: Path | None, nav_id: str, top: int) -> list[str]:
             rows = ccstore.page_hosts(conn, resolve_id(conn, nav_id))
     except NotFound as exc:
         raise UserError(str(exc)) from None
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     targets = top_hosts(rows, top)
     if not targets:
@@ -175,7 +174,7 @@ def _store(db: Path | None, res: ProbeResult, network: str) -> None:
     try:
         with closing(open_rw(db_path(db))) as conn:
             ccstore.insert_probe(conn, res.row(), res.timeline.to_json(), network)
-    except (StoreError, sqlite3.Error) as exc:
+    except (StoreError, DatabaseError) as exc:
         raise UserError(f"{db_path(db)}: cannot store the probe: {exc}") from None
 
 
@@ -196,7 +195,7 @@ def list_cmd(host: str | None, last: int, db: Path | None, fmt: str) -> None:
                 rows: list[dict[str, Any]] = []
             else:
                 rows = ccstore.list_probes(conn, host, last)
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     shown = [_display(r) for r in rows]
     emit(shown, fmt, title="Stored CC probes",

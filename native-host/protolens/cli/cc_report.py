@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from contextlib import closing
 from pathlib import Path
 
@@ -11,6 +10,7 @@ from protolens.cc.share import page_shares
 from protolens.cli.db import connect_ro, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit
+from protolens.store import DatabaseError
 from protolens.store import cc as ccstore
 from protolens.store.research import known_campaigns
 
@@ -25,7 +25,7 @@ def report_by_cc(campaign: str | None, fmt: str, db: Path | None) -> None:
                 raise UserError(f"no navigations in campaign {campaign!r} (see: protolens lab "
                                 "campaigns)")
             rows = page_shares(ccstore.navigation_cc_bytes(conn, campaign=campaign))
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     emit(rows, fmt, title="Bytes served over delay-based congestion control"
          + (f" (campaign {campaign})" if campaign else ""))

@@ -3,7 +3,6 @@ median difference with a bootstrap 95% CI, a Mann-Whitney U p-value and a verdic
 
 from __future__ import annotations
 
-import sqlite3
 from dataclasses import replace
 from pathlib import Path
 
@@ -17,6 +16,7 @@ from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.share import duck
 from protolens.share.bundle import BundleError
+from protolens.store import Connection, DatabaseError
 from protolens.store import cc as ccstore
 from protolens.store.research import compare_rows, known_campaigns
 
@@ -86,7 +86,7 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
                                 f"{', '.join(names[:5]) or 'none'})")
             if by_cc:
                 classes = cc_classes(conn, campaign)
-        except sqlite3.Error as exc:
+        except DatabaseError as exc:
             raise store_failure(db, exc) from None
     mode = "campaign" if campaign is not None else str(source)
     if by_cc:
@@ -104,7 +104,7 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
          columns=TABLE_COLUMNS if fmt == "table" else None)
 
 
-def cc_classes(conn: sqlite3.Connection, campaign: str | None) -> dict[str, str]:
+def cc_classes(conn: Connection, campaign: str | None) -> dict[str, str]:
     """navigation id -> its CC class (``cc.share.nav_class``); empty before any probe."""
     if not ccstore.has_cc_table(conn):
         raise UserError("--by-cc: no CC labels in this store yet (protolens cc probe URL)")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -13,7 +12,7 @@ import click
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.paths import default_db
-from protolens.store import StoreError, open_ro, open_rw
+from protolens.store import Connection, DatabaseError, StoreError, open_ro, open_rw
 from protolens.store.forget import ForgetError, forget, normalize_site
 from protolens.store.migrate import migration_states
 from protolens.store.queries import stats
@@ -33,7 +32,7 @@ def db_path(db: Path | None) -> Path:
     return db if db is not None else default_db(os.environ)
 
 
-def connect_ro(db: Path | None) -> sqlite3.Connection:
+def connect_ro(db: Path | None) -> Connection:
     """Open the store read-only for a command; a missing or broken file is a one-line error."""
     try:
         return open_ro(db_path(db))
@@ -41,7 +40,7 @@ def connect_ro(db: Path | None) -> sqlite3.Connection:
         raise UserError(str(exc)) from None
 
 
-def store_failure(db: Path | None, exc: sqlite3.Error) -> UserError:
+def store_failure(db: Path | None, exc: DatabaseError) -> UserError:
     """The one-line error for a file that is not (yet) a usable ProtoLens store."""
     return UserError(f"{db_path(db)}: not a ProtoLens store or an older schema ({exc}); "
                      "try: protolens db migrate")
@@ -66,7 +65,7 @@ def stats_cmd(db: Path | None, fmt: str) -> None:
     conn = connect_ro(db)
     try:
         emit(stats(conn, db_path(db)), fmt, title="ProtoLens store")
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
 
 
@@ -129,7 +128,7 @@ def forget_cmd(db: Path | None, site: str | None, everything: bool, yes: bool, f
         raise UserError(str(exc)) from None
     try:
         deleted = forget(conn, target)
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     finally:
         conn.close()

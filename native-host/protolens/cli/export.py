@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import time
 from datetime import UTC, datetime
 from pathlib import Path
@@ -18,6 +17,7 @@ from protolens.paths import data_home
 from protolens.share import contributor, export
 from protolens.share.anonymize import parse_allowlist
 from protolens.share.bundle import TABLES
+from protolens.store import DatabaseError
 
 SAMPLE = 3
 
@@ -96,7 +96,7 @@ def export_cmd(har: str | None, campaign: str | None, out: Path | None, since: s
         built = export.build(conn, allow=allow, since_ms=since_ms, now_ms=now_ms,
                              contributor_id=cid or "0" * 32, keep_rows=preview,
                              keep_campaigns=frozenset(keep_campaigns))
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     if built.manifest["tables"]["navigations"]["rows"] == 0:
         raise UserError("nothing to export" + (f" since {since}" if since else "")

@@ -7,7 +7,6 @@ over an existing one) or to stdout. docs/HAR.md documents the fields.
 from __future__ import annotations
 
 import json
-import sqlite3
 from pathlib import Path
 
 import click
@@ -16,6 +15,7 @@ from protolens import __version__
 from protolens.cli.db import connect_ro, store_failure
 from protolens.cli.errors import UserError
 from protolens.share.har import to_har
+from protolens.store import DatabaseError
 from protolens.store.queries import NotFound, resolve_id
 from protolens.store.records import campaign_navigation_ids, load_record
 
@@ -41,7 +41,7 @@ def export_har(nav_id: str | None, campaign: str | None, out: Path | None,
         har = to_har((load_record(conn, i) for i in ids), __version__)
     except NotFound as exc:
         raise UserError(str(exc)) from None
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     text = json.dumps(har, indent=1, ensure_ascii=False) + "\n"
     if out is None:

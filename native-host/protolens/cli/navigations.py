@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import click
 
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.output import emit, output_options
+from protolens.store import DatabaseError
 from protolens.store.queries import recent_navigations
 
 COLUMNS = ("id", "started_at", "url", "plt_ms", "ttfb_ms", "requests", "connections", "bytes",
@@ -27,7 +27,7 @@ def navigations(last: int, db: Path | None, fmt: str) -> None:
     """
     try:
         rows = recent_navigations(connect_ro(db), last)
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     if fmt == "table":
         for row in rows:

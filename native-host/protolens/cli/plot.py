@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 import click
@@ -12,6 +11,7 @@ from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
+from protolens.store import DatabaseError
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
 KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness", "waterfall",
@@ -39,7 +39,7 @@ def _waterfall(nav_id: str | None, db: Path | None) -> Figure:
         record = load_record(conn, resolve_id(conn, nav_id))
     except NotFound as exc:
         raise UserError(str(exc)) from None
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     if not record.requests:
         raise UserError(f"waterfall: navigation {record.id} has no requests to draw")
@@ -69,7 +69,7 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
         from protolens.store.fairness import fairness_rows
         try:
             frows = fairness_rows(conn, campaign)
-        except sqlite3.Error as exc:
+        except DatabaseError as exc:
             raise store_failure(db, exc) from None
         if not frows:
             raise UserError(f"no fairness results in campaign {campaign!r} "
@@ -84,7 +84,7 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
             names = known_campaigns(conn)
             raise UserError(f"no successful loads in campaign {campaign!r} (known: "
                             f"{', '.join(names[:5]) or 'none'})")
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     if kind == "plt-box":
         return figures.plt_box(rows, f"page load time\n{campaign}")
@@ -151,7 +151,7 @@ def _cc_queue(db: Path | None, host: str | None) -> Figure:
     conn = connect_ro(db)
     try:
         got = ccstore.probe_timeline(conn, host) if ccstore.has_cc_table(conn) else None
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     finally:
         conn.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sqlite3
 import time
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -14,7 +13,7 @@ from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.policy.mechanism import enforcement
 from protolens.policy.rules import PolicyError, make_rule, match, parse_domain
-from protolens.store import StoreError, open_rw
+from protolens.store import Connection, DatabaseError, StoreError, open_rw
 from protolens.store import policy as store
 
 COLUMNS = ("domain", "kind", "arm", "latency_ms", "throughput_kbps")
@@ -28,7 +27,7 @@ def policy_group() -> None:
     """
 
 
-def _rw(db: Path | None) -> sqlite3.Connection:
+def _rw(db: Path | None) -> Connection:
     try:
         return open_rw(db_path(db))
     except StoreError as exc:
@@ -209,7 +208,7 @@ def suggest_cmd(campaign: str | None, source: str | None, apply_: bool, seed: in
     try:
         rows = compare_rows(conn, campaign=campaign, source=source)
         labels = ccstore.host_labels(conn) if ccstore.has_cc_table(conn) else {}
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise UserError(f"{db_path(db)}: {exc}") from None
     finally:
         conn.close()

@@ -3,7 +3,6 @@ their byte shares, requests), or ``--json`` / ``--csv`` for scripts."""
 
 from __future__ import annotations
 
-import sqlite3
 import sys
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.cli.show_view import ShowView, show_view
 from protolens.record.coalesce import connection_hosts
+from protolens.store import DatabaseError
 from protolens.store import cc as ccstore
 from protolens.store.queries import NotFound, navigation_detail, resolve_id
 from protolens.store.records import load_record
@@ -42,7 +42,7 @@ def show(nav_id: str, db: Path | None, fmt: str) -> None:
         labels = ccstore.host_labels(conn) if ccstore.has_cc_table(conn) else {}
     except NotFound as exc:
         raise UserError(str(exc)) from None
-    except sqlite3.Error as exc:
+    except DatabaseError as exc:
         raise store_failure(db, exc) from None
     carried = connection_hosts(record)
     for c in detail["connections"]:  # every host of a coalesced connection, not only its first

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import secrets
-import sqlite3
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 from protolens.messaging.policies import PolicySnapshot, needs_relay
 from protolens.policy.rules import PolicyError, Rule, match
 from protolens.proxy import relay
+from protolens.store import DatabaseError, StoreError, open_ro
 from protolens.store import policy as policystore
 
 RELAY_HOSTS_ENV = "PROTOLENS_RELAY_HOSTS"
@@ -46,7 +46,7 @@ def read_rules(db: Path) -> list[Rule]:
     """Stored rules, read-only (never creates the store); none without a store or table."""
     if not db.exists():
         return []
-    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    conn = open_ro(db)
     try:
         return policystore.rules(conn) if policystore.has_table(conn) else []
     finally:
@@ -104,14 +104,14 @@ class StorePolicies:
             return True
         try:
             rule = match(read_rules(self.db), host)
-        except (sqlite3.Error, PolicyError):
+        except (DatabaseError, StoreError, PolicyError):
             return False
         return rule is not None and rule.arm.name == "no-h3"
 
     def snapshot(self, want_relay: bool = False) -> PolicySnapshot:
         try:
             rules = read_rules(self.db)
-        except (sqlite3.Error, PolicyError) as exc:
+        except (DatabaseError, StoreError, PolicyError) as exc:
             return PolicySnapshot([], None, None, f"store: {exc}")
         self._experiment = self._experiment or want_relay
         if not (want_relay or needs_relay(rules) or self._relay is not None):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import stat
 import struct
 import subprocess
@@ -24,6 +23,7 @@ from protolens.install.extension_id import (
 from protolens.install.locations import BROWSERS, targets
 from protolens.install.manifest import HOST_NAME, origin
 from protolens.paths import default_db
+from protolens.store import DatabaseError
 
 
 @dataclass(frozen=True)
@@ -144,7 +144,7 @@ def _store_check(env: Mapping[str, str]) -> Check:
         pending = [s.name for s in migration_states(conn) if s.applied_at_ms is None]
         count = None if pending else conn.execute(
             "SELECT count(*) FROM navigations").fetchone()[0]
-    except (StoreError, sqlite3.Error) as exc:
+    except (StoreError, DatabaseError) as exc:
         return Check("store", "fail", f"{db}: {exc}", f"move {db} aside; the host starts afresh")
     if pending:
         return Check("store", "warn", f"{db}: migrations pending: {', '.join(pending)}",

@@ -3,7 +3,6 @@ progress bar, stop cleanly on Ctrl-C (adapter around ``plan`` and ``runner``).""
 
 from __future__ import annotations
 
-import sqlite3
 import tempfile
 import time
 from collections.abc import Sequence
@@ -21,8 +20,8 @@ from protolens.lab.network import DirectNetwork, LabNetwork
 from protolens.lab.plan import PlannedLoad, missing, plan
 from protolens.lab.runner import Progress as Counts
 from protolens.lab.runner import RunOptions, Target, run_campaign
+from protolens.store import OperationalError, open_ro, open_rw
 from protolens.store import lab as labstore
-from protolens.store import open_ro, open_rw
 from protolens.testbed.run import TestbedError
 
 
@@ -229,7 +228,7 @@ def _stored_state(db: Path, name: str) -> tuple[int | None, list[tuple[str, str,
         with closing(open_ro(db)) as conn:
             stored = labstore.campaign_spec(conn, name)
             return (None, []) if stored is None else (stored[0], labstore.done_cells(conn, name))
-    except sqlite3.OperationalError:  # a store from before the lab tables: nothing stored yet
+    except OperationalError:  # a store from before the lab tables: nothing stored yet
         return None, []
 
 

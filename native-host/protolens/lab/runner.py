@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import shlex
 import shutil
-import sqlite3
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -24,7 +23,7 @@ from protolens.browser.launch import run_load
 from protolens.lab import proxied
 from protolens.lab.network import LabNetwork
 from protolens.lab.plan import PlannedLoad
-from protolens.store import StoreError, open_ro, open_rw
+from protolens.store import Connection, DatabaseError, StoreError, open_ro, open_rw
 from protolens.store import lab as labstore
 from protolens.store import policy as policystore
 from protolens.store.tx import transaction
@@ -173,7 +172,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     return result.ok
 
 
-def _store_policies(conn: sqlite3.Connection, load_id: str, arm: str,
+def _store_policies(conn: Connection, load_id: str, arm: str,
                     rules: list[dict[str, Any]], report: dict[str, Any] | None) -> None:
     """Per navigation of the load: the policy and mechanism per host, and the proxy's upstream
     connections (``connections.upstream = 1``)."""
@@ -195,7 +194,7 @@ def stored_navigation_ids(db: Path, load_id: str) -> list[str]:
     try:
         with closing(open_ro(db)) as conn:
             return labstore.navigation_ids(conn, load_id)
-    except (StoreError, sqlite3.Error):
+    except (StoreError, DatabaseError):
         return []
 
 

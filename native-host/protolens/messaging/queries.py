@@ -9,13 +9,12 @@ the next page (``null`` at the end). ``StoreQueries`` answers from the SQLite st
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
 from protolens.record.enums import SOURCES as RECORD_SOURCES
-from protolens.store import StoreError, open_ro
+from protolens.store import DatabaseError, StoreError, open_ro
 from protolens.store.research import DASHBOARD, dashboard_query
 
 REPLY_BUDGET = 256 * 1024
@@ -131,7 +130,7 @@ class StoreQueries:
             return dashboard_query(conn, name, source=params["source"],
                                    since_ms=params["since_ms"], origin=params["origin"],
                                    offset=offset, limit=limit)
-        except sqlite3.Error as exc:
+        except DatabaseError as exc:
             raise QueryError(f"store: {exc}") from None
         finally:
             conn.close()

@@ -1,7 +1,8 @@
-"""DuckDB over bundles: the second adapter for ``compare`` (the first is SQLite). Tables of one
-or more bundles become DuckDB views over their Parquet files and the same ``COMPARE_SQL`` runs on
-them, so a researcher can skip ``merge`` and still get the same numbers. The views' columns are
-the current bundle schema's (derived from ``record/columns.py``), whatever versions are read."""
+"""Bundles for DuckDB: the second adapter for ``compare`` (the first is SQLite). Tables of one or
+more validated bundles become DuckDB views over their Parquet files (``store/duck.py``) and the
+same ``COMPARE_SQL`` runs on them, so a researcher can skip ``merge`` and still get the same
+numbers. The views' columns are the current bundle schema's (derived from
+``record/columns.py``), whatever versions are read."""
 
 from __future__ import annotations
 
@@ -10,10 +11,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-import duckdb
-
 from protolens.share.bundle import SCHEMAS, TABLES, member_files, read_bundle, schema_of
-from protolens.store.research import COMPARE_SQL, compare_where
+from protolens.store.duck import compare_over_parquet
 
 _DUCK_TYPES = {"string": "VARCHAR", "int64": "BIGINT", "double": "DOUBLE"}
 
@@ -45,15 +44,5 @@ def compare_rows(bundles: Sequence[Path], campaign: str | None = None,
                 target = Path(tmp) / f"{i}-{name}.parquet"
                 target.write_bytes(members[f"{name}.parquet"])
                 files[name].append(str(target))
-        con = duckdb.connect()
-        try:
-            for name, paths in files.items():
-                listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-                con.execute(f"CREATE VIEW {name} AS SELECT {_select(name, present[name])} "
-                            f"FROM read_parquet([{listing}], union_by_name = true)")
-            where, params = compare_where(campaign, source)
-            cur = con.execute(COMPARE_SQL + where + " ORDER BY n.id", params)
-            names = [d[0] for d in cur.description]
-            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-        finally:
-            con.close()
+        views = {name: (paths, _select(name, present[name])) for name, paths in files.items()}
+        return compare_over_parquet(views, campaign, source)

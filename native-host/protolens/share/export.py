@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import secrets
-import sqlite3
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -20,6 +19,7 @@ from protolens.record.columns import TABLES as COLUMN_TABLES
 from protolens.record.enums import SCHEMA_VERSION
 from protolens.share.anonymize import Anonymizer
 from protolens.share.bundle import SCHEMAS, TABLES, make_manifest, to_table, write_tar
+from protolens.store import Connection
 from protolens.store.research import export_rows
 
 DROPPED = tuple(sorted({c.name for t in TABLES for c in COLUMN_TABLES[t]
@@ -41,7 +41,7 @@ def iso_minute(ms: float) -> str:
     return time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime(ms / 1000))
 
 
-def _table_file(conn: sqlite3.Connection, name: str, anon: Anonymizer, since_ms: float | None,
+def _table_file(conn: Connection, name: str, anon: Anonymizer, since_ms: float | None,
                 kept: list[dict[str, Any]] | None) -> tuple[bytes, int]:
     """One table as Parquet bytes, written batch by batch; its row count."""
     buf = io.BytesIO()
@@ -56,7 +56,7 @@ def _table_file(conn: sqlite3.Connection, name: str, anon: Anonymizer, since_ms:
     return buf.getvalue(), count
 
 
-def build(conn: sqlite3.Connection, *, allow: frozenset[str], since_ms: float | None,
+def build(conn: Connection, *, allow: frozenset[str], since_ms: float | None,
           now_ms: float, contributor_id: str, salt: bytes | None = None,
           keep_rows: bool = False, keep_campaigns: frozenset[str] = frozenset()) -> Built:
     """Anonymized tables and their manifest. ``salt`` defaults to 32 fresh random bytes;

@@ -6,7 +6,6 @@ id, e.g. from an overlapping export) is skipped with its rows."""
 from __future__ import annotations
 
 import json
-import sqlite3
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from protolens.share.bundle import TABLES, Bundle, BundleError, read_bundle
+from protolens.store import Connection, IntegrityError
 from protolens.store.research import BundleRows, import_bundles
 
 
@@ -54,12 +54,12 @@ def read_all(paths: Sequence[Path]) -> list[Bundle]:
     return [read_bundle(p) for p in paths]
 
 
-def merge_bundles(conn: sqlite3.Connection, bundles: Sequence[Bundle], now_ms: float
+def merge_bundles(conn: Connection, bundles: Sequence[Bundle], now_ms: float
                   ) -> list[MergeResult]:
     """Import validated bundles, all in one transaction: all of them or none (issue 15 item 9)."""
     try:
         done = import_bundles(conn, [_rows_of(b) for b in bundles], now_ms)
-    except sqlite3.IntegrityError as exc:
+    except IntegrityError as exc:
         raise BundleError(f"{_culprit(conn, bundles, now_ms)}: rejected by the store's "
                           f"constraints ({exc})") from None
     out = []
@@ -71,17 +71,17 @@ def merge_bundles(conn: sqlite3.Connection, bundles: Sequence[Bundle], now_ms: f
     return out
 
 
-def _culprit(conn: sqlite3.Connection, bundles: Sequence[Bundle], now_ms: float) -> str:
+def _culprit(conn: Connection, bundles: Sequence[Bundle], now_ms: float) -> str:
     """The first bundle the store refuses (each tried alone, rolled back); for the message."""
     for i in range(len(bundles)):
         try:
             import_bundles(conn, [_rows_of(b) for b in bundles[: i + 1]], now_ms, dry_run=True)
-        except sqlite3.IntegrityError:
+        except IntegrityError:
             return str(bundles[i].path)
     return str(bundles[-1].path)
 
 
-def merge(conn: sqlite3.Connection, paths: Sequence[Path], now_ms: float) -> list[MergeResult]:
+def merge(conn: Connection, paths: Sequence[Path], now_ms: float) -> list[MergeResult]:
     """Validate every bundle, then import them all in one transaction; a bad bundle stops
     everything before any import, a bundle the store refuses rolls every one back."""
     return merge_bundles(conn, read_all(paths), now_ms)

@@ -2,8 +2,9 @@
 ``export``, writing bundles for ``merge``, dashboard queries, and the migration that adds
 provenance (``bundles`` and a ``bundle`` column on every data table).
 
-The DuckDB adapter (``share/duck.py``) runs the same ``COMPARE_SQL`` text over Parquet files, so
-``compare`` gives the same numbers from a merged store and from the bundles themselves.
+The DuckDB adapter (``share/duck.py`` and ``store/duck.py``) runs the same ``COMPARE_SQL`` text
+over Parquet files, so ``compare`` gives the same numbers from a merged store and from the bundles
+themselves.
 """
 
 from __future__ import annotations
