@@ -1,0 +1,10 @@
+"""The collector (issue 11): an HTTPS service that takes volunteers' bundles, validates them as
+``merge`` does (``share/bundle.py``), and keeps them as a Hive-partitioned Parquet dataset with a
+catalog (``store/collector.py``).
+
+Pure: ``tokens`` (token format and hashing), ``ratelimit`` (token buckets), ``layout`` (partition
+paths), ``limits`` (size and decompression-bomb checks). Adapters: ``dataset`` (the atomic file
+writes, verify, delete), ``ingest`` (one upload from bytes to catalog row), ``app`` (the Starlette
+application), ``serve`` (uvicorn), ``client`` (the volunteer's side: upload with back-off).
+docs/COLLECTOR.md describes the service.
+"""
