@@ -9,6 +9,7 @@ import ipaddress
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -104,7 +105,7 @@ class Collector:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                httpx.get(self.url + "/v1/health", verify=str(self.ca), timeout=1)
+                httpx.get(self.url + "/v1/health", verify=ssl.create_default_context(cafile=str(self.ca)), timeout=1)
                 return
             except httpx.TransportError:
                 time.sleep(0.1)

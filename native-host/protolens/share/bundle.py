@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import ipaddress
 import json
 import os
 import tarfile
@@ -214,6 +215,24 @@ def _check_manifest(path: Path, manifest: Any) -> dict[str, Any]:
     return manifest
 
 
+_HOST_COLUMNS = {"navigations": ("origin", "url"), "requests": ("host", "url"),
+                 "connections": ("host",), "hosts": ("host",)}
+
+
+def _ip_literal(value: str) -> bool:
+    """``203.0.113.7``, ``[2001:db8::1]:443`` or ``https://10.0.0.1:8443`` names an IP."""
+    host = value.split("://", 1)[-1].split("/", 1)[0]
+    if host.startswith("["):
+        host = host[1:].split("]", 1)[0]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def _check_values(path: Path, name: str, table: pa.Table, nav_ids: pa.Array | None) -> None:
     def bad(column: str, what: str) -> BundleError:
         return BundleError(f"{path}: {name}.{column}: {what}")
@@ -232,6 +251,9 @@ def _check_values(path: Path, name: str, table: pa.Table, nav_ids: pa.Array | No
         mm = pc.min_max(table.column(col)).as_py()
         if mm["min"] is not None and mm["min"] < 0:
             raise bad(col, f"negative value {mm['min']}")
+    for col in _HOST_COLUMNS[name]:  # anonymized hosts are tokens or allowlisted names
+        if any(_ip_literal(v) for v in pc.unique(table.column(col).drop_null()).to_pylist()):
+            raise bad(col, "an IP address (not an anonymized bundle)")
     if "family" in table.column_names:
         fam = table.column("family").drop_null()
         if len(fam) and not pc.all(pc.is_in(fam, pa.array(["h1", "h2", "h3"]))).as_py():
