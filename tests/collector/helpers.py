@@ -105,11 +105,14 @@ class Collector:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
             try:
-                httpx.get(self.url + "/v1/health", verify=ssl.create_default_context(cafile=str(self.ca)), timeout=1)
+                httpx.get(self.url + "/v1/health", verify=self.ctx(), timeout=1)
                 return
             except httpx.TransportError:
                 time.sleep(0.1)
         raise RuntimeError(f"collector did not start: {self.log.read_text()}")
+
+    def ctx(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.ca))
 
     def kill9(self) -> None:
         assert self.proc is not None

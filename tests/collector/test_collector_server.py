@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import ssl
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -26,7 +25,7 @@ def post(c: Collector, body: bytes, token: str | None, ctype: str = CT) -> httpx
     headers = {"Content-Type": ctype}
     if token is not None:
         headers["Authorization"] = f"Bearer {token}"
-    return httpx.post(c.url + "/v1/bundles", content=body, headers=headers, verify=ssl.create_default_context(cafile=str(c.ca)),
+    return httpx.post(c.url + "/v1/bundles", content=body, headers=headers, verify=c.ctx(),
                       timeout=60)
 
 

@@ -129,7 +129,8 @@ _EXPORT_SQL = {
                    "ORDER BY n.started_at_ms, n.id",
     "requests": "SELECT t.* FROM requests t JOIN navigations n ON n.id = t.navigation_id "
                 "WHERE n.bundle IS NULL AND n.started_at_ms >= ? "
-                "AND n.ingested_at_ms > ? AND n.ingested_at_ms <= ? ORDER BY t.navigation_id, t.seq",
+                "AND n.ingested_at_ms > ? AND n.ingested_at_ms <= ? "
+                "ORDER BY t.navigation_id, t.seq",
     "connections": "SELECT t.* FROM connections t JOIN navigations n ON n.id = t.navigation_id "
                    "WHERE n.bundle IS NULL AND n.started_at_ms >= ? "
                    "AND n.ingested_at_ms > ? AND n.ingested_at_ms <= ? "
