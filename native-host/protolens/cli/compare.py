@@ -4,17 +4,22 @@ median difference with a bootstrap 95% CI, a Mann-Whitney U p-value and a verdic
 from __future__ import annotations
 
 import sqlite3
+from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 import click
 
 from protolens.analysis.compare import compare
 from protolens.analysis.observe import METRICS, observations
+from protolens.analysis.stratified import compare_stratified
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.share import duck
 from protolens.share.bundle import BundleError
+from protolens.store.dataset import DatasetError
+from protolens.store.dataset import compare_rows as dataset_rows
 from protolens.store.research import compare_rows, known_campaigns
 
 TABLE_COLUMNS = ("group", "condition", "arm_a", "arm_b", "n_a", "n_b", "median_a_ms",
@@ -44,11 +49,15 @@ def _arms(text: str | None) -> list[str] | None:
 @click.option("--bundle", "bundles", multiple=True, type=click.Path(path_type=Path),
               help="Read shared bundles (.tar or directory) with DuckDB instead of the store; "
                    "repeatable.")
+@click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
+              help="A collector's data directory: compare across contributors (each one a "
+                   "stratum), per domain and network type.")
 @db_option
 @output_options
 def compare_cmd(campaign: str | None, source: str | None, domain: str | None, metric: str,
                 arms: str | None, warm: bool, seed: int, resamples: int,
-                bundles: tuple[Path, ...], db: Path | None, fmt: str) -> None:
+                bundles: tuple[Path, ...], dataset: Path | None, db: Path | None,
+                fmt: str) -> None:
     """Compare arms (or protocols) per page and condition, with confidence intervals.
 
     Example: protolens compare --campaign ifip18-loss --metric plt --csv
@@ -58,6 +67,12 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
     if domain is not None and campaign is not None:
         raise UserError("--domain applies to --source data, not to a campaign")
     wanted = _arms(arms)
+    if dataset is not None:
+        if bundles or db is not None:
+            raise UserError("give one of --dataset, --bundle or --db")
+        _compare_dataset(dataset, campaign, source, domain, metric, warm, seed, resamples,
+                         wanted, fmt)
+        return
     if bundles:
         try:
             rows = duck.compare_rows(list(bundles), campaign=campaign, source=source)
@@ -84,3 +99,27 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
                         "cell with two arms")
     emit(result, fmt, title=f"{metric}: {campaign or source}",
          columns=TABLE_COLUMNS if fmt == "table" else None)
+
+
+def _compare_dataset(data: Path, campaign: str | None, source: str | None, domain: str | None,
+                     metric: str, warm: bool, seed: int, resamples: int,
+                     arms: list[str] | None, fmt: str) -> None:
+    """``compare --dataset``: rows from DuckDB over the collector's Parquet dataset, compared
+    with the contributor as a stratum (``analysis/stratified.py``)."""
+    try:
+        rows = dataset_rows(data, campaign=campaign, source=source)
+    except DatasetError as exc:
+        raise UserError(str(exc)) from None
+    mode = "campaign" if campaign is not None else str(source)
+    by_contributor: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for row in rows:
+        by_contributor[str(row["contributor"])].append(row)
+    obs = {c: observations(r, metric, mode, domain=domain, warm=warm)
+           for c, r in by_contributor.items()}
+    result = [c.to_row() | {"contributors": n, "metric": metric}
+              for c, n in compare_stratified(obs, seed=seed, resamples=resamples, arms=arms)]
+    if not result and fmt == "table":
+        raise UserError(f"nothing to compare in {data}: no cell with two arms")
+    emit(result, fmt, title=f"{metric}: {campaign or source} across contributors",
+         columns=(*TABLE_COLUMNS[:6], "contributors", *TABLE_COLUMNS[6:])
+         if fmt == "table" else None)
