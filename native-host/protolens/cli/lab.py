@@ -158,11 +158,25 @@ def campaigns_cmd(fmt: str, db: Path | None) -> None:
 @click.option("--warm", is_flag=True, help="Report the warm loads instead of the cold ones.")
 @output_options
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
-def report_cmd(campaign: str, warm: bool, fmt: str, db: Path | None) -> None:
+@click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
+              help="A collector's data directory instead of --db (DuckDB over its Parquet).")
+def report_cmd(campaign: str, warm: bool, fmt: str, db: Path | None,
+               dataset: Path | None) -> None:
     """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image; ratio to h2.
 
     Example: protolens report --campaign wifi-test --json
     """
+    if dataset is not None:
+        from protolens.store import dataset as ds
+
+        try:
+            navs = ds.campaign_navigations(dataset, campaign)
+        except ds.DatasetError as exc:
+            raise UserError(str(exc)) from None
+        if not navs:
+            raise UserError(f"no campaign named {campaign!r} in {dataset}")
+        _emit_report(report_rows(navs, warm=warm), campaign, warm, fmt)
+        return
     try:
         with closing(open_ro(db or default_db(os.environ))) as conn:
             if labstore.campaign_spec(conn, campaign) is None:
@@ -170,6 +184,10 @@ def report_cmd(campaign: str, warm: bool, fmt: str, db: Path | None) -> None:
             rows = report_rows(labstore.campaign_navigations(conn, campaign), warm=warm)
     except StoreError as exc:
         raise UserError(str(exc)) from None
+    _emit_report(rows, campaign, warm, fmt)
+
+
+def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str) -> None:
     if fmt == "table":
         cols = ["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms", "plt_p75_ms",
                 "plt_ratio_to_h2", "ttfb_median_ms", "fcp_median_ms", "first_image_median_ms",

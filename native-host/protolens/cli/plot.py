@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
+from typing import Any
 
 import click
 from matplotlib.figure import Figure
@@ -12,6 +13,7 @@ from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
+from protolens.store import dataset
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
 KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd")
@@ -25,8 +27,21 @@ def _arms(text: str | None, kind: str) -> tuple[str, str]:
     return arms[0], arms[1]
 
 
+def _dataset_rows(kind: str, data: Path, campaign: str, warm: bool) -> list[dict[str, Any]]:
+    try:
+        if kind == "byte-shares":
+            rows = dataset.plot_connection_shares(data, campaign, warm)
+        else:
+            rows = dataset.plot_navigations(data, campaign, warm)
+    except dataset.DatasetError as exc:
+        raise UserError(str(exc)) from None
+    if not rows:
+        raise UserError(f"no successful loads in campaign {campaign!r} in {data}")
+    return rows
+
+
 def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | None,
-          limit: int, warm: bool, db: Path | None) -> Figure:
+          limit: int, warm: bool, db: Path | None, data: Path | None = None) -> Figure:
     """The figure for ``kind`` (the I/O around the pure figure functions)."""
     if kind == "cwnd":
         if tcpstats is None:
@@ -35,6 +50,21 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
                               f"server cwnd ({tcpstats.name})")
     if campaign is None:
         raise UserError(f"{kind}: give --campaign NAME (see: protolens lab campaigns)")
+    if data is not None:
+        rows = _dataset_rows(kind, data, campaign, warm)
+    else:
+        rows = _store_rows(kind, db, campaign, warm)
+    if kind == "plt-box":
+        return figures.plt_box(rows, f"page load time\n{campaign}")
+    if kind == "byte-shares":
+        return figures.byte_shares(rows, f"bytes per connection\n{campaign}", limit)
+    a, b = _arms(arms, kind)
+    if kind == "delta-cdf":
+        return figures.delta_cdf(rows, a, b, f"{a} vs {b}\n{campaign}")
+    return figures.speedup(rows, a, b, f"{b} against {a}\n{campaign}")
+
+
+def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool) -> list[dict[str, Any]]:
     conn = connect_ro(db)
     try:
         if kind == "byte-shares":
@@ -47,14 +77,7 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
                             f"{', '.join(names[:5]) or 'none'})")
     except sqlite3.Error as exc:
         raise store_failure(db, exc) from None
-    if kind == "plt-box":
-        return figures.plt_box(rows, f"page load time\n{campaign}")
-    if kind == "byte-shares":
-        return figures.byte_shares(rows, f"bytes per connection\n{campaign}", limit)
-    a, b = _arms(arms, kind)
-    if kind == "delta-cdf":
-        return figures.delta_cdf(rows, a, b, f"{a} vs {b}\n{campaign}")
-    return figures.speedup(rows, a, b, f"{b} against {a}\n{campaign}")
+    return rows
 
 
 @click.command("plot")
@@ -68,9 +91,12 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
 @click.option("--limit", type=click.IntRange(1, 500), default=40, show_default=True,
               help="byte-shares: at most this many page loads.")
 @click.option("--warm", is_flag=True, help="Plot warm loads instead of cold ones.")
+@click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
+              help="A collector's data directory instead of --db (DuckDB over its Parquet).")
 @db_option
 def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
-             tcpstats: Path | None, limit: int, warm: bool, db: Path | None) -> None:
+             tcpstats: Path | None, limit: int, warm: bool, dataset: Path | None,
+             db: Path | None) -> None:
     """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup or cwnd.
 
     Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
@@ -83,7 +109,7 @@ def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
                                 "legend.fontsize": 7, "xtick.labelsize": 7,
                                 "ytick.labelsize": 7}):  # sizes for a two-column paper
         try:
-            fig = build(kind, campaign, arms, tcpstats, limit, warm, db)
+            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, dataset)
         except figures.PlotError as exc:
             raise UserError(f"{kind}: {exc}") from None
         try:

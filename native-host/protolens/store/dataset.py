@@ -48,26 +48,85 @@ def connect(data: Path) -> duckdb.DuckDBPyConnection:
     if not any((data / "dataset").glob("table=navigations/*/*.parquet")):
         raise DatasetError(f"{data}: no collector dataset here (no dataset/table=navigations/)")
     con = duckdb.connect()
-    for name in ("navigations", "requests"):
+    for name in ("navigations", "requests", "connections", "hosts"):
         glob = table_glob(data, name).replace("'", "''")
         con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{glob}', "
                     "hive_partitioning = true, union_by_name = true)")
     return con
 
 
-def compare_rows(data: Path, campaign: str | None = None, source: str | None = None
-                 ) -> list[dict[str, Any]]:
-    """The rows of ``store.research.compare_rows`` plus ``contributor`` and ``bundle``, from
-    every navigation in the dataset, in (bundle, id) order."""
+def _query(data: Path, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     try:
         con = connect(data)
         try:
-            clause, params = where(campaign, source)
-            cur = con.execute(DATASET_COMPARE_SQL.format(argmax="arg_max") + clause
-                              + " ORDER BY n.bundle, n.id", params)
+            cur = con.execute(sql, params)
             names = [d[0] for d in cur.description]
             return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
         finally:
             con.close()
     except duckdb.Error as exc:
         raise DatasetError(f"{data}: {exc}") from None
+
+
+def compare_rows(data: Path, campaign: str | None = None, source: str | None = None
+                 ) -> list[dict[str, Any]]:
+    """The rows of ``store.research.compare_rows`` plus ``contributor`` and ``bundle``, from
+    every navigation in the dataset, in (bundle, id) order."""
+    clause, params = where(campaign, source)
+    return _query(data, DATASET_COMPARE_SQL.format(argmax="arg_max") + clause
+                  + " ORDER BY n.bundle, n.id", params)
+
+
+_SUMMARY = """
+WITH r AS (SELECT bundle, navigation_id, sum(encoded_bytes) AS bytes FROM requests
+           GROUP BY ALL),
+     c AS (SELECT bundle, navigation_id, count(*) AS connections FROM connections
+           WHERE upstream = 0 GROUP BY ALL)
+SELECT n.bundle || ':' || n.id AS id, n.page, n.condition, n.arm, n.repetition,
+       n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms,
+       coalesce(c.connections, 0) AS connections, coalesce(r.bytes, 0) AS bytes, n.warm,
+       n.failed, n.started_at_ms
+FROM navigations n
+LEFT JOIN r ON r.bundle = n.bundle AND r.navigation_id = n.id
+LEFT JOIN c ON c.bundle = n.bundle AND c.navigation_id = n.id
+WHERE n.campaign = ?
+"""
+
+
+def campaign_navigations(data: Path, campaign: str) -> list[dict[str, Any]]:
+    """``store.lab.campaign_navigations`` over the dataset (ids are ``bundle:id``)."""
+    rows = _query(data, _SUMMARY + " ORDER BY n.started_at_ms, id", [campaign])
+    hosts: dict[str, dict[str, int]] = {}
+    for h in _query(data, "SELECT h.bundle || ':' || h.navigation_id AS id, h.host, "
+                          "h.connections FROM hosts h JOIN navigations n ON n.bundle = h.bundle "
+                          "AND n.id = h.navigation_id WHERE n.campaign = ?", [campaign]):
+        hosts.setdefault(h["id"], {})[h["host"]] = int(h["connections"])
+    for row in rows:
+        row["hosts"] = hosts.get(row["id"], {})
+    return rows
+
+
+def plot_navigations(data: Path, campaign: str, warm: bool = False) -> list[dict[str, Any]]:
+    """``store.research.plot_navigations`` over the dataset."""
+    return _query(data, "SELECT id, page, condition, arm, repetition, plt_ms, bytes FROM ("
+                  + _SUMMARY + ") WHERE failed = 0 AND warm = ? ORDER BY page, condition, "
+                  "arm, repetition, id", [campaign, int(warm)])
+
+
+def plot_connection_shares(data: Path, campaign: str, warm: bool = False
+                           ) -> list[dict[str, Any]]:
+    """``store.research.plot_connection_shares`` over the dataset (upstream connections where
+    the proxy reported them, else the browser's)."""
+    return _query(data, """
+        WITH s AS (
+            SELECT bundle, navigation_id, connection_id, bytes, upstream,
+                   CASE WHEN sum(bytes) OVER w > 0 THEN bytes / sum(bytes) OVER w ELSE 0.0 END
+                       AS share,
+                   max(upstream) OVER (PARTITION BY bundle, navigation_id) AS top
+            FROM connections WINDOW w AS (PARTITION BY bundle, navigation_id, upstream))
+        SELECT s.bundle || ':' || s.navigation_id AS navigation_id, n.page, n.condition, n.arm,
+               n.repetition, s.connection_id, s.bytes, s.share, s.upstream
+        FROM s JOIN navigations n ON n.bundle = s.bundle AND n.id = s.navigation_id
+        WHERE n.campaign = ? AND n.failed = 0 AND n.warm = ? AND s.upstream = s.top
+        ORDER BY n.page, n.arm, n.condition, n.repetition, s.navigation_id, s.bytes DESC""",
+                  [campaign, int(warm)])
