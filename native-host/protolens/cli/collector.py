@@ -195,3 +195,34 @@ def delete_cmd(contributor: str, data: Path) -> None:
         catalog.delete_bundles(conn, [b.checksum for b in bundles])
     files = dataset.remove_files(data, bundles)
     click.echo(f"deleted {len(bundles)} bundles ({files} files) of {contributor}")
+
+
+@collector_group.command("publish")
+@data_option
+@click.option("--min-contributors", "k", type=click.IntRange(1), required=True,
+              help="Leave out every cell with fewer distinct contributors than this.")
+@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
+              help="The table to write: .csv or .parquet.")
+@output_options
+def publish_cmd(data: Path, k: int, out: Path, fmt: str) -> None:
+    """Write the shareable table: per registrable domain, arm and network type, n, contributors,
+    median PLT and its 95% interval; only cells with at least K contributors.
+
+    Example: protolens collector publish --data DIR --min-contributors 5 --out open.csv
+    """
+    from protolens.collector import publish
+    from protolens.store import dataset as ds
+
+    if out.suffix.lower() not in (".csv", ".parquet"):
+        raise UserError(f"--out: use a .csv or .parquet file name (got {out.name!r})")
+    try:
+        domains = publish.domain_map(ds.published_origins(data))
+        rows = ds.publish_cells(data, domains, k)
+    except ds.DatasetError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        publish.write(rows, out)
+    except OSError as exc:
+        raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    emit({"out": str(out), "cells": len(rows), "min_contributors": k,
+          "domains": len({r["domain"] for r in rows})}, fmt, title="published")

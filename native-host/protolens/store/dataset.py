@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]
 
 from protolens.collector.layout import table_glob
 
@@ -20,7 +21,8 @@ DATASET_COMPARE_SQL = """
 SELECT n.id, n.source, n.origin, n.page, n.campaign,
        coalesce(n.condition, n.network_effective_type) AS condition, n.arm,
        m.family AS main_family, n.warm, n.failed, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms,
-       n.lcp_ms, n.first_image_ms, n.contributor, n.bundle
+       n.lcp_ms, n.first_image_ms, n.contributor, n.bundle,
+       n.network_effective_type AS network
 FROM navigations n
 LEFT JOIN (SELECT bundle, navigation_id, {argmax}(family, seq) AS family FROM requests
            WHERE is_main_document = 1 GROUP BY bundle, navigation_id) m
@@ -130,3 +132,64 @@ def plot_connection_shares(data: Path, campaign: str, warm: bool = False
         WHERE n.campaign = ? AND n.failed = 0 AND n.warm = ? AND s.upstream = s.top
         ORDER BY n.page, n.arm, n.condition, n.repetition, s.navigation_id, s.bytes DESC""",
                   [campaign, int(warm)])
+
+
+# --- collector publish ---------------------------------------------------------------------
+
+_REAL_USERS = ("WHERE n.source IN ('passive', 'experiment') AND n.failed = 0 AND n.warm = 0 "
+               "AND n.load_ms IS NOT NULL")
+
+
+def published_origins(data: Path) -> list[str]:
+    """Origins of the loads ``publish`` aggregates (successful cold real-user loads)."""
+    return [r["origin"] for r in _query(
+        data, f"SELECT DISTINCT n.origin FROM navigations n {_REAL_USERS} ORDER BY 1", [])]
+
+
+PUBLISH_SQL = """
+WITH base AS (
+    SELECT d.domain, coalesce(x.arm, x.main_family, 'unknown') AS arm,
+           coalesce(x.network, 'unknown') AS network, x.contributor, x.plt_ms AS plt
+    FROM ({compare}) x JOIN domains d ON d.origin = x.origin
+    WHERE x.source IN ('passive', 'experiment') AND x.failed = 0 AND x.warm = 0
+      AND x.plt_ms IS NOT NULL),
+cells AS (
+    SELECT domain, arm, network, count(*) AS n, count(DISTINCT contributor) AS contributors,
+           median(plt) AS median_plt_ms,
+           greatest(1, floor(count(*) / 2.0 - 0.98 * sqrt(count(*))))::BIGINT AS lo_rank,
+           least(count(*), ceil(1 + count(*) / 2.0 + 0.98 * sqrt(count(*))))::BIGINT AS hi_rank
+    FROM base GROUP BY domain, arm, network HAVING count(DISTINCT contributor) >= ?),
+ranked AS (
+    SELECT b.domain, b.arm, b.network, b.plt,
+           row_number() OVER (PARTITION BY b.domain, b.arm, b.network ORDER BY b.plt) AS rn
+    FROM base b SEMI JOIN cells c USING (domain, arm, network))
+SELECT c.domain, c.arm, c.network, c.n, c.contributors, c.median_plt_ms,
+       min(CASE WHEN r.rn = c.lo_rank THEN r.plt END) AS ci_low_ms,
+       min(CASE WHEN r.rn = c.hi_rank THEN r.plt END) AS ci_high_ms
+FROM cells c JOIN ranked r USING (domain, arm, network)
+GROUP BY c.domain, c.arm, c.network, c.n, c.contributors, c.median_plt_ms
+ORDER BY c.domain, c.arm, c.network
+"""
+"""Per registrable domain, arm and network type: n, contributors, median PLT and its
+distribution-free 95% interval, the order statistics at ranks n/2 -+ 1.96 sqrt(n)/2 (Conover,
+*Practical Nonparametric Statistics*, 3rd ed., section 3.2); only cells with at least K
+contributors."""
+
+
+def publish_cells(data: Path, domains: dict[str, str], min_contributors: int
+                  ) -> list[dict[str, Any]]:
+    """``PUBLISH_SQL`` with ``domains`` (origin -> registrable domain; origins not in it are
+    left out)."""
+    try:
+        con = connect(data)
+        try:
+            con.register("domains", pa.table({"origin": list(domains),
+                                              "domain": list(domains.values())}))
+            cur = con.execute(PUBLISH_SQL.format(
+                compare=DATASET_COMPARE_SQL.format(argmax="arg_max")), [min_contributors])
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        raise DatasetError(f"{data}: {exc}") from None
