@@ -6,12 +6,11 @@ from __future__ import annotations
 import sqlite3
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
 
 import click
 
 from protolens.analysis.compare import compare
-from protolens.analysis.observe import METRICS, observations
+from protolens.analysis.observe import METRICS, Observation, observations
 from protolens.analysis.stratified import compare_stratified
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
@@ -19,7 +18,7 @@ from protolens.cli.output import emit, output_options
 from protolens.share import duck
 from protolens.share.bundle import BundleError
 from protolens.store.dataset import DatasetError
-from protolens.store.dataset import compare_rows as dataset_rows
+from protolens.store.dataset import cells as dataset_cells
 from protolens.store.research import compare_rows, known_campaigns
 
 TABLE_COLUMNS = ("group", "condition", "arm_a", "arm_b", "n_a", "n_b", "median_a_ms",
@@ -52,12 +51,15 @@ def _arms(text: str | None) -> list[str] | None:
 @click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
               help="A collector's data directory: compare across contributors (each one a "
                    "stratum), per domain and network type.")
+@click.option("--engine", type=click.Choice(["duckdb", "spark"]), default="duckdb",
+              show_default=True, help="With --dataset: who scans and aggregates the files.")
+@click.option("--spark-master", help="With --engine spark: a cluster URL (default local[*]).")
 @db_option
 @output_options
 def compare_cmd(campaign: str | None, source: str | None, domain: str | None, metric: str,
                 arms: str | None, warm: bool, seed: int, resamples: int,
-                bundles: tuple[Path, ...], dataset: Path | None, db: Path | None,
-                fmt: str) -> None:
+                bundles: tuple[Path, ...], dataset: Path | None, engine: str,
+                spark_master: str | None, db: Path | None, fmt: str) -> None:
     """Compare arms (or protocols) per page and condition, with confidence intervals.
 
     Example: protolens compare --campaign ifip18-loss --metric plt --csv
@@ -70,9 +72,13 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
     if dataset is not None:
         if bundles or db is not None:
             raise UserError("give one of --dataset, --bundle or --db")
-        _compare_dataset(dataset, campaign, source, domain, metric, warm, seed, resamples,
-                         wanted, fmt)
+        if domain is not None:
+            raise UserError("--domain: not with --dataset (its groups are the domains already)")
+        _compare_dataset(dataset, campaign, source, metric, warm, seed, resamples, wanted,
+                         engine, spark_master, fmt)
         return
+    if engine != "duckdb" or spark_master is not None:
+        raise UserError("--engine and --spark-master apply to --dataset only")
     if bundles:
         try:
             rows = duck.compare_rows(list(bundles), campaign=campaign, source=source)
@@ -101,21 +107,34 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
          columns=TABLE_COLUMNS if fmt == "table" else None)
 
 
-def _compare_dataset(data: Path, campaign: str | None, source: str | None, domain: str | None,
-                     metric: str, warm: bool, seed: int, resamples: int,
-                     arms: list[str] | None, fmt: str) -> None:
-    """``compare --dataset``: rows from DuckDB over the collector's Parquet dataset, compared
-    with the contributor as a stratum (``analysis/stratified.py``)."""
+def dataset_observations(data: Path, mode: str, key: str, metric: str, warm: bool,
+                         engine: str, master: str | None) -> dict[str, list[Observation]]:
+    """Observations per contributor from the cells DuckDB or Spark computed."""
+    if engine == "spark":
+        from protolens.analysis import spark
+
+        rows = spark.cells(data, mode, metric, warm, key, master or "local[*]")
+    else:
+        rows = dataset_cells(data, mode, metric, warm, key)
+    out: dict[str, list[Observation]] = defaultdict(list)
+    for r in rows:
+        out[str(r["contributor"])].extend(
+            Observation(str(r["grp"]), str(r["cond"]), str(r["arm"]), float(v))
+            for v in r["vals"])
+    return out
+
+
+def _compare_dataset(data: Path, campaign: str | None, source: str | None, metric: str,
+                     warm: bool, seed: int, resamples: int, arms: list[str] | None,
+                     engine: str, master: str | None, fmt: str) -> None:
+    """``compare --dataset``: cells from DuckDB (or Spark) over the collector's Parquet
+    dataset, compared with the contributor as a stratum (``analysis/stratified.py``)."""
+    mode = "campaign" if campaign is not None else str(source)
     try:
-        rows = dataset_rows(data, campaign=campaign, source=source)
+        obs = dataset_observations(data, mode, str(campaign or source), metric, warm, engine,
+                                   master)
     except DatasetError as exc:
         raise UserError(str(exc)) from None
-    mode = "campaign" if campaign is not None else str(source)
-    by_contributor: dict[str, list[dict[str, Any]]] = defaultdict(list)
-    for row in rows:
-        by_contributor[str(row["contributor"])].append(row)
-    obs = {c: observations(r, metric, mode, domain=domain, warm=warm)
-           for c, r in by_contributor.items()}
     result = [c.to_row() | {"contributors": n, "metric": metric}
               for c, n in compare_stratified(obs, seed=seed, resamples=resamples, arms=arms)]
     if not result and fmt == "table":

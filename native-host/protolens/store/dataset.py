@@ -57,6 +57,45 @@ def connect(data: Path) -> duckdb.DuckDBPyConnection:
     return con
 
 
+_HOST = "regexp_extract(x.origin, '^[a-z]+://([^:/]+)', 1)"
+_CELL_KEYS = {
+    "campaign": ("x.page", "x.condition", "x.arm"),
+    "passive": (_HOST, "'all'", "x.main_family"),
+    "experiment": (f"coalesce(nullif(x.page, ''), {_HOST})",
+                   "coalesce(nullif(x.condition, ''), 'all')",
+                   "coalesce(nullif(x.arm, ''), x.main_family)"),
+}
+METRIC_COLUMNS = {"plt": "plt_ms", "ttfb": "ttfb_ms", "fcp": "fcp_ms", "lcp": "lcp_ms",
+                  "first_image": "first_image_ms"}
+DIALECTS = {"duckdb": {"argmax": "arg_max", "values": "list(v ORDER BY v)"},
+            "spark": {"argmax": "max_by", "values": "array_sort(collect_list(v))"}}
+
+
+def cells_sql(mode: str, metric: str, dialect: str) -> str:
+    """Per contributor and cell (group, condition, arm) of ``analysis/observe.py``'s ``mode``:
+    n, the median and the sorted values of ``metric`` over successful loads, cold or warm (the
+    first ``?``) of one campaign or source (the second ``?``). The same text runs on DuckDB and
+    Spark SQL (``dialect`` fills in the two functions they name differently)."""
+    group, condition, arm = _CELL_KEYS[mode]
+    d = DIALECTS[dialect]
+    column = "campaign" if mode == "campaign" else "source"
+    return f"""
+SELECT contributor, grp, cond, arm, count(*) AS n, median(v) AS median_ms,
+       {d['values']} AS vals
+FROM (SELECT x.contributor, {group} AS grp, {condition} AS cond, {arm} AS arm,
+             x.{METRIC_COLUMNS[metric]} AS v
+      FROM ({DATASET_COMPARE_SQL.format(argmax=d['argmax'])}) x
+      WHERE x.failed = 0 AND x.warm = ? AND x.{column} = ?) y
+WHERE grp IS NOT NULL AND cond IS NOT NULL AND arm IS NOT NULL AND v IS NOT NULL
+GROUP BY contributor, grp, cond, arm
+ORDER BY contributor, grp, cond, arm"""
+
+
+def cells(data: Path, mode: str, metric: str, warm: bool, key: str) -> list[dict[str, Any]]:
+    """``cells_sql`` run by DuckDB (``key``: the campaign or the source)."""
+    return _query(data, cells_sql(mode, metric, "duckdb"), [int(warm), key])
+
+
 def _query(data: Path, sql: str, params: list[Any]) -> list[dict[str, Any]]:
     try:
         con = connect(data)
