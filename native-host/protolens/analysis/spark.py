@@ -10,6 +10,7 @@ same text DuckDB runs); only one row per (contributor, cell) comes back to Pytho
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from protolens.store.dataset import DatasetError, cells_sql
 def cells(data: Path, mode: str, metric: str, warm: bool, key: str,
           master: str = "local[*]") -> list[dict[str, Any]]:
     """``store.dataset.cells`` computed by Spark."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, never eth0
     from pyspark.errors import PySparkException
     from pyspark.sql import SparkSession
 
