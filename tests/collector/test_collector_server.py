@@ -193,3 +193,22 @@ def test_plain_http_client_cannot_talk_to_tls(tmp_path: Path, scheme: str) -> No
             httpx.get(c.url.replace("https", scheme) + "/v1/health", timeout=5)
         with pytest.raises(httpx.TransportError):  # an untrusted certificate is refused
             httpx.get(c.url + "/v1/health", timeout=5)
+
+
+def test_start_up_sweeps_what_a_crash_left(tmp_path: Path) -> None:
+    body = bundle_bytes(small_store(tmp_path / "s.db"), tmp_path / "b.tar")
+    with running_collector(tmp_path) as c:
+        assert post(c, body, c.token("vol-1")).status_code == 201
+    kept = dataset_files(c.data)
+    orphan = c.data / "dataset" / "table=hosts" / "day=2025-11-24" / ("f" * 64 + ".parquet")
+    orphan.parent.mkdir(parents=True)
+    orphan.write_bytes(b"complete but never acknowledged")
+    (c.data / "tmp" / ".part-x").write_bytes(b"half")
+    assert cli("collector", "verify", "--data", str(c.data), check=False).returncode == 1
+    c.start()
+    try:
+        assert not orphan.exists() and list((c.data / "tmp").iterdir()) == []
+        assert dataset_files(c.data) == kept
+        assert cli("collector", "verify", "--data", str(c.data)).returncode == 0
+    finally:
+        c.stop()
