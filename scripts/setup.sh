@@ -38,7 +38,7 @@ if [ -f package-lock.json ]; then
 fi
 
 if [ -f native-host/shaper/Makefile ]; then
-  echo "[setup] building the shaper helper"
+  echo "[setup] building the shaper helper (the explicit step; an installed package uses protolens testbed build)"
   make -s -C native-host/shaper
 fi
 echo "[setup] done"

@@ -216,6 +216,48 @@ static void test_flows_and_ecmp(void) {
     CHECK(dropped_late == 1, "late drop reported: %d", dropped_late);
 }
 
+/* The shared ECMP vectors (testdata/ecmp_vectors.json, also read by
+ * tests/testbed/test_shaper_ecmp.py): C and Python must pick the same path for every flow. */
+static const char *json_field(const char *obj, const char *end, const char *name) {
+    char pat[32];
+    snprintf(pat, sizeof pat, "\"%s\":", name);
+    const char *f = strstr(obj, pat);
+    return f && f < end ? f + strlen(pat) : NULL;
+}
+
+static uint32_t json_ip(const char *v) {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!v || sscanf(v, " \"%u.%u.%u.%u\"", &a, &b, &c, &d) != 4) return 0xffffffffu;
+    return a << 24 | b << 16 | c << 8 | d;
+}
+
+static void test_ecmp_vectors(void) {
+    FILE *f = fopen(SH_TESTDATA "/ecmp_vectors.json", "rb");
+    CHECK(f != NULL, "cannot open %s/ecmp_vectors.json", SH_TESTDATA);
+    if (!f) return;
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    text[n] = 0;
+    int seen = 0;
+    const char *p = strstr(text, "\"vectors\"");
+    while (p && (p = strchr(p, '{')) != NULL) {
+        const char *end = strchr(p, '}');
+        if (!end) break;
+        const char *proto = json_field(p, end, "proto"), *cp = json_field(p, end, "cli_port"),
+                   *sp = json_field(p, end, "srv_port"), *path = json_field(p, end, "path");
+        CHECK(proto && cp && sp && path, "vector %d lacks a field", seen);
+        if (!(proto && cp && sp && path)) break;
+        sh_flowkey k = {(uint8_t)atoi(proto), json_ip(json_field(p, end, "cli_ip")),
+                        json_ip(json_field(p, end, "srv_ip")), (uint16_t)atoi(cp), (uint16_t)atoi(sp)};
+        CHECK(sh_ecmp_path(&k) == atoi(path), "vector %d: C path %d, file says %d", seen,
+              sh_ecmp_path(&k), atoi(path));
+        seen++;
+        p = end;
+    }
+    CHECK(seen >= 16, "only %d ECMP vectors read", seen);
+}
+
 static void test_lateness(void) {
     sh_lateness l;
     sh_lat_reset(&l);
@@ -261,6 +303,7 @@ int main(void) {
     test_jitter_no_reorder();
     test_schedule();
     test_flows_and_ecmp();
+    test_ecmp_vectors();
     test_lateness();
     test_parser();
     printf("%d checks, %d failures\n", checks, failures);

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from protolens.shaping.profile import load_profile
+from protolens.shaper import load_profile
 from protolens.testbed import Testbed
 
 NAME = "plb"

@@ -135,6 +135,28 @@ def test_mininet_quic_advantage_grows() -> None:
     assert set(v.values()) == {"agrees"} and len(v) == 2
 
 
+def test_ifip18_fairness_share_ratios() -> None:
+    shares = {"h2:h3": 0.33, "h2-parallel:2:h3": 0.5, "h1:h2": 0.7, "h1:h3": 0.4}
+    rows = []
+    rng = np.random.default_rng(2)
+    for pair, a_share in shares.items():
+        arms = pair.rsplit(":", 1)
+        for rep in range(1, 6):
+            a = a_share + rng.normal(0, 0.01)
+            rows += [{"pair": pair, "repetition": rep, "side": "a", "arm": arms[0], "share": a,
+                      "connections": 1},
+                     {"pair": pair, "repetition": rep, "side": "b", "arm": arms[1],
+                      "share": 1 - a, "connections": 1}]
+    found = experiment("ifip18-fairness").analyze({"fair": rows}, 0)
+    v = {f.claim: f.verdict for f in found if isinstance(f, Check)}
+    assert v == {"QUIC takes about twice H2's share": "agrees",
+                 "H2-Parallel (2 connections) and QUIC share equally": "agrees",
+                 "H1 (several connections) beats H2": "agrees",
+                 "H1 (several connections) beats QUIC": "disagrees"}
+    twice = next(f for f in found if isinstance(f, Check) and f.ratio.label == "share h3 / h2")
+    assert twice.ratio.point == pytest.approx(0.67 / 0.33, rel=0.05)
+
+
 def test_every_experiment_analyzes_empty_data_as_no_data() -> None:
     for exp in EXPERIMENTS:
         findings = exp.analyze({p.suffix: [] for p in exp.quick}, 0)
@@ -182,6 +204,13 @@ def test_reproduce_all_runs_every_experiment_and_writes_the_report(
         return camp.Outcome(campaign=spec.name, planned=0, ran=0, interrupted=False)
 
     monkeypatch.setattr(camp, "run", fake_run)
+    from protolens.lab import fairness_run
+
+    def fake_fairness(spec: Any, settings: camp.Settings, **kw: Any) -> Any:
+        ran.append(spec.campaign)
+        return fairness_run.FairnessOutcome(spec.campaign)
+
+    monkeypatch.setattr(fairness_run, "run", fake_fairness)
     from protolens.store import open_rw
     db = tmp_path / "lab.db"
     open_rw(db).close()

@@ -11,9 +11,10 @@ import pytest
 from click.testing import CliRunner
 
 from protolens.cli import main
-from protolens.shaping.config import shaper_config
-from protolens.shaping.profile import ProfileError, builtin_names, load_profile, parse_profile
-from protolens.shaping.schedule import expand
+from protolens.shaper.catalogue import builtin_names, load_profile
+from protolens.shaper.config import shaper_config
+from protolens.shaper.profile import ProfileError, parse_profile
+from protolens.shaper.schedule import expand
 
 EXPECTED = {"clean", "fiber", "wifi", "wifi-lossy", "ecmp", "ecmp-congested", "cell-good",
             "cell-fair", "cell-passable", "cell-poor", "cell-very-poor", "jitter", "slowdown",

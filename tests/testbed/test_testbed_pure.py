@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from protolens.shaping.control import truth_rows
+from protolens.shaper.ecmp import ecmp_path, ip_int
+from protolens.shaper.summary import truth_rows
 from protolens.testbed.caddy import caddyfile
 from protolens.testbed.links import hosts_file
 from protolens.testbed.tcpstats import MARK, parse_ss, parse_stream
-from protolens.testbed.topology import Topology, cross_ports, ecmp_path, valid_name
+from protolens.testbed.topology import Topology, cross_ports, valid_name
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -72,9 +73,8 @@ def test_ecmp_hash_and_cross_ports() -> None:
 
 
 def test_cross_traffic_address_matches_the_shaper_config() -> None:
-    from protolens.shaping.config import shaper_config
-    from protolens.shaping.profile import load_profile
-    from protolens.testbed.topology import ip_int
+    from protolens.shaper import load_profile
+    from protolens.shaper.config import shaper_config
 
     text = shaper_config(load_profile("ecmp-congested"))
     assert f"cross_ip={ip_int(Topology('pl').cross_cli_ip)}" in text

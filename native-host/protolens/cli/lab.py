@@ -13,6 +13,7 @@ import click
 
 from protolens import __version__
 from protolens.cli.errors import UserError
+from protolens.cli.fairness import fairness_cmd
 from protolens.cli.output import emit, output_options
 from protolens.cli.reproduce import reproduce_cmd
 from protolens.lab import campaign as camp
@@ -35,6 +36,7 @@ def lab_group() -> None:
 
 
 lab_group.add_command(reproduce_cmd)
+lab_group.add_command(fairness_cmd)
 
 
 @lab_group.command("run")

@@ -16,7 +16,7 @@ from protolens.plots import figures
 from protolens.store import dataset
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
-KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd")
+KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness")
 FORMATS = (".png", ".svg", ".pdf")
 
 
@@ -50,6 +50,10 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
                               f"server cwnd ({tcpstats.name})")
     if campaign is None:
         raise UserError(f"{kind}: give --campaign NAME (see: protolens lab campaigns)")
+    if kind == "fairness":
+        if data is not None:
+            raise UserError("fairness: not from a --dataset (lab fairness runs stay in --db)")
+        return _fairness(db, campaign)
     if data is not None:
         rows = _dataset_rows(kind, data, campaign, warm)
     else:
@@ -62,6 +66,21 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
     if kind == "delta-cdf":
         return figures.delta_cdf(rows, a, b, f"{a} vs {b}\n{campaign}")
     return figures.speedup(rows, a, b, f"{b} against {a}\n{campaign}")
+
+
+def _fairness(db: Path | None, campaign: str) -> Figure:
+    from protolens.plots.fairness import fairness
+    from protolens.store.fairness import fairness_rows
+
+    conn = connect_ro(db)
+    try:
+        frows = fairness_rows(conn, campaign)
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    if not frows:
+        raise UserError(f"no fairness results in campaign {campaign!r} "
+                        "(run: protolens lab fairness)")
+    return fairness(frows, f"bandwidth share on one bottleneck\n{campaign}")
 
 
 def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool) -> list[dict[str, Any]]:
@@ -97,7 +116,7 @@ def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool) -> list[d
 def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
              tcpstats: Path | None, limit: int, warm: bool, dataset: Path | None,
              db: Path | None) -> None:
-    """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup or cwnd.
+    """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup, cwnd or fairness.
 
     Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
     """

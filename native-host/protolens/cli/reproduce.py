@@ -26,8 +26,9 @@ def _print(rep: Reproduction) -> None:
         click.echo(outcome.summary())
     for suffix, rows in rep.rows.items():
         emit(rows, "table", title=f"{exp.name}: {rep.campaigns[suffix]}",
-             columns=["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms",
-                      "plt_p75_ms", "plt_ratio_to_h2", "connections_per_host"])
+             columns=None if exp.kind == "fairness" else
+             ["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms", "plt_p75_ms",
+              "plt_ratio_to_h2", "connections_per_host"])
     click.echo(f"\nPaper: {exp.paper}\n  finding: {exp.finding}\nProtoLens measured "
                f"({rep.seconds / 60:.1f} min):")
     for line in rep.lines:
@@ -42,7 +43,11 @@ def _write_report(reps: list[Reproduction], out: Path) -> None:
     for rep in reps:
         navs = [n for part in rep.navigations.values() for n in part]
         try:
-            fig = figures.plt_box(navs, f"page load time\n{rep.experiment.name}")
+            if rep.experiment.kind == "fairness":
+                from protolens.plots.fairness import fairness
+                fig = fairness(navs, f"bandwidth share\n{rep.experiment.name}")
+            else:
+                fig = figures.plt_box(navs, f"page load time\n{rep.experiment.name}")
         except figures.PlotError:
             continue
         png = out.with_name(f"{out.stem}-{rep.experiment.name}.png")

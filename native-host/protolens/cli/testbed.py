@@ -44,7 +44,7 @@ def _name_option(func: F) -> F:
 
 
 def _guard(fn: Callable[[], Any]) -> Any:
-    from protolens.shaping.profile import ProfileError
+    from protolens.shaper import ProfileError
     from protolens.testbed import TestbedError
 
     if os.geteuid() != 0:
@@ -88,6 +88,25 @@ def up(name: str, profile: str, server_cc: str, initcwnd: int | None,
     tb = _guard(lambda: Testbed.up(name=name, profile=profile, server_cc=server_cc,
                                    initcwnd=initcwnd, site=site, bbr_hosts=bbr_hosts))
     _emit_status(tb.status(), fmt)
+
+
+@testbed.command()
+def build() -> None:
+    """Compile the shaper helper from the packaged C sources into your data directory.
+
+    The explicit build step for an installed package (a source checkout runs scripts/setup.sh);
+    needs gcc, make, pkg-config and libnetfilter-queue-dev. `testbed up` never compiles.
+
+    Example: protolens testbed build
+    """
+    from protolens.shaper.build import ShaperError
+    from protolens.shaper.build import build as build_helper
+
+    try:
+        binary = build_helper()
+    except ShaperError as e:
+        raise UserError(str(e)) from None
+    click.echo(f"built {binary}")
 
 
 @testbed.command()
@@ -198,8 +217,8 @@ def profiles(fmt: str) -> None:
 
     Example: protolens testbed profiles --json
     """
-    from protolens.shaping.profile import ProfileError, builtin_names, load_profile
-    from protolens.shaping.summary import summarize
+    from protolens.shaper import ProfileError, builtin_names, load_profile
+    from protolens.shaper.summary import summarize
 
     try:
         rows = [summarize(load_profile(n)) for n in builtin_names()]

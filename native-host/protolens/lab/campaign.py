@@ -140,7 +140,7 @@ def validate(spec: CampaignSpec, settings: Settings) -> None:
                                 f"sites (--urls) only {', '.join(allowed)} applies")
     else:
         from protolens.pages import catalog
-        from protolens.shaping.profile import ProfileError, load_profile
+        from protolens.shaper import ProfileError, load_profile
         known = {p.name for p in catalog()} | _custom_pages()
         unknown = [p for p in spec.pages if p not in known]
         if unknown:

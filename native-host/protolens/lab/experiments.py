@@ -55,7 +55,12 @@ class Experiment:
     full: tuple[Part, ...]
     quick: tuple[Part, ...]
     analyze: Callable[[Mapping[str, Navs], int], list[Finding]]
-    """Stored navigations per part suffix, seed -> context lines and checked claims."""
+    """Stored navigations per part suffix (fairness rows for a fairness experiment), seed ->
+    context lines and checked claims."""
+    kind: str = "campaign"
+    """``campaign`` (each part a lab campaign) or ``fairness`` (each part a ``lab fairness`` run:
+    ``Part.arms`` holds the pairs, ``pages[0]`` and ``conditions[0]`` the page and
+    bottleneck)."""
 
 
 def _cells(navs: Navs, metric: str = "plt") -> Cells:
@@ -199,6 +204,50 @@ def analyze_conext20_httpx(parts: Mapping[str, Navs], seed: int = 0) -> list[Fin
     return out
 
 
+FAIR_PAIRS = ("h2:h3", "h2-parallel:2:h3", "h1:h2", "h1:h3")
+"""IFIP'18 Fig. 7's pairs (a: the paper's first protocol, b: its second)."""
+ABOUT_TWICE = Expect("near", (1.5, 2.5))
+"""'QUIC gets twice as much bandwidth share as H2' (IFIP'18 Sec. V-D): ProtoLens reads "about
+twice" as x1.5..x2.5; the paper gives no interval."""
+ABOUT_EQUAL = Expect("near", (0.8, 1.25))
+"""'H2-Parallel ... and QUIC ... get an equal share' (IFIP'18 Sec. V-D): x0.8..x1.25, ProtoLens's
+reading."""
+
+
+def _share_ratios(rows: Navs, pair: str, seed: int, label: str) -> Ratio:
+    """Median over repetitions of share(b) / share(a) for one pair, with its interval."""
+    reps: dict[int, dict[str, float]] = {}
+    for r in rows:
+        if r["pair"] == pair and r.get("share") is not None:
+            reps.setdefault(int(r["repetition"]), {})[r["side"]] = float(r["share"])
+    values = tuple(sorted(s["b"] / s["a"] for s in reps.values()
+                          if set(s) == {"a", "b"} and s["a"] > 0))
+    cells = Cells({(pair, "share", "b/a"): values} if values else {})
+    return ratio(cells, label, [(pair, "share", "b/a")], [], seed=seed)
+
+
+def analyze_ifip18_fairness(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:
+    rows = parts["fair"]
+    out: list[Finding] = ["share of the 7 Mbit/s bottleneck while both pages load, ratio of the "
+                          "two sides per repetition (median, 95% bootstrap interval):"]
+    out.append(Check("QUIC takes about twice H2's share",
+                     _share_ratios(rows, "h2:h3", seed, "share h3 / h2"), ABOUT_TWICE))
+    out.append(Check("H2-Parallel (2 connections) and QUIC share equally",
+                     _share_ratios(rows, "h2-parallel:2:h3", seed, "share h3 / h2-parallel:2"),
+                     ABOUT_EQUAL))
+    out.append(Check("H1 (several connections) beats H2",
+                     _share_ratios(rows, "h1:h2", seed, "share h2 / h1"), BELOW))
+    out.append(Check("H1 (several connections) beats QUIC",
+                     _share_ratios(rows, "h1:h3", seed, "share h3 / h1"), BELOW))
+    conns = sorted({(str(r["arm"]), int(r["connections"])) for r in rows
+                    if r.get("connections") is not None})
+    if conns:
+        out.append("connections per side as on the wire (the paper: h1 4, h2-parallel 2, h2 and "
+                   "h3 1; Chromium's h1 opens up to 6 per host): " +
+                   ", ".join(f"{a} {c}" for a, c in conns))
+    return out
+
+
 STUDENT_NET = ("student-3m", "student-3m-loss1", "student-10m", "student-10m-loss1")
 STUDENT_CHANGED_LITTLE = Expect("near", (0.9, 1.1))
 """'1% loss changed little' (shared/seeds/003, Sec. 6: "I barely saw any changes"): ProtoLens
@@ -324,6 +373,15 @@ EXPERIMENTS: tuple[Experiment, ...] = (
         quick=(Part("httpx", ("conext-httpx-2x2300k",), HTTPX_ARMS, ("jitter",), 3, "cubic",
                     60.0, HTTPX_POLICY, ("b.test",)),),
         analyze=analyze_conext20_httpx),
+    Experiment(
+        name="ifip18-fairness",
+        paper="IFIP Networking 2018 (shared/seeds/000), Sec. V-D and Fig. 7",
+        finding="on a shared 7 Mbit/s bottleneck QUIC takes about twice H2's bandwidth share, "
+                "H2-Parallel (2 connections) and QUIC share equally, and H1 with 4 connections "
+                "beats both",
+        full=(Part("fair", ("cell-10x435k",), FAIR_PAIRS, ("wifi",), 10, "cubic", 120.0),),
+        quick=(Part("fair", ("cell-10x435k",), FAIR_PAIRS, ("wifi",), 3, "cubic", 120.0),),
+        analyze=analyze_ifip18_fairness, kind="fairness"),
     Experiment(
         name="student-study",
         paper="O'Connor, course project (shared/seeds/003), Sec. 4-6, Fig. 2-9",

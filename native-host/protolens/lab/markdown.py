@@ -27,6 +27,18 @@ def _ratio(low: float | None, point: float | None, high: float | None) -> str:
     return f"x{point:.2f} [{low:.2f}, {high:.2f}]"
 
 
+def _num(value: Any, digits: int) -> str:
+    return "" if value is None else f"{float(value):.{digits}f}"
+
+
+def _share(s: Mapping[str, Any]) -> str:
+    if s.get("share_mean") is None:
+        return "n/a"
+    ci = ("" if s.get("share_ci_low") is None else
+          f" [{s['share_ci_low']:.2f}, {s['share_ci_high']:.2f}]")
+    return f"{s['share_mean']:.2f}{ci}"
+
+
 def render(reps: Sequence[Reproduction], *, title: str, created: str, machine: str,
            figures: Mapping[str, str] | None = None) -> str:
     """The report; ``figures`` maps an experiment name to its PLT figure's file name."""
@@ -67,6 +79,16 @@ def render(reps: Sequence[Reproduction], *, title: str, created: str, machine: s
         if exp.name in figures:
             out += [f"![{exp.name} PLT]({figures[exp.name]})", ""]
         for suffix, rows in r.rows.items():
+            if exp.kind == "fairness":
+                out += [f"Per pair and side, campaign `{r.campaigns[suffix]}`:", "",
+                        "| pair | side | arm | n | mean share [95% CI] | Mbit/s | Jain | PLT ms "
+                        "| connections |", "|---|---|---|---|---|---|---|---|---|"]
+                out += [f"| {_cell(s['pair'])} | {s['side']} | {_cell(s['arm'])} | {s['n']} | "
+                        f"{_share(s)} | {_num(s['mbps_mean'], 2)} | {_num(s['jain_mean'], 3)} "
+                        f"| {_cell(s['plt_median_ms'])} | {_cell(s['connections_median'])} |"
+                        for s in rows]
+                out.append("")
+                continue
             out += [f"Per cell, campaign `{r.campaigns[suffix]}` (PLT ms):", "",
                     "| page | condition | arm | n | median | p25 | p75 |",
                     "|---|---|---|---|---|---|---|"]

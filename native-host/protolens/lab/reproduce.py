@@ -7,16 +7,21 @@ import random
 import time
 from contextlib import closing
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protolens.lab import campaign as camp
 from protolens.lab.estimate import Check
-from protolens.lab.experiments import Experiment, Finding
+from protolens.lab.experiments import Experiment, Finding, Part
+from protolens.lab.fairness import parse_pairs, summary_rows
 from protolens.lab.report import report_rows
 from protolens.policy.file import to_stored
 from protolens.policy.rules import make_rule
+from protolens.store import fairness as fstore
 from protolens.store import lab as labstore
 from protolens.store import open_ro
+
+if TYPE_CHECKING:
+    from protolens.lab.fairness_run import FairnessOutcome
 
 
 @dataclass
@@ -25,10 +30,11 @@ class Reproduction:
     quick: bool
     campaigns: dict[str, str] = field(default_factory=dict)
     """Part suffix -> campaign name."""
-    outcomes: list[camp.Outcome] = field(default_factory=list)
+    outcomes: list[camp.Outcome | FairnessOutcome] = field(default_factory=list)
     rows: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     navigations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    """Part suffix -> the campaign's stored navigations (what the analysis read)."""
+    """Part suffix -> the campaign's stored navigations, or its fairness rows for a fairness
+    experiment (what the analysis read)."""
     findings: list[Finding] = field(default_factory=list)
     interrupted: bool = False
     seconds: float = 0.0
@@ -54,6 +60,17 @@ class Reproduction:
                 "interrupted": self.interrupted, "seconds": round(self.seconds, 1)}
 
 
+def _run_fairness(part: Part, name: str, settings: camp.Settings, *, testbed: str,
+                  reps: int | None, seed: int) -> FairnessOutcome:
+    from protolens.lab import fairness_run
+    spec = fairness_run.FairnessSpec(
+        campaign=name, pairs=tuple(parse_pairs(",".join(part.arms))), page=part.pages[0],
+        condition=part.conditions[0], reps=reps or part.reps, server_cc=part.server_cc,
+        testbed=testbed, seed=seed)
+    return fairness_run.run(spec, replace(settings, timeout_s=max(settings.timeout_s,
+                                                                  part.timeout_s)))
+
+
 def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed: str,
               reps: int | None = None, seed: int | None = None) -> Reproduction:
     """Run every part as its own campaign (same seed), then analyze the stored loads."""
@@ -64,6 +81,13 @@ def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed:
     for part in exp.quick if quick else exp.full:
         name = f"{exp.name}{'-quick' if quick else ''}-{stamp}-{part.suffix}"
         rep.campaigns[part.suffix] = name
+        if exp.kind == "fairness":
+            fair = _run_fairness(part, name, settings, testbed=testbed, reps=reps, seed=seed)
+            rep.outcomes.append(fair)
+            if fair.interrupted:
+                rep.interrupted = True
+                break
+            continue
         policy = tuple(to_stored([make_rule(d, arm) for d, arm in part.policy]))
         spec = camp.CampaignSpec(name=name, pages=part.pages, arms=part.arms,
                                  conditions=part.conditions, reps=reps or part.reps, seed=seed,
@@ -77,8 +101,12 @@ def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed:
             break
     with closing(open_ro(settings.db)) as conn:
         for suffix, name in rep.campaigns.items():
-            rep.navigations[suffix] = labstore.campaign_navigations(conn, name)
-            rep.rows[suffix] = report_rows(rep.navigations[suffix])
+            if exp.kind == "fairness":
+                rep.navigations[suffix] = fstore.fairness_rows(conn, name)
+                rep.rows[suffix] = summary_rows(rep.navigations[suffix], seed=seed)
+            else:
+                rep.navigations[suffix] = labstore.campaign_navigations(conn, name)
+                rep.rows[suffix] = report_rows(rep.navigations[suffix])
     if not rep.interrupted:
         rep.findings = exp.analyze(rep.navigations, seed)
     rep.seconds = time.monotonic() - began

@@ -26,7 +26,7 @@ class TestbedNetwork:
         self.testbed = testbed
         self.owned = owned
         self.server_cc: str | None = testbed.state.server_cc
-        from protolens.shaping.profile import builtin_names
+        from protolens.shaper import builtin_names
         self.conditions: Sequence[str] = builtin_names()
 
     @classmethod
@@ -68,6 +68,11 @@ class TestbedNetwork:
                                origins=tuple(f"{h}:443" for h in hosts))
         return out
 
+    def object_urls(self, page: str) -> list[str]:
+        """Every object's absolute URL, the page first (a bulk competitor fetches them all)."""
+        manifest = {m.name: m for m in ensure_corpus(Path(self.testbed.state.site), [page])}[page]
+        return [o.url for o in manifest.objects]
+
     def browser_prefix(self) -> list[str]:
         return self.testbed.exec_argv()
 
@@ -93,7 +98,7 @@ class TestbedNetwork:
 
     def after_load(self) -> tuple[list[dict[str, Any]], Lateness | None]:
         stats = self.testbed.stats(reset=False)
-        from protolens.shaping.control import truth_rows
+        from protolens.shaper.summary import truth_rows
         lat = stats.get("lateness", {})
         return truth_rows(stats), Lateness(max_ns=int(lat.get("max_ns", 0)),
                                            p99_ns=int(lat.get("p99_ns", 0)))

@@ -10,6 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from protolens.store import contribute as _contribute
+from protolens.store import fairness as _fairness
 from protolens.store import lab as _lab
 from protolens.store import policy as _policy
 from protolens.store import research as _research
@@ -163,7 +164,8 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m006_research_views", _research.m006_research_views),
     ("m007_policy_rule_ids", _policy.m007_policy_rule_ids),
     ("m008_late_attach", m008_late_attach),
-    ("m009_contributions", _contribute.m009_contributions),
+    ("m009_fairness", _fairness.m009_fairness),
+    ("m010_contributions", _contribute.m010_contributions),
 )
 """Every migration in order. Append only."""
 

@@ -6,7 +6,7 @@ NFQUEUE shaper in the router, and the per-flow ground truth. Python API for lab 
     tb.shape("wifi-lossy"); tb.flush_tcp_metrics(); tb.truth(reset=True); tb.lateness()
 """
 
-from protolens.testbed.core import SERVER_CCS, Testbed, TestbedState
-from protolens.testbed.run import TestbedError
+from protolens.testbed.adapter import Testbed
+from protolens.testbed.spec import SERVER_CCS, TestbedError, TestbedState
 
 __all__ = ["SERVER_CCS", "Testbed", "TestbedError", "TestbedState"]

@@ -7,7 +7,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from protolens.shaping.profile import Profile
+from protolens.shaper.records import Profile
 from protolens.testbed.run import in_ns
 from protolens.testbed.topology import Topology, cross_ports
 

@@ -6,11 +6,9 @@ from __future__ import annotations
 import subprocess
 from collections.abc import Sequence
 
+from protolens.testbed.spec import TestbedError
 
-class TestbedError(RuntimeError):
-    """Something the testbed could not do; the message is one line."""
-
-    __test__ = False  # not a pytest class
+__all__ = ["TestbedError", "in_ns", "run"]
 
 
 def run(argv: Sequence[str], check: bool = True, timeout: float = 30.0) -> str:

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from protolens.testbed.core import Testbed
+    from protolens.testbed.adapter import Testbed
 
 _RATE = re.compile(r"^([\d.]+)([KMG]?)bps$")
 _UNITS = {"": 1.0, "K": 1e3, "M": 1e6, "G": 1e9}

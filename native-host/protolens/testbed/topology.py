@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from protolens.shaper.ecmp import ecmp_path
+
 NAME_RE = re.compile(r"^[a-z][a-z0-9]{0,7}$")
 PREFIX_SUFFIXES = ("-cli", "-rtr", "-srv")
 QUEUE_UP, QUEUE_DOWN = 0, 1
@@ -68,16 +70,6 @@ class Topology:
     """Second server address (``--bbr-host``): connections it serves use BBR through a policy
     route, whatever the namespace's server CC (CoNEXT'20's HTTPX: hosts behind different CCs)."""
     bbr_table = 100
-
-
-def ip_int(ip: str) -> int:
-    a, b, c, d = (int(x) for x in ip.split("."))
-    return a << 24 | b << 16 | c << 8 | d
-
-
-def ecmp_path(cli_ip: str, cli_port: int, srv_ip: str, srv_port: int, proto: int = 6) -> int:
-    """IFIP'18 Sec. III-C: H = SA xor DA xor SP xor DP xor PT; path = H mod 2 (as model.c)."""
-    return (ip_int(cli_ip) ^ ip_int(srv_ip) ^ cli_port ^ srv_port ^ proto) % 2
 
 
 def cross_ports(topo: Topology, flows: int, path: int) -> list[tuple[int, int]]:

@@ -1,72 +1,31 @@
 """The testbed adapter: creates and removes the namespaces, links, caddy, the shaper and cross
 traffic, and answers status / truth / shape. Everything it starts is recorded in a state file
-under the run directory, so ``down`` also works after a crash (plus discovery by name prefix)."""
+under the run directory, so ``down`` also works after a crash (plus discovery by name prefix).
+What a valid testbed is, the state record and the status document are ``spec.py``'s (pure)."""
 
 from __future__ import annotations
 
 import datetime
-import json
 import os
 import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from protolens.paths import data_home
-from protolens.shaping.config import shaper_config
-from protolens.shaping.control import ShaperClient, ShaperError, start_shaper, truth_rows
-from protolens.shaping.profile import Profile, ProfileError, load_profile
-from protolens.testbed import caddy, cross, hostcfg, links, procs
+from protolens.shaper import Profile, ProfileError, load_profile
+from protolens.shaper.build import ShaperError, find_binary
+from protolens.shaper.config import shaper_config
+from protolens.shaper.control import ShaperClient, start_shaper
+from protolens.shaper.summary import truth_rows
+from protolens.testbed import caddy, cross, hostcfg, links, procs, spec
 from protolens.testbed.cert import ensure_cert
-from protolens.testbed.run import TestbedError, in_ns, run
-from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology, valid_name
-
-SERVER_CCS = ("cubic", "cubic-nohystart", "bbr", "reno")
-DEFAULT_HOSTS = ("a.test", "b.test", "c.test")
-
-
-def run_root(env: Mapping[str, str]) -> Path:
-    return Path(env.get("PROTOLENS_RUN_DIR") or "/run/protolens/testbed")
-
-
-def default_hosts() -> tuple[str, ...]:
-    try:
-        from protolens.pages.model import HOSTS  # the page corpus's host names
-    except ImportError:
-        return DEFAULT_HOSTS
-    return tuple(dict.fromkeys([*HOSTS, *DEFAULT_HOSTS]))
-
-
-@dataclass(frozen=True)
-class TestbedState:
-    """What one testbed created; written to <run_dir>/state.json."""
-
-    __test__ = False
-    name: str
-    run_dir: str
-    hosts: list[str]
-    server_ip: str
-    client_ip: str
-    spki: str
-    cert: str
-    ca: str
-    site: str
-    access_log: str
-    caddy_log: str
-    shaper_log: str
-    shaper_sock: str
-    profile: str
-    profile_path: str
-    server_cc: str
-    initcwnd: int | None
-    created: str
-    pids: dict[str, int] = field(default_factory=dict)
-    cross_pids: list[int] = field(default_factory=list)
-    bbr_hosts: list[str] = field(default_factory=list)
-    """Hosts served from the second address, whose TCP connections use BBR (``--bbr-host``)."""
+from protolens.testbed.run import in_ns, run
+from protolens.testbed.spec import TestbedError, TestbedState, default_hosts, run_root
+from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology
 
 
 class Testbed:
@@ -86,24 +45,19 @@ class Testbed:
            hosts: Sequence[str] | None = None, env: Mapping[str, str] | None = None,
            bbr_hosts: Sequence[str] = ()) -> Testbed:
         env = dict(os.environ) if env is None else env
-        if not valid_name(name):
-            raise TestbedError(f"bad testbed name '{name}': 1-8 lowercase letters or digits")
-        if server_cc not in SERVER_CCS:
-            raise TestbedError(f"unknown server CC '{server_cc}' ({', '.join(SERVER_CCS)})")
-        if initcwnd is not None and not 1 <= initcwnd <= 1000:
-            raise TestbedError(f"initcwnd must be between 1 and 1000, got {initcwnd}")
+        hosts = tuple(hosts or default_hosts())
+        spec.validate_up(name, server_cc, initcwnd, hosts, bbr_hosts)
         prof = _profile(profile)
+        try:
+            find_binary(env)  # before anything is created: say "not built" in one line
+        except ShaperError as e:
+            raise TestbedError(str(e)) from None
         root = run_root(env)
         topo = Topology(name)
         existing = [ns for ns in procs.netns_list() if ns in topo.namespaces]
         if existing or (root / name / "state.json").exists():
             raise TestbedError(f"testbed '{name}' is already up (protolens testbed down --name "
                                f"{name})")
-        hosts = tuple(hosts or default_hosts())
-        bad = [h for h in bbr_hosts if h not in hosts]
-        if bad:
-            raise TestbedError(f"--bbr-host {', '.join(bad)} is not a testbed host "
-                               f"({', '.join(hosts[:6])}, ...)")
         data = data_home(env) / "testbed"
         site = site or data_home(env) / "pages"
         site.mkdir(parents=True, exist_ok=True)
@@ -141,7 +95,7 @@ class Testbed:
         p = run_root(env) / name / "state.json"
         if not p.exists():
             raise TestbedError(f"testbed '{name}' is not up (protolens testbed up --name {name})")
-        return cls(TestbedState(**json.loads(p.read_text())), run_root(env))
+        return cls(spec.state_from_json(p.read_text()), run_root(env))
 
     @classmethod
     def down(cls, name: str = "pl", env: Mapping[str, str] | None = None) -> list[str]:
@@ -152,7 +106,7 @@ class Testbed:
         done: list[str] = []
         p = root / name / "state.json"
         if p.exists():
-            st = TestbedState(**json.loads(p.read_text()))
+            st = spec.state_from_json(p.read_text())
             for pid in [*st.cross_pids, *st.pids.values()]:
                 if procs.stop(pid):
                     done.append(f"stopped pid {pid}")
@@ -183,18 +137,13 @@ class Testbed:
         return in_ns(self.topo.srv_ns, cmd)
 
     def host_ips(self) -> dict[str, str]:
-        """The server address of every host (the BBR address for ``bbr_hosts``)."""
-        return {h: self.topo.bbr_srv_ip if h in self.state.bbr_hosts else self.state.server_ip
-                for h in self.state.hosts}
+        return spec.host_ips(self.state, self.topo)
 
     def host_rules(self) -> str:
-        """Chromium ``--host-resolver-rules``: the first matching MAP wins, so BBR hosts first."""
-        maps = [f"MAP {h} {self.topo.bbr_srv_ip}" for h in self.state.bbr_hosts]
-        return ", ".join([*maps, f"MAP *.test {self.state.server_ip}"])
+        return spec.host_rules(self.state, self.topo)
 
     def chromium_flags(self) -> list[str]:
-        return [f"--host-resolver-rules={self.host_rules()}",
-                f"--ignore-certificate-errors-spki-list={self.state.spki}"]
+        return spec.chromium_flags(self.state, self.topo)
 
     def shaper(self) -> ShaperClient:
         return ShaperClient(Path(self.state.shaper_sock))
@@ -208,16 +157,8 @@ class Testbed:
         return pid is not None and procs.alive(pid)
 
     def problems(self) -> list[str]:
-        out = []
         missing = [ns for ns in self.topo.namespaces if ns not in procs.netns_list()]
-        if missing:
-            out.append(f"namespaces missing: {', '.join(missing)}")
-        if not self.shaper_running():
-            out.append("shaper not running: traffic passes UNSHAPED and uncounted "
-                       "(NFQUEUE --queue-bypass); restart it with protolens testbed shape PROFILE")
-        if not self.caddy_running():
-            out.append(f"caddy not running (see {self.state.caddy_log})")
-        return out
+        return spec.problems(self.state, missing, self.shaper_running(), self.caddy_running())
 
     def check(self) -> None:
         """Raise ``TestbedError`` unless namespaces, caddy and the shaper are all up."""
@@ -236,25 +177,8 @@ class Testbed:
                               params={d: v["params"] for d, v in st["dirs"].items()})
         except ShaperError:
             pass
-        return {
-            "name": s.name, "up": not self.problems(), "problems": self.problems(),
-            "namespaces": {"client": self.topo.cli_ns, "router": self.topo.rtr_ns,
-                           "server": self.topo.srv_ns},
-            "client_ns": self.topo.cli_ns, "client_ip": s.client_ip, "server_ip": s.server_ip,
-            "hosts": s.hosts, "spki": s.spki, "ca": s.ca, "site": s.site,
-            "static_url": f"https://{s.hosts[0]}/_testbed/",
-            "profile": s.profile, "profile_path": s.profile_path, "server_cc": s.server_cc,
-            "server_cc_note": "applies to TCP (h1, h2) only; caddy's HTTP/3 uses quic-go's own CC",
-            "bbr_hosts": s.bbr_hosts,
-            "bbr_ip": self.topo.bbr_srv_ip if s.bbr_hosts else None,
-            "host_ips": self.host_ips(),
-            "initcwnd": s.initcwnd, "access_log": s.access_log, "caddy_log": s.caddy_log,
-            "shaper_log": s.shaper_log, "run_dir": s.run_dir,
-            "caddy": {"pid": s.pids.get("caddy"), "running": self.caddy_running()},
-            "shaper": shaper, "cross_traffic_flows": len(s.cross_pids),
-            "host_settings": hostcfg.recorded(self.root)["original"],
-            "chromium_flags": self.chromium_flags(),
-        }
+        return spec.status(s, self.topo, self.problems(), shaper, self.caddy_running(),
+                           hostcfg.recorded(self.root)["original"])
 
     def truth(self, reset: bool = False) -> list[dict[str, Any]]:
         """Per-flow packets and bytes the shaper forwarded (and dropped), each direction."""
@@ -305,7 +229,7 @@ class Testbed:
     def _save(self) -> None:
         p = Path(self.state.run_dir) / "state.json"
         tmp = p.with_suffix(".tmp")
-        tmp.write_text(json.dumps(asdict(self.state), indent=2))
+        tmp.write_text(spec.state_to_json(self.state))
         tmp.replace(p)
 
     def _host_settings(self) -> None:

@@ -1,10 +1,11 @@
-"""One row per profile for listings (pure)."""
+"""Rows for listings (pure): one per profile, and the shaper's per-flow counters as ground-truth
+rows."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from protolens.shaping.profile import Profile
+from protolens.shaper.records import Profile
 
 
 def summarize(p: Profile) -> dict[str, Any]:
@@ -36,3 +37,15 @@ def summarize(p: Profile) -> dict[str, Any]:
                        "cross_traffic_flows": e.cross_traffic_flows,
                        "congested_path": e.congested_path}
     return row
+
+
+def truth_rows(stats: dict[str, Any]) -> list[dict[str, Any]]:
+    """The shaper's per-flow counters (its ``stats`` answer) as rows, oldest flow first."""
+    names = {6: "tcp", 17: "udp", 1: "icmp"}
+    rows = []
+    for f in stats.get("flows", []):
+        row = dict(f)
+        row["proto"] = names.get(int(f["proto"]), str(f["proto"]))
+        rows.append(row)
+    rows.sort(key=lambda r: (r["first_ns"], r["client_port"]))
+    return rows

@@ -1,42 +1,17 @@
-"""Adapter for the compiled shaper (native-host/shaper/): find or build the binary, start it in
-the router namespace, and talk to its unix control socket (one line per connection:
-ping | stats | stats-reset | reset | load PATH)."""
+"""Adapter for the compiled shaper (native-host/shaper/): start the built helper in the router
+namespace and talk to its unix control socket (one line per connection:
+ping | stats | stats-reset | reset | load PATH). Building it is ``build.py``'s explicit step."""
 
 from __future__ import annotations
 
 import json
-import os
 import socket
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
 
-import protolens
-
-_SHAPER_DIR = Path(protolens.__file__).resolve().parents[1] / "shaper"
-
-
-class ShaperError(RuntimeError):
-    """The shaper is missing, not running, or refused a command (one-line message)."""
-
-
-def shaper_binary(env: dict[str, str] | None = None) -> Path:
-    """``$PROTOLENS_SHAPER``, else native-host/shaper/build/protolens-shaper (built if stale)."""
-    env = dict(os.environ) if env is None else env
-    if env.get("PROTOLENS_SHAPER"):
-        return Path(env["PROTOLENS_SHAPER"])
-    binary = _SHAPER_DIR / "build" / "protolens-shaper"
-    sources = list(_SHAPER_DIR.glob("*.[ch]"))
-    stale = not binary.exists() or any(s.stat().st_mtime > binary.stat().st_mtime for s in sources)
-    if stale and (_SHAPER_DIR / "Makefile").exists():
-        p = subprocess.run(["make", "-s", "-C", str(_SHAPER_DIR)], capture_output=True, text=True)
-        if p.returncode != 0:
-            last = (p.stderr.strip().splitlines() or ["make failed"])[-1]
-            raise ShaperError(f"cannot build the shaper: {last}")
-    if not binary.exists():
-        raise ShaperError(f"shaper binary not found: {binary} (run make -C native-host/shaper)")
-    return binary
+from protolens.shaper.build import ShaperError, find_binary
 
 
 class ShaperClient:
@@ -87,7 +62,7 @@ class ShaperClient:
 def start_shaper(ns: str, config: Path, sock: Path, log: Path, queue_up: int, queue_down: int,
                  rt_prio: int = 50, wait_s: float = 5.0) -> int:
     """Start the shaper in ``ns``; return its pid once it answers on ``sock``."""
-    binary = shaper_binary()
+    binary = find_binary()
     argv = ["ip", "netns", "exec", ns, str(binary), "--queue-up", str(queue_up),
             "--queue-down", str(queue_down), "--config", str(config), "--control", str(sock),
             "--rt-prio", str(rt_prio)]
@@ -105,15 +80,3 @@ def start_shaper(ns: str, config: Path, sock: Path, log: Path, queue_up: int, qu
         time.sleep(0.02)
     proc.kill()
     raise ShaperError(f"shaper did not answer on {sock} within {wait_s:g} s")
-
-
-def truth_rows(stats: dict[str, Any]) -> list[dict[str, Any]]:
-    """The shaper's per-flow counters as ground-truth rows (pure)."""
-    names = {6: "tcp", 17: "udp", 1: "icmp"}
-    rows = []
-    for f in stats.get("flows", []):
-        row = dict(f)
-        row["proto"] = names.get(int(f["proto"]), str(f["proto"]))
-        rows.append(row)
-    rows.sort(key=lambda r: (r["first_ns"], r["client_port"]))
-    return rows

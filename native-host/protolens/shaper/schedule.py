@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import Any
 
-from protolens.shaping.profile import Link, Profile
+from protolens.shaper.records import Link, Profile
 
 UP, DOWN, BOTH = "up", "down", "both"
 CROSS_CLIENT_IP_INT = (198 << 24) | (18 << 16) | (1 << 8) | 10

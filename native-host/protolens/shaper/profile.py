@@ -1,94 +1,24 @@
-"""Named link profiles: TOML data files (protolens/profiles/*.toml) validated into frozen records.
+"""A link profile's TOML text validated into the frozen records of ``records.py``.
 
 Pure: TOML text in, a ``Profile`` out, or a ``ProfileError`` with a one-line message. Time-varying
-profiles keep their generator parameters here; ``schedule.py`` expands them into steps.
+profiles keep their generator parameters; ``schedule.py`` expands them into steps (and that
+expansion is run here once, so a generator's bad parameter is a profile error too). Finding a
+profile by name is ``catalogue.py``'s job.
 """
 
 from __future__ import annotations
 
 import tomllib
-from dataclasses import dataclass
-from importlib import resources
-from pathlib import Path
 from typing import Any
+
+from protolens.shaper.records import Ecmp, GilbertElliott, Link, Profile, ScheduleSpec
+from protolens.shaper.schedule import expand
 
 SCHEDULE_KINDS = ("steps", "slowdown", "cellular", "jitter")
 
 
 class ProfileError(ValueError):
     """A profile file that cannot be used; the message is one line naming the file and the key."""
-
-
-@dataclass(frozen=True)
-class GilbertElliott:
-    """Two-state loss (Gilbert-Elliott) per packet, applied to the direction(s) named."""
-
-    p: float
-    """P(good -> bad) per packet."""
-    r: float
-    """P(bad -> good) per packet."""
-    bad_loss: float
-    """Drop probability in the bad state."""
-    good_loss: float
-    """Drop probability in the good state."""
-
-
-@dataclass(frozen=True)
-class Link:
-    """The static link, per direction (up = client to server)."""
-
-    rate_up_bps: int
-    """Bottleneck rate, 0 = unlimited."""
-    rate_down_bps: int
-    delay_up_ns: int
-    """One-way delay; a profile's ``rtt_ms`` is split evenly."""
-    delay_down_ns: int
-    buffer_bytes: int
-    """Drop-tail limit of each direction's bottleneck queue, 0 = unlimited."""
-    loss_up: float
-    """Bernoulli drop probability."""
-    loss_down: float
-    jitter_ns: int
-    """Stdev of per-packet normal jitter, clamped so packets never reorder."""
-    gilbert_elliott: GilbertElliott | None
-
-
-@dataclass(frozen=True)
-class Ecmp:
-    """Two equal-cost paths after the access link, chosen per flow (IFIP'18 Sec. III-C)."""
-
-    path_rate_bps: int
-    path_buffer_bytes: int
-    cross_traffic_load: float
-    """Share of the congested path's rate that real iperf3 flows load (0 = none)."""
-    cross_traffic_flows: int
-    congested_path: int
-
-
-@dataclass(frozen=True)
-class ScheduleSpec:
-    """How parameters change over time; expanded into steps by ``schedule.expand``."""
-
-    kind: str
-    loop: bool
-    params: tuple[tuple[str, Any], ...]
-    """The generator's parameters as given in the file (sorted key/value pairs)."""
-
-    def get(self, key: str, default: Any = None) -> Any:
-        return dict(self.params).get(key, default)
-
-
-@dataclass(frozen=True)
-class Profile:
-    name: str
-    description: str
-    source: str
-    """Paper and section, or "chosen by ProtoLens because ..." for every number."""
-    link: Link
-    ecmp: Ecmp | None
-    schedule: ScheduleSpec | None
-    path: str
-    """The file it was read from."""
 
 
 _TOP = {"name", "description", "source", "link", "gilbert_elliott", "ecmp", "schedule"}
@@ -106,29 +36,6 @@ _SCHEDULE: dict[str, set[str]] = {
 }
 STEP_KEYS = {"at_ms", "rate_mbit", "rate_up_mbit", "rate_down_mbit", "rtt_ms", "buffer_bytes",
              "loss", "loss_up", "loss_down", "jitter_ms"}
-
-
-def profiles_dir() -> Path:
-    return Path(str(resources.files("protolens.profiles")))
-
-
-def builtin_names() -> list[str]:
-    return sorted(p.stem for p in profiles_dir().glob("*.toml"))
-
-
-def load_profile(name_or_path: str) -> Profile:
-    """A built-in profile by name, or a user profile from a ``.toml`` path."""
-    path = Path(name_or_path)
-    if name_or_path.endswith(".toml") or "/" in name_or_path:
-        if not path.is_file():
-            raise ProfileError(f"profile file not found: {name_or_path}")
-    else:
-        path = profiles_dir() / f"{name_or_path}.toml"
-        if not path.is_file():
-            known = ", ".join(builtin_names())
-            raise ProfileError(f"unknown profile '{name_or_path}' (known: {known};"
-                               " or a .toml path)")
-    return parse_profile(path.read_text(encoding="utf-8"), str(path), default_name=path.stem)
 
 
 def parse_profile(text: str, where: str = "<profile>", default_name: str = "custom") -> Profile:
@@ -174,8 +81,6 @@ def parse_profile(text: str, where: str = "<profile>", default_name: str = "cust
     profile = Profile(name=str(name), description=str(data.get("description", "")),
                       source=str(data.get("source", "user-defined")), link=link, ecmp=ecmp,
                       schedule=schedule, path=where)
-    from protolens.shaping.schedule import expand  # validates generator parameters too
-
     try:
         expand(profile)
     except (KeyError, TypeError, ValueError) as e:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from protolens.shaping.profile import Profile
-from protolens.shaping.schedule import expand
+from protolens.shaper.records import Profile
+from protolens.shaper.schedule import expand
 
 _INT_KEYS = {"rate_bps", "buffer_bytes", "delay_ns", "jitter_ns", "paths", "path_rate_bps",
              "path_buffer_bytes", "ge", "cross_ip"}

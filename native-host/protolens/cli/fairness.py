@@ -1,0 +1,91 @@
+"""``protolens lab fairness``: two page loads at once on one bottleneck, each side's share of it
+over time, the Jain index and each side's PLT (issue 10, section 1; IFIP'18 Sec. V-D, Fig. 7)."""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import click
+
+from protolens.cli.errors import UserError
+from protolens.cli.output import emit, output_options
+from protolens.lab import campaign as camp
+from protolens.lab.fairness import Pair, PairError, parse_pairs, summary_rows
+from protolens.paths import default_db, extension_dir
+from protolens.store import StoreError, open_ro
+
+
+@click.command("fairness")
+@click.option("--pairs", required=True,
+              help="Comma-separated A:B arm pairs, e.g. h2:h3,h2-parallel:2:h3,h1:h2 "
+                   "(arms: h1, h2, h3, h2-parallel:N, proxy-h1/h2/h3, bulk).")
+@click.option("--page", default="cell-10x435k", show_default=True,
+              help="Corpus page both sides load (the paper: large JPG images).")
+@click.option("--condition", default="wifi", show_default=True,
+              help="Testbed profile of the shared bottleneck (the paper: 7 Mbit/s).")
+@click.option("--reps", type=click.IntRange(1, 1000), default=5, show_default=True)
+@click.option("--duration", "duration_s", type=click.FloatRange(1, 86400),
+              help="Repeat each pair for this many seconds instead of --reps.")
+@click.option("--campaign", help="Campaign name (default: fairness-<time>).")
+@click.option("--server-cc", default="cubic", show_default=True)
+@click.option("--seed", type=int)
+@click.option("--timeout", "timeout_s", default=120.0, show_default=True)
+@click.option("--chromium", default="/usr/bin/chromium", show_default=True)
+@click.option("--testbed", "testbed_name", default="plf", show_default=True)
+@output_options
+@click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
+def fairness_cmd(pairs: str, page: str, condition: str, reps: int, duration_s: float | None,
+                 campaign: str | None, server_cc: str, seed: int | None, timeout_s: float,
+                 chromium: str, testbed_name: str, fmt: str, db: Path | None) -> None:
+    """Load a page with two protocols at the same moment through one bottleneck; print each
+    side's share of it (mean over repetitions, 95% interval), throughput, connections, PLT and
+    the Jain index. Needs root (the testbed).
+
+    Example: protolens lab fairness --pairs h2:h3,h2-parallel:2:h3,h1:h2,h1:h3 --reps 5
+    """
+    try:
+        parsed: list[Pair] = parse_pairs(pairs)
+    except PairError as exc:
+        raise UserError(str(exc)) from None
+    from protolens.lab import fairness_run
+
+    db = db or default_db(os.environ)
+    settings = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
+                             timeout_s=timeout_s)
+    try:  # the campaign checks: known page, known profile (one-line errors)
+        camp.validate(camp.CampaignSpec(name="fairness", pages=(page,), arms=("h2",),
+                                        conditions=(condition,), reps=1, seed=0,
+                                        server_cc=server_cc, testbed=testbed_name), settings)
+    except camp.CampaignError as exc:
+        raise UserError(str(exc)) from None
+    if os.geteuid() != 0:
+        raise UserError("lab fairness needs root (network namespaces): run it with sudo")
+    spec = fairness_run.FairnessSpec(
+        campaign=campaign or time.strftime("fairness-%Y%m%d-%H%M%S"), pairs=tuple(parsed),
+        page=page, condition=condition, reps=reps, server_cc=server_cc, testbed=testbed_name,
+        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+        duration_s=duration_s)
+
+    def progress(pair: Pair, rep: int, rows: list[dict[str, Any]],
+                 flows: list[dict[str, Any]]) -> None:
+        shares = "  ".join(f"{r['arm']} {r['share']:.2f}" if r["share"] is not None
+                           else f"{r['arm']} n/a" for r in rows)
+        click.echo(f"{pair.name} rep {rep}: share {shares}", err=True)
+
+    try:
+        outcome = fairness_run.run(spec, settings, on_rep=progress)
+    except (StoreError, RuntimeError, OSError) as exc:
+        raise UserError(f"lab fairness: {exc}") from None
+    from protolens.store import fairness as fstore
+    with closing(open_ro(db)) as conn:
+        rows = summary_rows(fstore.fairness_rows(conn, spec.campaign), seed=spec.seed)
+    emit(rows, fmt, title=f"Fairness, campaign {spec.campaign} ({spec.page}, {spec.condition})")
+    for failure in outcome.failures:
+        click.echo(f"failed: {failure}", err=True)
+    if outcome.interrupted:
+        raise SystemExit(130)

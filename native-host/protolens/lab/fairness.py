@@ -1,0 +1,211 @@
+"""Fairness between two competing page loads on one bottleneck (pure): pairs of arms, per-side
+throughput in 100 ms bins, shares of the bottleneck, the Jain index (IFIP'18, shared/seeds/000,
+Sec. V-D and Fig. 7: two clients load a page at the same moment over a 7 Mbit/s bottleneck; the
+paper measured each protocol's bandwidth share over time with tcpdump).
+
+Each side's flows are told apart by the server address it talks to (side ``a`` the testbed's
+server address, side ``b`` a second address of the same server), so attribution needs no guess
+about which browser owns which client port.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from protolens.browser.flags import BASE_ARMS, is_proxied, known_arms
+from protolens.lab.pcap import Packet
+
+BIN_MS = 100
+"""Throughput bins: 100 ms (issue 10 section 1; the paper does not say its bin width)."""
+SIDES = ("a", "b")
+BULK = "bulk"
+"""A non-browser side: one HTTP/1.1 connection downloading the page's objects (curl)."""
+class PairError(ValueError):
+    """A ``--pairs`` value that cannot be run; the message is one line."""
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: str
+    b: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.a}:{self.b}"
+
+
+def _valid(arm: str) -> bool:
+    return arm in BASE_ARMS or arm == BULK or (is_proxied(arm) and arm != "policy")
+
+
+def _split(item: str) -> list[str]:
+    """``h2-parallel:2:h3`` -> the one split into two valid arms (an arm may hold a colon)."""
+    tokens = item.split(":")
+    splits = [[":".join(tokens[:i]), ":".join(tokens[i:])] for i in range(1, len(tokens))]
+    valid = [s for s in splits if all(_valid(a.strip()) for a in s)]
+    if len(valid) == 1:
+        return [a.strip() for a in valid[0]]
+    if len(tokens) < 2:
+        raise PairError(f"pair {item!r}: give exactly two arms, A:B (e.g. h2:h3)")
+    raise PairError(f"pair {item!r}: not two arms A:B (arms: {known_arms()}, bulk; "
+                    "policy cannot be a side)")
+
+
+def proxied(arm: str) -> bool:
+    return is_proxied(arm)
+
+
+def parse_pairs(text: str) -> list[Pair]:
+    """``h2:h3,h2-parallel:2:h3`` -> pairs; one-line ``PairError`` for anything else."""
+    pairs = []
+    for item in (p.strip() for p in text.split(",")):
+        if not item:
+            continue
+        arms = _split(item)
+        if sum(proxied(a) for a in arms) > 1:
+            raise PairError(f"pair {item!r}: at most one side can go through the lab proxy")
+        if arms.count(BULK) > 1:
+            raise PairError(f"pair {item!r}: at most one side can be a bulk flow")
+        pairs.append(Pair(*arms))
+    if not pairs:
+        raise PairError("--pairs: give at least one pair, e.g. h2:h3")
+    return pairs
+
+
+@dataclass(frozen=True)
+class Series:
+    """Downlink bytes per side per bin, from the first packet of either side."""
+
+    start_ns: int
+    bin_ms: int
+    bytes: Mapping[str, tuple[int, ...]]
+
+    def active(self, side: str) -> tuple[int, int] | None:
+        """First and last bin with bytes of ``side``."""
+        idx = [i for i, b in enumerate(self.bytes[side]) if b > 0]
+        return (idx[0], idx[-1]) if idx else None
+
+    def contention(self) -> tuple[int, int] | None:
+        """Bins where both sides were loading: the later start to the earlier end."""
+        spans = [self.active(s) for s in SIDES]
+        if any(s is None for s in spans):
+            return None
+        lo = max(s[0] for s in spans if s is not None)
+        hi = min(s[1] for s in spans if s is not None)
+        return (lo, hi) if lo <= hi else None
+
+
+def bin_downlink(pkts: Iterable[Packet], servers: Mapping[str, str],
+                 bin_ms: int = BIN_MS) -> Series:
+    """Bytes sent by each side's server address to the client, in ``bin_ms`` bins."""
+    rows = [(p.ts_ns, servers[p.src], p.length) for p in pkts if p.src in servers]
+    if not rows:
+        return Series(0, bin_ms, {s: () for s in SIDES})
+    start = min(r[0] for r in rows)
+    width = bin_ms * 1_000_000
+    n = (max(r[0] for r in rows) - start) // width + 1
+    out = {s: [0] * n for s in SIDES}
+    for ts, side, length in rows:
+        out[side][(ts - start) // width] += length
+    return Series(start, bin_ms, {s: tuple(v) for s, v in out.items()})
+
+
+def jain(xs: Sequence[float]) -> float | None:
+    """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when equal, 1/n when one takes all."""
+    sq = sum(x * x for x in xs)
+    return (sum(xs) ** 2) / (len(xs) * sq) if sq > 0 else None
+
+
+@dataclass(frozen=True)
+class RepResult:
+    """One repetition of one pair."""
+
+    bytes: Mapping[str, int]
+    """Downlink bytes per side over the whole capture."""
+    share: Mapping[str, float | None]
+    """Each side's share of the bytes while both were loading (None: they never overlapped)."""
+    mbps: Mapping[str, float | None]
+    """Each side's throughput while both were loading."""
+    jain: float | None
+    contention_ms: int
+
+
+def summarize(series: Series) -> RepResult:
+    total = {s: sum(series.bytes[s]) for s in SIDES}
+    window = series.contention()
+    if window is None:
+        return RepResult(total, dict.fromkeys(SIDES), dict.fromkeys(SIDES), None, 0)
+    lo, hi = window
+    during = {s: sum(series.bytes[s][lo:hi + 1]) for s in SIDES}
+    seconds = (hi - lo + 1) * series.bin_ms / 1000
+    both = sum(during.values())
+    share = {s: (during[s] / both if both else None) for s in SIDES}
+    mbps = {s: during[s] * 8 / seconds / 1e6 for s in SIDES}
+    return RepResult(total, share, dict(mbps), jain([during[s] for s in SIDES]),
+                     int(seconds * 1000))
+
+
+def shares_over_time(series: Series) -> dict[str, list[float | None]]:
+    """Fig. 7: each side's share of each bin's bytes (None where the bin is empty)."""
+    n = len(series.bytes["a"])
+    out: dict[str, list[float | None]] = {s: [] for s in SIDES}
+    for i in range(n):
+        tot = series.bytes["a"][i] + series.bytes["b"][i]
+        for s in SIDES:
+            out[s].append(series.bytes[s][i] / tot if tot else None)
+    return out
+
+
+@dataclass(frozen=True)
+class ShareSummary:
+    """A side's mean share over repetitions, with a 95% bootstrap interval over them."""
+
+    mean: float | None
+    low: float | None
+    high: float | None
+    n: int
+
+
+def mean_share(values: Sequence[float | None], seed: int = 0,
+               resamples: int = 4000) -> ShareSummary:
+    xs = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
+    if len(xs) == 0:
+        return ShareSummary(None, None, None, 0)
+    if len(xs) == 1:
+        return ShareSummary(float(xs[0]), None, None, 1)
+    rng = np.random.default_rng(seed)
+    means = xs[rng.integers(0, len(xs), (resamples, len(xs)))].mean(axis=1)
+    low, high = np.percentile(means, [2.5, 97.5])
+    return ShareSummary(float(xs.mean()), float(low), float(high), len(xs))
+
+
+def summary_rows(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> list[dict[str, Any]]:
+    """Per pair and side: repetitions, mean share with its interval, throughput, connections,
+    the pair's mean Jain index and the side's median PLT (``store.fairness.fairness_rows``)."""
+    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in rows:
+        groups.setdefault((str(r["pair"]), str(r["side"])), []).append(r)
+    out: list[dict[str, Any]] = []
+    for (pair, side), items in sorted(groups.items()):
+        share = mean_share([_num(r.get("share")) for r in items], seed=seed)
+        mbps = [v for v in (_num(r.get("mbps")) for r in items) if v is not None]
+        jains = [v for v in (_num(r.get("jain")) for r in items) if v is not None]
+        plts = [v for v in (_num(r.get("plt_ms")) for r in items) if v is not None]
+        conns = [v for v in (_num(r.get("connections")) for r in items) if v is not None]
+        out.append({"pair": pair, "side": side, "arm": items[0]["arm"], "n": len(items),
+                    "share_mean": share.mean, "share_ci_low": share.low,
+                    "share_ci_high": share.high,
+                    "mbps_mean": float(np.mean(mbps)) if mbps else None,
+                    "jain_mean": float(np.mean(jains)) if jains else None,
+                    "plt_median_ms": float(np.median(plts)) if plts else None,
+                    "connections_median": float(np.median(conns)) if conns else None})
+    return out
+
+
+def _num(value: object) -> float | None:
+    return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None

@@ -1,0 +1,306 @@
+"""``protolens lab fairness``: two lab browsers (or a browser and a bulk download) load a page at
+the same moment through the testbed's one shaped bottleneck (adapter; the analysis is
+``lab/fairness.py``, pure).
+
+Side ``a`` talks to the testbed's server address, side ``b`` to a second address added to the
+same server for the run, so the shaper's per-flow counters and a header-only tcpdump in the router
+namespace attribute every byte to its side. A proxied arm (``h2-parallel:N``, ``proxy-*``) always
+takes the first address, where the lab proxy sends its upstream connections.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shlex
+import signal
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import closing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from protolens import __version__
+from protolens.browser.flags import LaunchSpec
+from protolens.browser.launch import LoadResult, run_load
+from protolens.lab import proxied as proxied_rules
+from protolens.lab.campaign import Settings
+from protolens.lab.fairness import BULK, Pair, RepResult, Series, bin_downlink, proxied, summarize
+from protolens.lab.pcap import packets
+from protolens.lab.runner import Target, stored_navigation_ids
+from protolens.lab.testbed_network import TestbedNetwork
+from protolens.store import fairness as fstore
+from protolens.store import lab as labstore
+from protolens.store import open_rw
+
+SECOND_SERVER_OFFSET = 4
+"""Side b's server address: host .4 of the server subnet (.2 is the server, .3 the BBR address,
+.10 cross traffic: testbed/topology.py)."""
+
+
+@dataclass(frozen=True)
+class FairnessSpec:
+    campaign: str
+    pairs: tuple[Pair, ...]
+    page: str
+    condition: str
+    reps: int
+    server_cc: str
+    testbed: str
+    seed: int
+    duration_s: float | None = None
+    """Repeat each pair until this many seconds have passed (at least one repetition)."""
+
+    def stored(self) -> dict[str, Any]:
+        return {"kind": "fairness", "pairs": [p.name for p in self.pairs], "page": self.page,
+                "conditions": [self.condition], "reps": self.reps, "server_cc": self.server_cc,
+                "testbed": self.testbed, "duration_s": self.duration_s}
+
+
+@dataclass
+class SideRun:
+    arm: str
+    server_ip: str
+    load_id: str | None = None
+    ok: bool = False
+    reason: str | None = None
+
+
+@dataclass
+class FairnessOutcome:
+    campaign: str
+    repetitions: int = 0
+    failed: int = 0
+    failures: list[str] = field(default_factory=list)
+    interrupted: bool = False
+
+    def summary(self) -> str:
+        return (f"campaign {self.campaign}: {self.repetitions} fairness repetitions, "
+                f"{self.failed} with a failed side" + (" (interrupted)" if self.interrupted
+                                                       else ""))
+
+
+def _second_ip(server_ip: str) -> str:
+    head = server_ip.rsplit(".", 1)[0]
+    return f"{head}.{SECOND_SERVER_OFFSET}"
+
+
+def _ns_run(argv: list[str]) -> None:
+    subprocess.run(argv, check=False, capture_output=True, timeout=20)
+
+
+@contextlib.contextmanager
+def second_address(network: TestbedNetwork) -> Any:
+    """A second address of the server for side b, NATed to the first inside the server
+    namespace: caddy sees one address, the router (shaper, tcpdump) sees two. A plain alias is
+    not enough: quic-go answers from the primary address on its wildcard UDP socket (Chromium
+    then fails with ERR_QUIC_PROTOCOL_ERROR); conntrack's DNAT puts the reply's source back."""
+    topo, tb = network.testbed.topo, network.testbed
+    ip, primary = _second_ip(tb.state.server_ip), tb.state.server_ip
+    addr = ["ip", "-n", topo.srv_ns, "addr"]
+    nat = ["ip", "netns", "exec", topo.srv_ns, "iptables", "-t", "nat"]
+    rule = ["PREROUTING", "-d", ip, "-j", "DNAT", "--to-destination", primary]
+    _ns_run([*nat, "-D", *rule])  # a crashed earlier run
+    _ns_run([*addr, "del", f"{ip}/24", "dev", topo.srv_if])
+    subprocess.run([*addr, "add", f"{ip}/24", "dev", topo.srv_if], check=True,
+                   capture_output=True, timeout=20)
+    subprocess.run([*nat, "-A", *rule], check=True, capture_output=True, timeout=20)
+    try:
+        yield ip
+    finally:
+        _ns_run([*nat, "-D", *rule])
+        _ns_run([*addr, "del", f"{ip}/24", "dev", topo.srv_if])
+
+
+@contextlib.contextmanager
+def capture(network: TestbedNetwork, path: Path) -> Any:
+    """tcpdump in the router namespace on its client-side link: headers of every IPv4 packet
+    from the server subnet, written as it goes (``-U``)."""
+    topo = network.testbed.topo
+    argv = ["ip", "netns", "exec", topo.rtr_ns, "tcpdump", "--immediate-mode", "-i",
+            topo.rtr_cli_if, "-s", "96",
+            "-n", "-U", "-w", str(path), "ip and src net " + topo.srv_net]
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    assert proc.stderr is not None
+    deadline = time.monotonic() + 10
+    line = b""
+    while time.monotonic() < deadline and b"listening on" not in line:
+        line = proc.stderr.readline()
+        if not line and proc.poll() is not None:
+            raise RuntimeError("tcpdump did not start in the router namespace")
+    try:
+        yield path
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def _bulk(network: TestbedNetwork, urls: Sequence[str], ip: str
+          ) -> tuple[bool, str | None, float]:
+    """curl over HTTP/1.1 downloading the page's objects one after the other (one connection
+    per host): a non-browser competitor."""
+    hosts = sorted({u.split("://", 1)[1].split("/", 1)[0].split(":", 1)[0] for u in urls})
+    argv = ["curl", "-sk", "--http1.1", "--fail"]
+    for host in hosts:
+        argv += ["--resolve", f"{host}:443:{ip}"]
+    for url in urls:
+        argv += ["-o", "/dev/null", url]
+    argv = network.testbed.exec_argv(argv)
+    started = time.monotonic()
+    res = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
+    wall = time.monotonic() - started
+    return res.returncode == 0, (None if res.returncode == 0 else
+                                 f"curl exited {res.returncode}: {res.stderr.strip()[:200]}"), wall
+
+
+def run_repetition(pair: Pair, rep: int, spec: FairnessSpec, network: TestbedNetwork,
+                   target: Target, objects: Sequence[str], settings: Settings,
+                   ips: tuple[str, str],
+                   proxy: Any, scratch: Path) -> tuple[list[SideRun], Series, RepResult,
+                                                       list[dict[str, Any]]]:
+    """Both sides at once; returns the sides, the 100 ms series and its summary, the flows."""
+    first, second = ips
+    sides = [SideRun(pair.a, first), SideRun(pair.b, second)]
+    if proxied(pair.b):
+        sides[0].server_ip, sides[1].server_ip = second, first
+    network.before_load()
+    pcap = scratch / f"rep-{pair.name.replace(':', '_')}-{rep}.pcap"
+
+    def launch(side: SideRun) -> LoadResult | tuple[bool, str | None, float]:
+        if side.arm == BULK:
+            return _bulk(network, objects, side.server_ip)
+        side.load_id = str(uuid.uuid4())
+        extra, prefix, spki = [], list(network.browser_prefix()), list(network.spki())
+        if proxied(side.arm):
+            hosts = [o.rsplit(":", 1)[0] for o in target.origins]
+            proxy.configure(proxied_rules.arm_rules(side.arm, hosts, ()))
+            spki.append(proxy.ca.spki)
+            extra = proxy.flags()
+            prefix += proxy.env_prefix
+        launch_spec = LaunchSpec(chromium=settings.chromium, user_data_dir="",
+                                 extension_dir=str(settings.extension), arm=side.arm,
+                                 origins=target.origins, spki=spki,
+                                 host_rules=f"MAP *.test {side.server_ip}", extra=extra)
+        context = {"campaign": spec.campaign, "arm": side.arm, "condition": spec.condition,
+                   "repetition": rep, "page": spec.page, "server_cc": network.server_cc,
+                   "load_id": side.load_id, "fairness_pair": pair.name}
+        load_id = side.load_id
+        return run_load(launch_spec, scratch=scratch / load_id, db=settings.db,
+                        navigate=[target.url], context=context,
+                        done=lambda: len(stored_navigation_ids(settings.db, load_id)) >= 1,
+                        timeout_s=settings.timeout_s, prefix=prefix)
+
+    with capture(network, pcap), ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(launch, sides))
+    flows, lateness = network.after_load()
+    for side, res in zip(sides, results, strict=True):
+        side.ok, side.reason = (res.ok, res.reason) if isinstance(res, LoadResult) else res[:2]
+    store_loads(spec, rep, sides, results, flows, lateness, settings)
+    series = bin_downlink(packets(pcap.read_bytes()),
+                          {sides[0].server_ip: "a", sides[1].server_ip: "b"})
+    return sides, series, summarize(series), flows
+
+
+def store_loads(spec: FairnessSpec, rep: int, sides: Sequence[SideRun], results: Sequence[Any],
+                flows: Sequence[dict[str, Any]], lateness: Any, settings: Settings) -> None:
+    """Each browser side is an ordinary load of the campaign, with the flows of its address."""
+    with closing(open_rw(settings.db)) as conn:
+        for side, res in zip(sides, results, strict=True):
+            if not isinstance(res, LoadResult) or side.load_id is None:
+                continue
+            mine = [f for f in flows if f.get("server_ip") == side.server_ip]
+            labstore.record_load(conn, {
+                "load_id": side.load_id, "campaign": spec.campaign, "page": spec.page,
+                "arm": side.arm, "condition": spec.condition, "repetition": rep, "warm": 0,
+                "attempt": 1, "status": "ok" if res.ok else "failed",
+                "reason": None if res.ok else f"{res.reason} (browser log: {res.log})",
+                "started_at_ms": time.time() * 1000 - res.wall_s * 1000,
+                "wall_ms": res.wall_s * 1000, "server_cc": spec.server_cc,
+                "command_line": shlex.join(res.argv),
+                "lateness_max_ns": lateness.max_ns if lateness else None,
+                "lateness_p99_ns": lateness.p99_ns if lateness else None,
+                "flagged": 0, "flag_reason": None}, mine)
+
+
+def fairness_rows(spec: FairnessSpec, pair: Pair, rep: int, sides: Sequence[SideRun],
+                  series: Series, result: RepResult, flows: Sequence[dict[str, Any]],
+                  started_ms: float) -> list[dict[str, Any]]:
+    out = []
+    for name, side in zip(("a", "b"), sides, strict=True):
+        conns = {(f["proto"], f["client_port"]) for f in flows
+                 if f.get("server_ip") == side.server_ip and int(f.get("bytes_down", 0)) > 0}
+        out.append({"campaign": spec.campaign, "pair": pair.name, "repetition": rep,
+                    "side": name, "arm": side.arm, "load_id": side.load_id,
+                    "server_ip": side.server_ip, "bytes": result.bytes[name],
+                    "share": result.share[name], "mbps": result.mbps[name], "jain": result.jain,
+                    "contention_ms": result.contention_ms, "connections": len(conns),
+                    "bin_ms": series.bin_ms, "series": list(series.bytes[name]),
+                    "started_at_ms": started_ms})
+    return out
+
+
+def _more(spec: FairnessSpec, done: int, elapsed_s: float) -> bool:
+    if spec.duration_s is not None:
+        return done == 0 or elapsed_s < spec.duration_s
+    return done < spec.reps
+
+
+def run(spec: FairnessSpec, settings: Settings,
+        on_rep: Callable[[Pair, int, list[dict[str, Any]], list[dict[str, Any]]], None]
+        | None = None
+        ) -> FairnessOutcome:
+    """Every pair, ``reps`` times (or for ``duration_s``); every repetition stored.
+    ``on_rep(pair, rep, rows, flows)`` sees each repetition's rows and the shaper's flows."""
+    outcome = FairnessOutcome(spec.campaign)
+    scratch = settings.scratch or Path(settings.db).parent / "lab-scratch"
+    scratch = scratch / f"fairness-{spec.campaign}"
+    scratch.mkdir(parents=True, exist_ok=True)
+    network = TestbedNetwork.prepare(spec.testbed, server_cc=spec.server_cc, pages=[spec.page])
+    proxy = None
+    try:
+        with closing(open_rw(settings.db)) as conn:
+            conn.execute("BEGIN IMMEDIATE")
+            labstore.ensure_campaign(conn, spec.campaign, seed=spec.seed, spec=spec.stored(),
+                                     version=__version__, now_ms=time.time() * 1000)
+            conn.execute("COMMIT")
+        network.apply(spec.condition)
+        target = network.targets([spec.page])[spec.page]
+        objects = network.object_urls(spec.page)
+        if any(proxied(p.a) or proxied(p.b) for p in spec.pairs):
+            from protolens.lab.runner import _start_proxy
+            proxy = _start_proxy(network)
+        with second_address(network) as second:
+            ips = (network.testbed.state.server_ip, second)
+            for pair in spec.pairs:
+                began, rep = time.monotonic(), 0
+                while _more(spec, rep, time.monotonic() - began):
+                    rep += 1
+                    started_ms = time.time() * 1000
+                    sides, series, result, flows = run_repetition(
+                        pair, rep, spec, network, target, objects, settings, ips, proxy,
+                        scratch)
+                    rows = fairness_rows(spec, pair, rep, sides, series, result, flows,
+                                         started_ms)
+                    with closing(open_rw(settings.db)) as conn:
+                        fstore.store_repetition(conn, rows)
+                    outcome.repetitions += 1
+                    bad = [f"{pair.name} rep {rep} side {s.arm}: {s.reason}"
+                           for s in sides if not s.ok]
+                    outcome.failed += bool(bad)
+                    outcome.failures += bad
+                    if on_rep:
+                        on_rep(pair, rep, rows, flows)
+    except KeyboardInterrupt:
+        outcome.interrupted = True
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        network.close()
+    return outcome

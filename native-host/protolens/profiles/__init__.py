@@ -1,1 +1,0 @@
-"""Built-in link profiles (TOML data files), read by protolens.shaping.profile."""

@@ -1,0 +1,69 @@
+"""Fairness results: per pair, repetition and side of a ``lab fairness`` campaign, the side's
+downlink bytes, its share of the bottleneck while both loaded, its throughput, the pair's Jain
+index and the 100 ms byte series (issue 10, section 1). The sides' page loads are ordinary
+``loads`` and ``navigations`` rows, joined by ``load_id``."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+COLUMNS = ("campaign", "pair", "repetition", "side", "arm", "load_id", "server_ip", "bytes",
+           "share", "mbps", "jain", "contention_ms", "connections", "bin_ms", "series",
+           "started_at_ms")
+
+
+def m009_fairness(conn: sqlite3.Connection) -> None:
+    """``fairness``: one row per side of each repetition of each pair."""
+    conn.execute("""
+        CREATE TABLE fairness (
+            campaign TEXT NOT NULL REFERENCES campaigns (name) ON DELETE CASCADE,
+            pair TEXT NOT NULL,
+            repetition INTEGER NOT NULL CHECK (repetition >= 1),
+            side TEXT NOT NULL CHECK (side IN ('a', 'b')),
+            arm TEXT NOT NULL,
+            load_id TEXT,
+            server_ip TEXT NOT NULL,
+            bytes INTEGER NOT NULL CHECK (bytes >= 0),
+            share REAL CHECK (share >= 0 AND share <= 1),
+            mbps REAL,
+            jain REAL,
+            contention_ms INTEGER NOT NULL,
+            connections INTEGER,
+            bin_ms INTEGER NOT NULL,
+            series TEXT NOT NULL,
+            started_at_ms REAL NOT NULL,
+            PRIMARY KEY (campaign, pair, repetition, side)
+        ) STRICT""")
+
+
+def store_repetition(conn: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Both sides of one repetition, in one transaction."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        conn.executemany(
+            f"INSERT INTO fairness ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
+            [tuple(json.dumps(r[c]) if c == "series" else r.get(c) for c in COLUMNS)
+             for r in rows])
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def fairness_rows(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:
+    """Every side of every repetition, with the side's PLT (its navigation, if one was stored)."""
+    cur = conn.execute("""
+        SELECT f.*, (SELECT n.load_ms FROM navigations n WHERE n.load_id = f.load_id
+                     AND f.load_id IS NOT NULL ORDER BY n.started_at_ms LIMIT 1) AS plt_ms
+        FROM fairness f WHERE f.campaign = ? ORDER BY f.pair, f.repetition, f.side""",
+                       (campaign,))
+    names = [d[0] for d in cur.description]
+    out = []
+    for row in cur:
+        item = dict(zip(names, row, strict=True))
+        item["series"] = json.loads(item["series"])
+        out.append(item)
+    return out

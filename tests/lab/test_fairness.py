@@ -1,0 +1,154 @@
+"""Fairness core (lab/fairness.py, lab/pcap.py): pair parsing and its one-line errors, bins,
+shares, the Jain index, intervals; the pcap reader against tcpdump's own reading of a capture
+made here on loopback."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from protolens.lab.fairness import (
+    Pair,
+    PairError,
+    Series,
+    bin_downlink,
+    jain,
+    mean_share,
+    parse_pairs,
+    shares_over_time,
+    summarize,
+    summary_rows,
+)
+from protolens.lab.pcap import Packet, PcapError, packets
+
+
+def test_pairs_parse_with_colons_inside_arms() -> None:
+    assert parse_pairs("h2:h3, h2-parallel:2:h3,h1:h2,bulk:h2") == [
+        Pair("h2", "h3"), Pair("h2-parallel:2", "h3"), Pair("h1", "h2"), Pair("bulk", "h2")]
+    assert parse_pairs("h3:h2-parallel:4") == [Pair("h3", "h2-parallel:4")]
+
+
+@pytest.mark.parametrize("text,message", [
+    ("h2", "give exactly two arms"),
+    ("h2:h9", "not two arms A:B"),
+    ("h2:h3:h1", "not two arms A:B"),
+    ("h2-parallel:99:h3", "not two arms A:B"),
+    ("h2:policy", "policy cannot be a side"),
+    ("h2-parallel:2:proxy-h2", "at most one side can go through the lab proxy"),
+    ("bulk:bulk", "at most one side can be a bulk flow"),
+    (",", "give at least one pair"),
+])
+def test_bad_pairs_are_one_line_errors(text: str, message: str) -> None:
+    with pytest.raises(PairError, match=message) as err:
+        parse_pairs(text)
+    assert "\n" not in str(err.value)
+
+
+def _pkt(ms: float, src: str, length: int) -> Packet:
+    return Packet(int(ms * 1e6), src, "198.18.1.2", 6, 443, 50000, length)
+
+
+def test_bins_shares_and_jain() -> None:
+    servers = {"10.0.0.1": "a", "10.0.0.2": "b"}
+    pkts = [_pkt(0, "10.0.0.1", 1000), _pkt(50, "10.0.0.1", 1000),   # bin 0: a only
+            _pkt(120, "10.0.0.1", 1000), _pkt(150, "10.0.0.2", 3000),  # bin 1: both
+            _pkt(250, "10.0.0.2", 1000), _pkt(260, "10.0.0.1", 1000),  # bin 2: both
+            _pkt(390, "10.0.0.2", 500), _pkt(395, "10.9.9.9", 9999)]   # bin 3: b; unknown src
+    s = bin_downlink(pkts, servers)
+    assert s.bytes == {"a": (2000, 1000, 1000, 0), "b": (0, 3000, 1000, 500)}
+    assert s.contention() == (1, 2)
+    r = summarize(s)
+    assert r.bytes == {"a": 4000, "b": 4500}
+    assert r.share["a"] == pytest.approx(2000 / 6000) and r.share["b"] == pytest.approx(4 / 6)
+    assert r.mbps["b"] == pytest.approx(4000 * 8 / 0.2 / 1e6)
+    assert r.jain == pytest.approx(jain([2000, 4000])) and r.contention_ms == 200
+    assert shares_over_time(s)["a"] == [1.0, 0.25, 0.5, 0.0]
+
+
+def test_no_overlap_gives_no_share() -> None:
+    s = Series(0, 100, {"a": (5, 5, 0, 0), "b": (0, 0, 0, 7)})
+    r = summarize(s)
+    assert r.share == {"a": None, "b": None} and r.jain is None and r.contention_ms == 0
+
+
+def test_jain_bounds() -> None:
+    assert jain([3.0, 3.0]) == pytest.approx(1.0)
+    assert jain([1.0, 0.0]) == pytest.approx(0.5)
+    assert jain([0.0, 0.0]) is None
+
+
+def test_mean_share_interval_and_summary_rows() -> None:
+    m = mean_share([0.3, 0.32, 0.34, 0.36], seed=1)
+    assert m.mean == pytest.approx(0.33) and m.n == 4
+    assert m.low is not None and m.high is not None and m.low < 0.33 < m.high
+    assert mean_share([None]).mean is None and mean_share([0.4]).low is None
+    rows = [{"pair": "h2:h3", "side": s, "arm": arm, "share": sh, "mbps": 3.0, "jain": 0.9,
+             "plt_ms": plt, "connections": 1}
+            for s, arm, sh, plt in (("a", "h2", 0.3, 1000.0), ("b", "h3", 0.7, 800.0),
+                                    ("a", "h2", 0.4, 1200.0), ("b", "h3", 0.6, 900.0))]
+    out = summary_rows(rows)
+    assert [(r["side"], r["arm"], r["n"]) for r in out] == [("a", "h2", 2), ("b", "h3", 2)]
+    assert out[0]["share_mean"] == pytest.approx(0.35)
+    assert out[1]["plt_median_ms"] == pytest.approx(850.0)
+
+
+def test_pcap_rejects_garbage() -> None:
+    with pytest.raises(PcapError, match="not a pcap file"):
+        list(packets(b"hello world, this is not a capture file"))
+
+
+@pytest.mark.skipif(shutil.which("tcpdump") is None, reason="needs tcpdump (scripts/setup.sh)")
+def test_pcap_reader_agrees_with_tcpdump_on_a_real_capture(tmp_path: Path) -> None:
+    """Capture real loopback TCP traffic, then compare every packet with ``tcpdump -r``."""
+    import os
+    if os.geteuid() != 0:
+        pytest.skip("capturing needs root")
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen()
+    port = srv.getsockname()[1]
+
+    def serve() -> None:
+        conn, _ = srv.accept()
+        conn.recv(100)
+        for size in (10, 1400, 30000, 7):
+            conn.sendall(b"x" * size)
+        conn.close()
+
+    pcap = tmp_path / "lo.pcap"
+    dump = subprocess.Popen(["tcpdump", "--immediate-mode", "-i", "lo", "-s", "96", "-n", "-U",
+                             "-w", str(pcap), f"tcp port {port}"], stderr=subprocess.PIPE)
+    assert dump.stderr is not None
+    while b"listening on" not in dump.stderr.readline():
+        pass
+    t = threading.Thread(target=serve)
+    t.start()
+    with socket.create_connection(("127.0.0.1", port)) as c:
+        c.sendall(b"GET")
+        while c.recv(65536):
+            pass
+    t.join()
+    time.sleep(0.3)
+    dump.terminate()
+    dump.wait(10)
+    srv.close()
+    ours = [(p.ts_ns // 1000, p.src, p.sport, p.dst, p.dport, p.length)
+            for p in packets(pcap.read_bytes())]
+    out = subprocess.run(["tcpdump", "-r", str(pcap), "-n", "-tt", "-v"], capture_output=True,
+                         text=True, check=True).stdout
+    theirs = []
+    lines = out.splitlines()
+    for head, body in zip(lines[::2], lines[1::2], strict=False):
+        ts = int(round(float(head.split()[0]) * 1e6))
+        length = int(head.split("length ")[-1].rstrip(")"))
+        src, dst = body.strip().split(" > ")
+        dst = dst.split(":")[0]
+        theirs.append((ts, src.rsplit(".", 1)[0], int(src.rsplit(".", 1)[1]),
+                       dst.rsplit(".", 1)[0], int(dst.rsplit(".", 1)[1]), length))
+    assert len(ours) >= 8 and ours == theirs

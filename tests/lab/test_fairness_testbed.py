@@ -1,0 +1,98 @@
+"""lab fairness on the real testbed (root, namespaces, caddy, shaper, Chromium): the sides'
+bytes against the shaper's own per-flow counters, two identical arms sharing equally, and a bulk
+download attributed to its side (its bytes against the files it fetched)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from protolens.lab import campaign as camp
+from protolens.lab.fairness import Pair, summary_rows
+from protolens.paths import extension_dir
+from protolens.store import fairness as fstore
+from protolens.store import open_ro
+from tests.testbed.conftest import lab_available
+
+pytestmark = [pytest.mark.netns, pytest.mark.e2e]
+NAME = "pfair"
+PAGE = "cell-10x435k"
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
+    reason = lab_available()
+    if reason:
+        pytest.skip(reason)
+    import os
+
+    from protolens.lab import fairness_run
+    from protolens.testbed import Testbed
+
+    Testbed.down(NAME)
+    tmp = tmp_path_factory.mktemp("fair")
+    db = tmp / "fair.db"
+    reps: list[tuple[Pair, int, list[dict[str, Any]], list[dict[str, Any]]]] = []
+    spec = fairness_run.FairnessSpec(campaign="ft", pairs=(Pair("h2", "h2"), Pair("bulk", "h2")),
+                                     page=PAGE, condition="wifi", reps=3, server_cc="cubic",
+                                     testbed=NAME, seed=1)
+    settings = camp.Settings(db=db, chromium="/usr/bin/chromium",
+                             extension=extension_dir(os.environ), timeout_s=90,
+                             scratch=tmp / "scratch")
+    outcome = fairness_run.run(spec, settings,
+                               on_rep=lambda p, r, rows, flows: reps.append((p, r, rows, flows)))
+    with open_ro(db) as conn:
+        rows = fstore.fairness_rows(conn, "ft")
+        navs = {r[0]: r[1] for r in conn.execute(
+            "SELECT n.load_id, sum(q.encoded_bytes) FROM navigations n JOIN requests q "
+            "ON q.navigation_id = n.id GROUP BY n.load_id")}
+    from protolens.pages import ensure_corpus
+    manifest = next(m for m in ensure_corpus(tmp / "site", [PAGE]) if m.name == PAGE)
+    yield {"outcome": outcome, "reps": reps, "rows": rows, "navs": navs, "manifest": manifest}
+    Testbed.down(NAME)
+
+
+def test_every_repetition_ran_and_both_sides_loaded(run: dict[str, Any]) -> None:
+    assert run["outcome"].repetitions == 6 and run["outcome"].failed == 0, \
+        run["outcome"].failures
+    assert len(run["rows"]) == 12
+
+
+def test_side_bytes_sum_to_the_shapers_own_count_within_2_percent(run: dict[str, Any]) -> None:
+    for pair, rep, rows, flows in run["reps"]:
+        ips = {r["server_ip"] for r in rows}
+        shaper = sum(int(f["bytes_down"]) for f in flows if f.get("server_ip") in ips)
+        ours = sum(int(r["bytes"]) for r in rows)
+        assert shaper > 4_000_000, (pair, rep)
+        assert abs(ours - shaper) / shaper < 0.02, (pair, rep, ours, shaper)
+        for r in rows:  # each side against its own flows too
+            side = sum(int(f["bytes_down"]) for f in flows if f.get("server_ip") == r["server_ip"])
+            assert abs(int(r["bytes"]) - side) <= 0.02 * side, (pair, rep, r["side"])
+
+
+def test_two_identical_arms_share_equally(run: dict[str, Any]) -> None:
+    summary = [s for s in summary_rows(run["rows"]) if s["pair"] == "h2:h2"]
+    a = next(s for s in summary if s["side"] == "a")
+    assert a["n"] == 3
+    assert a["share_ci_low"] <= 0.5 <= a["share_ci_high"], a
+
+
+def test_a_bulk_flow_is_attributed_to_its_side(run: dict[str, Any]) -> None:
+    """The bulk side's bytes are the page's files (their sizes from the corpus manifest) plus
+    HTTP, TLS, TCP and IP overhead; the browser side's are its record's wire bytes plus TLS, TCP
+    and IP overhead."""
+    body = sum(o.bytes for o in run["manifest"].objects)
+    seen = 0
+    for r in run["rows"]:
+        if r["pair"] != "bulk:h2":
+            continue
+        seen += 1
+        if r["arm"] == "bulk":
+            assert r["load_id"] is None
+            assert body <= r["bytes"] <= body * 1.08, (body, r["bytes"])
+        else:
+            encoded = run["navs"][r["load_id"]]
+            assert encoded <= r["bytes"] <= encoded * 1.08, (encoded, r["bytes"])
+    assert seen == 6
