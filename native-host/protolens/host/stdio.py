@@ -16,12 +16,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from protolens.host.contribute_timer import ContributeHost, start_timer
 from protolens.host.relay import StorePolicies
 from protolens.messaging.dispatch import Dispatcher, encode_reply, error_reply
 from protolens.messaging.framing import Frame, FrameDecoder
 from protolens.messaging.lab import LabContext, LabError, parse_lab
 from protolens.messaging.queries import StoreQueries
-from protolens.paths import default_db
+from protolens.paths import data_home, default_db
 from protolens.record import NavigationRecord
 from protolens.store import SqliteSink, open_rw
 
@@ -94,10 +95,13 @@ def main(env: Mapping[str, str] | None = None) -> int:
     if lab_error:
         log.error("%s", lab_error)
     log.debug("serving; db=%s lab=%s", db, lab is not None)
+    ca = env.get("PROTOLENS_CA_CERT")
+    contribute = ContributeHost(db, data_home(env), Path(ca) if ca else None)
+    start_timer(contribute, env)
     try:
         return serve(sys.stdin.buffer, sys.stdout.buffer,
                      Dispatcher(sink, lab, lab_error, queries=StoreQueries(db),
-                                policies=StorePolicies(db, env)))
+                                policies=StorePolicies(db, env), contribute=contribute))
     except BrokenPipeError:  # the browser closed the port while we were replying
         return 0
     except KeyboardInterrupt:

@@ -39,6 +39,14 @@ class RecordSink(Protocol):
         ...
 
 
+class ContributeSource(Protocol):
+    """The host's contribution settings and status (``host/contribute_timer.py``)."""
+
+    def set(self, raw: Any) -> dict[str, Any]: ...
+
+    def status(self) -> dict[str, Any]: ...
+
+
 class _BadMessage(Exception):
     def __init__(self, error: str, msg_id: str | None = None, retry: bool = False) -> None:
         super().__init__(error)
@@ -87,6 +95,8 @@ class Dispatcher:
     """Answers ``query`` messages (dashboard data); None: they get an error reply."""
     policies: PolicySource | None = None
     """Rules and relay for the ``policies`` message; None: that message gets an error reply."""
+    contribute: ContributeSource | None = None
+    """Answers ``contribute_settings`` and ``contribute_status`` (issue 11)."""
 
     def handle_all(self, payload: bytes, now_ms: float) -> list[dict[str, Any]]:
         """The replies to one frame: the reply, and after a successful ``hello`` the
@@ -138,11 +148,26 @@ class Dispatcher:
                 reply = {**handle_query(msg, self.queries), "schema": MESSAGE_SCHEMA}
             except QueryError as exc:
                 raise _BadMessage(str(exc), msg_id) from None
+        elif kind in ("contribute_settings", "contribute_status"):
+            reply = self._contribute(kind, msg, msg_id)
         else:
             raise _BadMessage(f"type: unknown message type {kind[:40]!r}", msg_id)
         if msg_id is not None:
             reply["msg_id"] = msg_id
         return reply
+
+    def _contribute(self, kind: str, msg: dict[str, Any], msg_id: str | None
+                    ) -> dict[str, Any]:
+        if self.contribute is None:
+            raise _BadMessage(f"{kind}: this host does not contribute", msg_id)
+        try:
+            if kind == "contribute_settings":
+                return {**self.contribute.set(msg.get("settings")), "schema": MESSAGE_SCHEMA}
+            return {**self.contribute.status(), "schema": MESSAGE_SCHEMA}
+        except ValueError as exc:
+            raise _BadMessage(str(exc), msg_id) from None
+        except OSError as exc:
+            raise _BadMessage(f"{kind}: {exc}", msg_id, retry=True) from None
 
     def _record(self, msg: dict[str, Any], msg_id: str | None, now_ms: float) -> dict[str, Any]:
         if self.lab_error:
