@@ -153,6 +153,7 @@ async function main(): Promise<App> {
       });
     },
     query_result: () => undefined, // only the dashboard's own port sends queries
+    contribute_status: () => undefined, // only the options page and popup ask (their own port)
     error: async (m) => {
       console.warn(`protolens: host error: ${m.error}`);
       if (m.msg_id === null) return;

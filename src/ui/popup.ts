@@ -4,6 +4,7 @@ import { loadSettings, saveSettings } from "../adapters/settings-store.ts";
 import { activeTabId, labState, readLast } from "../adapters/tab-view.ts";
 import { popupModel } from "./popup-model.ts";
 import { byId, el } from "./dom.ts";
+import { showContribution } from "./popup-contribute.ts";
 import type { NavigationRecord } from "../record/types.ts";
 
 async function render(): Promise<void> {
@@ -53,3 +54,4 @@ async function render(): Promise<void> {
 }
 
 void render();
+void showContribution();
