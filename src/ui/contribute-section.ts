@@ -19,26 +19,20 @@ function show(s: ContributeStatus): void {
 
 export async function initContribute(): Promise<void> {
   const status = byId("contrib-status", HTMLElement);
-  let tokenSet = false;
   const refresh = async (): Promise<void> => {
     try {
-      const s = await contributeStatus();
-      tokenSet = s.token_set;
-      show(s);
+      show(await contributeStatus());
     } catch (e) {
       status.textContent = `Host: ${e instanceof Error ? e.message : String(e)}`;
     }
   };
   byId("contrib-save", HTMLButtonElement).onclick = () => {
+    // an empty token keeps the saved one for the same collector (the host never sends it back)
     const token = byId("contrib-token", HTMLInputElement).value.trim();
-    if (token === "" && tokenSet) {
-      status.textContent = "Type your token again to change these settings (it is never shown).";
-      return;
-    }
     void saveContribute({
       enabled: byId("contrib-enabled", HTMLInputElement).checked,
       url: byId("contrib-url", HTMLInputElement).value.trim(), token,
-    }).then((s) => { show(s); tokenSet = s.token_set; status.textContent = "Saved."; },
+    }).then((s) => { show(s); status.textContent = "Saved."; },
       (e: unknown) => { status.textContent = e instanceof Error ? e.message : String(e); });
   };
   await refresh();

@@ -84,8 +84,9 @@ def test_switch_on_uploads_on_schedule_switch_off_stops(tmp_path: Path) -> None:
             assert after["new_loads"] == 0 and after["last_navigations"] == 5
             assert after["last_contribution_ms"] is not None and after["last_error"] is None
 
-            host.ask({"type": "contribute_settings",
-                      "settings": {"enabled": False, "url": c.url, "token": token}})
+            off = host.ask({"type": "contribute_settings",  # the page never resends the token
+                            "settings": {"enabled": False, "url": c.url, "token": ""}})
+            assert off["token_set"] and not off["enabled"]
             conn = open_rw(db)
             ingest(conn, parse_record(lab_record(77_000, "camp", "p", "c", "h2", 0, 900.0,
                                                  source="experiment")), {}, NOW_MS + 60_000)

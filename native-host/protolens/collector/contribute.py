@@ -53,16 +53,16 @@ def _one_at_a_time(home: Path) -> Iterator[None]:
 
 
 def status(db: Path, url: str | None) -> dict[str, Any]:
-    """New loads waiting for ``url``, the columns, and the last accepted upload (read-only use
-    of the store; nothing is created)."""
+    """New loads waiting for ``url`` (every local load when no collector is set yet), the
+    columns, and the last accepted upload (nothing is created)."""
     out: dict[str, Any] = {"new_loads": 0, "last": None, "columns": COLUMNS}
     if not db.is_file():
         return out
     conn = open_rw(db)
     try:
         out["last"] = state.last(conn)
-        if url:
-            out["new_loads"] = local_ingest_window(conn, state.high_water(conn, url))[0]
+        after = state.high_water(conn, url) if url else -1.0
+        out["new_loads"] = local_ingest_window(conn, after)[0]
     finally:
         conn.close()
     return out

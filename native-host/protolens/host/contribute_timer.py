@@ -32,6 +32,12 @@ class ContributeHost:
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
     def set(self, raw: Any) -> dict[str, Any]:
+        """Save the options page's settings; an empty token keeps the saved one for the same
+        collector (the page never shows the token, so it cannot send it back)."""
+        saved = load(self.home)
+        if isinstance(raw, dict) and raw.get("token") == "" and saved.token and \
+                raw.get("url") == saved.url:
+            raw = {**raw, "token": saved.token}
         save(self.home, parse(raw))
         return self.status()
 
