@@ -8,6 +8,7 @@ import json
 import sqlite3
 from pathlib import Path
 
+from protolens.collector.settings import ContributeSettings, load, save
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
 from tests.collector.helpers import cli, running_collector, small_store
@@ -57,7 +58,10 @@ def test_contribute_sends_only_what_is_new(tmp_path: Path) -> None:
         assert second["status"] == "stored" and second["rows"]["navigations"] == 3  # type: ignore[index]
         assert second["checksum"] != first["checksum"] and _count(c.data) == 2
 
+        home = tmp_path / "xdg" / "protolens"
+        save(home, ContributeSettings(True, c.url, token))  # the options page's switch is on
         assert run("--forget")["forgotten_uploads"] == 2
+        assert load(home) == ContributeSettings()  # leaving switches the schedule off too
         assert run("--dry-run")["navigations"] == 9
     assert cli("collector", "verify", "--data", str(c.data)).returncode == 0
 

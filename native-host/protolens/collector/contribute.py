@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from protolens.collector.client import Backoff, UploadError, upload
+from protolens.collector.settings import ContributeSettings, load, save
 from protolens.share import contributor, export
 from protolens.share.bundle import SCHEMAS, TABLES, BundleError, read_bundle
 from protolens.store import StoreError, open_rw
@@ -124,8 +125,11 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
 
 
 def forget(db: Path, home: Path) -> dict[str, Any]:
-    """Forget every accepted upload and any pending bundle."""
+    """Leave: switch the schedule off (and drop the saved token), forget every accepted upload
+    and any pending bundle."""
     with _one_at_a_time(home):
+        if load(home) != ContributeSettings():
+            save(home, ContributeSettings())
         removed = 0
         for name in (PENDING, PENDING_INFO):
             path = home / "contribute" / name
