@@ -11,6 +11,7 @@ export default {
     popup: "./src/ui/popup.ts",
     options: "./src/ui/options.ts",
     dashboard: "./src/dashboard/page.ts",
+    waterfall: "./src/waterfall/page.ts",
   },
   output: { path: resolve(root, "dist"), filename: "[name].js", clean: true },
   resolve: { extensions: [".ts", ".js"], extensionAlias: { ".js": [".ts", ".js"] } },

@@ -4,9 +4,11 @@
  * (flags, browser version, and the page's own performance navigation timing per navigation, so
  * tests can hold milestones.load_ms to loadEventEnd).
  *
- * It enables exactly the domains the extension's debugger adapter enables (src/cdp/enable-commands),
- * through a browser-level CDP connection with flattened sessions; chrome.debugger delivers the
- * same events (without the tab's own sessionId, which minify() removes).
+ * The tab's session runs the extension's own session core (src/cdp/session.ts: enable commands,
+ * child sessions with their retries, the load-event and Navigation Timing relay), through a
+ * browser-level CDP connection with flattened sessions instead of chrome.debugger; the fixture
+ * is every event that core fed its recorder (chrome.debugger delivers the same events without
+ * the tab's own sessionId, which is removed here too).
  *
  *   npx tsx scripts/record-fixtures.ts            # all scenarios
  *   npx tsx scripts/record-fixtures.ts h1 warm    # some
@@ -17,11 +19,10 @@ import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync, rmSync
 import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { CdpClient, type WireEvent } from "./cdp-client.ts";
-import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, TAB_COMMANDS, loadMetricsEvent } from "../src/cdp/enable-commands.ts";
-import { NAV_TIMING_EXPRESSION, navTimingEvent } from "../src/cdp/late.ts";
+import { CdpClient } from "./cdp-client.ts";
 import { minify } from "../src/cdp/minify.ts";
 import type { RawEvent } from "../src/cdp/raw-event.ts";
+import { TabSession, runFlow, type FlowIo } from "../src/cdp/session.ts";
 
 const ROOT = resolve(import.meta.dirname, "..");
 const OUT = join(ROOT, "tests/fixtures/cdp");
@@ -39,7 +40,9 @@ type Ctx = {
   settle: (url: string) => Promise<NavMeta>;
 };
 type NavMeta = { url: string; timing: Record<string, unknown> };
-type Scenario = { flags: (s: Site) => string[]; run: (c: Ctx) => Promise<NavMeta[]>; late?: boolean };
+/** `late`: the session enables its domains only once the scenario says so; `committed`: as the
+ * extension's attach at webNavigation.onCommitted (TabSession.afterAttach). */
+type Scenario = { flags: (s: Site) => string[]; run: (c: Ctx) => Promise<NavMeta[]>; late?: boolean; committed?: boolean };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -99,7 +102,7 @@ const SCENARIOS: Record<string, Scenario> = {
     },
   },
   "late-commit": {
-    flags: () => ["--disable-quic"], late: true,
+    flags: () => ["--disable-quic"], late: true, committed: true,
     run: async (c) => {
       await c.cdp.send("Page.enable", {}, c.driver);
       let committed = false;
@@ -116,18 +119,6 @@ const SCENARIOS: Record<string, Scenario> = {
 
 async function one(c: Ctx, url: string): Promise<NavMeta[]> {
   return [await c.nav(url)];
-}
-
-/** As adapters/debugger.ts relayNavigationTiming does, over the raw client. */
-async function navTiming(cdp: CdpClient, session: string): Promise<WireEvent> {
-  const { frameTree } = await cdp.send<{ frameTree: { frame: { id: string; loaderId: string } } }>(
-    "Page.getFrameTree", {}, session);
-  const world = await cdp.send<{ executionContextId: number }>("Page.createIsolatedWorld",
-    { frameId: frameTree.frame.id, worldName: LCP_WORLD }, session);
-  const res = await cdp.send<{ result: { value: string } }>("Runtime.evaluate",
-    { expression: NAV_TIMING_EXPRESSION, contextId: world.executionContextId, returnByValue: true }, session);
-  await cdp.send("Runtime.evaluate", { expression: LCP_SCRIPT, contextId: world.executionContextId }, session);
-  return navTimingEvent(frameTree.frame.loaderId, res.result.value);
 }
 
 async function startSite(work: string): Promise<{ site: Site; proc: ChildProcess }> {
@@ -176,34 +167,33 @@ async function record(name: string, scenario: Scenario): Promise<void> {
     const { sessionId } = await cdp.send<{ sessionId: string }>("Target.attachToTarget", { targetId, flatten: true });
     const { sessionId: driver } = await cdp.send<{ sessionId: string }>("Target.attachToTarget", { targetId, flatten: true });
     const sessions = new Set([sessionId]);
-    const events: WireEvent[] = [];
+    const events: RawEvent[] = [];
     let lastNetwork = Date.now();
     let loaded = false;
+    // the extension's session core, with the tab's own session as chrome.debugger's {tabId}
+    const tab = new TabSession({
+      source: "lab", urlDetail: "full", newId: () => "fixture", mainFrameId: targetId,
+      env: { browser: { name: "Chromium", version }, extension_version: "fixture", network: null },
+    }, (ev) => events.push(ev));
+    const io: FlowIo = {
+      send: (method, params, child) => cdp.send(method, params, child ?? sessionId),
+      sleep: async (ms) => { await sleep(ms); },
+      records: () => undefined,
+    };
+    const run = (flow: Parameters<typeof runFlow>[0]): Promise<void> =>
+      runFlow(flow, io).catch((e: unknown) => console.warn(`${name}: session`, e));
     // listeners first, then enable (events during Network.enable must not be lost)
-    cdp.onEvent((ev) => {
-      if (ev.sessionId === undefined || !sessions.has(ev.sessionId)) return;
-      events.push(ev);
-      if (ev.method.startsWith("Network.")) lastNetwork = Date.now();
-      if (ev.method === "Page.loadEventFired" && ev.sessionId === sessionId) {
-        loaded = true;
-        // as the adapter does: relay getMetrics (NavigationStart) as a Performance.metrics event
-        void cdp.send<{ metrics: { name: string; value: number }[] }>("Performance.getMetrics", {}, sessionId)
-          .then(async (r) => {
-            events.push({ ...loadMetricsEvent(r.metrics), sessionId });
-            // and, for a navigation joined late, its Navigation Timing (adapters/debugger.ts)
-            if (scenario.late) events.push({ ...(await navTiming(cdp, sessionId)), sessionId });
-          });
-      }
-      if (ev.method === "Target.attachedToTarget") {
-        const child = (ev.params as { sessionId: string }).sessionId;
-        sessions.add(child);
-        void (async () => {
-          for (const cmd of CHILD_COMMANDS) await cdp.send(cmd.method, cmd.params ?? {}, child).catch(() => undefined);
-        })();
-      }
+    cdp.onEvent((wire) => {
+      if (wire.sessionId === undefined || !sessions.has(wire.sessionId)) return;
+      if (wire.method === "Target.attachedToTarget") sessions.add((wire.params as { sessionId: string }).sessionId);
+      if (wire.method.startsWith("Network.")) lastNetwork = Date.now();
+      if (wire.method === "Page.loadEventFired" && wire.sessionId === sessionId) loaded = true;
+      const ev = (wire.sessionId === sessionId ? { method: wire.method, params: wire.params } : wire) as RawEvent;
+      void run(tab.onEvent(ev));
     });
     const enable = async (): Promise<void> => {
-      for (const cmd of TAB_COMMANDS) await cdp.send(cmd.method, cmd.params ?? {}, sessionId);
+      await runFlow(tab.enable(), io);
+      await run(tab.afterAttach(scenario.committed === true));
     };
     if (!scenario.late) await enable();
     const nav = async (url: string): Promise<NavMeta> => {
@@ -231,7 +221,7 @@ async function record(name: string, scenario: Scenario): Promise<void> {
       return { url, timing: { ...timing, largestContentfulPaint: lcp.result.value } };
     };
     const navigations = await scenario.run({ site, cdp, session: sessionId, nav, enable, driver, settle });
-    const kept = minify(events as unknown as RawEvent[], sessionId);
+    const kept = minify(events, sessionId);
     writeFileSync(join(OUT, `${name}.jsonl`), kept.map((e) => JSON.stringify(e)).join("\n") + "\n");
     // the tab's target id is its main frame's id, which the adapter passes the recorder
     const meta = { scenario: name, browser: version, flags, port: site.port, mainFrameId: targetId, navigations };

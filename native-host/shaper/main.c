@@ -4,7 +4,8 @@
  * its due time is recorded so a run can be flagged.
  *
  * usage: protolens-shaper --queue-up N --queue-down N --config FILE --control SOCK [--rt-prio P]
- * control (one line per connection): ping | stats | stats-reset | reset | load PATH
+ * control (one line per connection): ping | stats | stats-reset | reset | load PATH |
+ *   queue | queue-reset   (the bottleneck queue's occupancy every 10 ms and the first drop)
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
@@ -194,17 +195,46 @@ static void stats_json(shaper *s, sbuf *b) {
         sb_printf(b, "%s{\"proto\":%u,\"client_ip\":\"%s\",\"client_port\":%u,\"server_ip\":\"%s\","
                   "\"server_port\":%u,\"path\":%d,\"packets_up\":%llu,\"bytes_up\":%llu,\"drops_up\":%llu,"
                   "\"packets_down\":%llu,\"bytes_down\":%llu,\"drops_down\":%llu,\"first_ns\":%llu,"
-                  "\"last_ns\":%llu}",
+                  "\"last_ns\":%llu,\"first_drop_up_ns\":%llu,\"first_drop_down_ns\":%llu}",
                   first ? "" : ",", f->key.proto, ci, f->key.cli_port, si, f->key.srv_port,
                   sh_ecmp_path(&f->key),
                   (unsigned long long)f->packets[SH_UP], (unsigned long long)f->bytes[SH_UP],
                   (unsigned long long)f->drops[SH_UP], (unsigned long long)f->packets[SH_DOWN],
                   (unsigned long long)f->bytes[SH_DOWN], (unsigned long long)f->drops[SH_DOWN],
                   (unsigned long long)(f->first_ns + (uint64_t)off),
-                  (unsigned long long)(f->last_ns + (uint64_t)off));
+                  (unsigned long long)(f->last_ns + (uint64_t)off),
+                  (unsigned long long)(f->first_drop_ns[SH_UP] ? f->first_drop_ns[SH_UP] + (uint64_t)off : 0),
+                  (unsigned long long)(f->first_drop_ns[SH_DOWN] ? f->first_drop_ns[SH_DOWN] + (uint64_t)off : 0));
         first = 0;
     }
     sb_printf(b, "]}\n");
+}
+
+/* The queue log as JSON: times on the wall clock (ns), samples as [bytes, ...] and
+ * [packets, ...] per direction, oldest first. */
+static void queue_json(shaper *s, sbuf *b) {
+    uint64_t mono = clock_ns(CLOCK_MONOTONIC), wall = clock_ns(CLOCK_REALTIME);
+    int64_t off = (int64_t)(wall - mono);
+    sh_qlog_catchup(&s->m, mono);
+    const sh_qlog *q = s->m.qlog;
+    sb_printf(b, "{\"start_ns\":%llu,\"interval_ns\":%llu,\"now_ns\":%llu,\"samples\":%u,"
+              "\"truncated\":%s,\"dirs\":{",
+              (unsigned long long)(q->start_ns + (uint64_t)off), (unsigned long long)q->interval_ns,
+              (unsigned long long)wall, q->n, q->truncated ? "true" : "false");
+    for (int dir = 0; dir < SH_DIRS; dir++) {
+        const sh_dir *d = &s->m.d[dir];
+        sb_printf(b, "%s\"%s\":{\"buffer_bytes\":%llu,\"rate_bps\":%llu,\"max_bytes\":%llu,"
+                  "\"drops\":%llu,\"first_drop_ns\":%llu,\"bytes\":[",
+                  dir ? "," : "", dir == SH_UP ? "up" : "down", (unsigned long long)d->p.buffer_bytes,
+                  (unsigned long long)d->p.rate_bps, (unsigned long long)q->max_bytes[dir],
+                  (unsigned long long)q->drops[dir],
+                  (unsigned long long)(q->first_drop_ns[dir] ? q->first_drop_ns[dir] + (uint64_t)off : 0));
+        for (uint32_t i = 0; i < q->n; i++) sb_printf(b, "%s%u", i ? "," : "", q->bytes[dir][i]);
+        sb_printf(b, "],\"packets\":[");
+        for (uint32_t i = 0; i < q->n; i++) sb_printf(b, "%s%u", i ? "," : "", q->packets[dir][i]);
+        sb_printf(b, "]}");
+    }
+    sb_printf(b, "}}\n");
 }
 
 static void handle_control(shaper *s, int lfd) {
@@ -233,6 +263,12 @@ static void handle_control(shaper *s, int lfd) {
     } else if (!strcmp(line, "stats") || !strcmp(line, "stats-reset")) {
         stats_json(s, &b);
         if (line[5]) { sh_flows_reset(&s->m); sh_lat_reset(&s->m.lat); }
+    } else if (!strcmp(line, "queue")) {
+        queue_json(s, &b);
+    } else if (!strcmp(line, "queue-reset")) {
+        sh_model_advance(&s->m, clock_ns(CLOCK_MONOTONIC), on_release, s);
+        sh_qlog_start(&s->m, clock_ns(CLOCK_MONOTONIC), SH_QLOG_INTERVAL_NS);
+        sb_printf(&b, "ok\n");
     } else if (!strcmp(line, "reset")) {
         sh_flows_reset(&s->m);
         sh_lat_reset(&s->m.lat);

@@ -70,7 +70,9 @@ int sh_model_init(sh_model *m) {
             if (fifo_init(&m->d[d].path[k]) || fifo_init(&m->d[d].line[k])) return -1;
     }
     m->flows = calloc(SH_FLOWS, sizeof(sh_flow));
-    if (!m->flows) return -1;
+    m->qlog = calloc(1, sizeof(sh_qlog));
+    if (!m->flows || !m->qlog) return -1;
+    sh_qlog_start(m, 0, SH_QLOG_INTERVAL_NS);
     sh_rng_seed(m->rng, 1);
     return 0;
 }
@@ -81,6 +83,7 @@ void sh_model_free(sh_model *m) {
         for (int k = 0; k < SH_PATHS; k++) { free(m->d[d].path[k].buf); free(m->d[d].line[k].buf); }
     }
     free(m->flows);
+    free(m->qlog);
     sh_schedule_free(&m->sched);
 }
 
@@ -176,10 +179,36 @@ int sh_ecmp_path(const sh_flowkey *k) {
     return (int)(h % 2);
 }
 
+/* ---- queue log (CoNEXT'20 Sec. 4.1: the queue's growth and the first drop tell loss-based
+ * from delay-based senders) ---- */
+void sh_qlog_start(sh_model *m, uint64_t now_ns, uint64_t interval_ns) {
+    memset(m->qlog, 0, sizeof *m->qlog);
+    m->qlog->start_ns = now_ns;
+    m->qlog->interval_ns = interval_ns ? interval_ns : SH_QLOG_INTERVAL_NS;
+}
+
+void sh_qlog_catchup(sh_model *m, uint64_t now_ns) {
+    sh_qlog *q = m->qlog;
+    if (now_ns < q->start_ns) return;
+    uint64_t due = (now_ns - q->start_ns) / q->interval_ns + 1; /* samples at or before now */
+    while (q->n < due) {
+        if (q->n >= SH_QLOG) { q->truncated = 1; return; }
+        for (int d = 0; d < SH_DIRS; d++) {
+            q->bytes[d][q->n] = (uint32_t)m->d[d].queue.bytes;
+            q->packets[d][q->n] = m->d[d].queue.count;
+        }
+        q->n++;
+    }
+}
+
+static void mark_first_drop(uint64_t *slot, uint64_t now_ns) {
+    if (!*slot) *slot = now_ns ? now_ns : 1; /* 0 means "none" */
+}
+
 /* ---- the packet path ---- */
 static void count_drop(sh_model *m, int dir, const sh_pkt *p, uint64_t now_ns) {
     sh_flow *f = sh_flow_get(m, &p->key, 1);
-    if (f) { f->drops[dir]++; f->last_ns = now_ns; }
+    if (f) { f->drops[dir]++; f->last_ns = now_ns; mark_first_drop(&f->first_drop_ns[dir], now_ns); }
 }
 
 static void enter_line(sh_model *m, int dir, sh_pkt *p, uint64_t t, sh_release_fn rel, void *ctx) {
@@ -229,6 +258,7 @@ int sh_model_arrive(sh_model *m, int dir, uint32_t id, uint32_t len, const sh_fl
                     uint64_t now_ns) {
     sh_dir *d = &m->d[dir];
     sh_pkt p = {.id = id, .len = len, .key = *key, .t_ns = now_ns};
+    sh_qlog_catchup(m, now_ns);
     d->arrived++;
     sh_flow *f = sh_flow_get(m, key, 1);
     if (f) {
@@ -247,13 +277,16 @@ int sh_model_arrive(sh_model *m, int dir, uint32_t id, uint32_t len, const sh_fl
     }
     if (lost) {
         d->dropped_loss++;
-        if (f) f->drops[dir]++;
+        if (f) { f->drops[dir]++; mark_first_drop(&f->first_drop_ns[dir], now_ns); }
         return 0;
     }
     if (enter_rate_stage(d, &d->queue, &p, d->p.rate_bps, d->p.buffer_bytes, now_ns)) {
-        if (f) f->drops[dir]++;
+        if (f) { f->drops[dir]++; mark_first_drop(&f->first_drop_ns[dir], now_ns); }
+        m->qlog->drops[dir]++;
+        mark_first_drop(&m->qlog->first_drop_ns[dir], now_ns);
         return 0;
     }
+    if (d->queue.bytes > m->qlog->max_bytes[dir]) m->qlog->max_bytes[dir] = d->queue.bytes;
     return 1;
 }
 
@@ -293,7 +326,8 @@ uint64_t sh_model_next(const sh_model *m) {
 void sh_model_advance(sh_model *m, uint64_t now_ns, sh_release_fn release, void *ctx) {
     for (;;) {
         ev e = next_event(m);
-        if (e.kind == EV_NONE || e.t > now_ns) return;
+        if (e.kind == EV_NONE || e.t > now_ns) { sh_qlog_catchup(m, now_ns); return; }
+        sh_qlog_catchup(m, e.t);
         sh_dir *d = &m->d[e.dir];
         sh_pkt p;
         switch (e.kind) {

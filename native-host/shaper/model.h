@@ -82,6 +82,7 @@ typedef struct {
     sh_flowkey key;
     uint64_t packets[SH_DIRS], bytes[SH_DIRS], drops[SH_DIRS];
     uint64_t first_ns, last_ns;
+    uint64_t first_drop_ns[SH_DIRS]; /* time of the flow's first drop per direction, 0 = none */
 } sh_flow;
 
 typedef struct {
@@ -99,6 +100,21 @@ typedef struct {
     uint64_t arrived, dropped_loss, dropped_queue, dropped_full, released;
 } sh_dir;
 
+/* Bottleneck queue occupancy sampled on a fixed grid (CoNEXT'20 Sec. 4.1: Igor samples the
+ * dummynet queue; ProtoLens every 10 ms). Sample i is the occupancy at start_ns + i*interval_ns,
+ * before any event at that instant. Recording stops when SH_QLOG samples are full. */
+#define SH_QLOG 16384
+#define SH_QLOG_INTERVAL_NS 10000000ULL
+typedef struct {
+    uint64_t start_ns, interval_ns;
+    uint32_t n;                               /* samples taken */
+    int truncated;                            /* 1: more samples were due than fit */
+    uint32_t bytes[SH_DIRS][SH_QLOG], packets[SH_DIRS][SH_QLOG];
+    uint64_t max_bytes[SH_DIRS];              /* highest occupancy seen (at any event) */
+    uint64_t first_drop_ns[SH_DIRS];          /* first drop-tail drop since start, 0 = none */
+    uint64_t drops[SH_DIRS];                  /* drop-tail drops since start */
+} sh_qlog;
+
 typedef struct {
     sh_dir d[SH_DIRS];
     sh_schedule sched;
@@ -109,6 +125,7 @@ typedef struct {
     uint32_t nflows;
     uint64_t flows_overflow;
     sh_lateness lat;
+    sh_qlog *qlog;                /* allocated by sh_model_init */
 } sh_model;
 
 /* accept = 1: the packet is due now; accept = 0: it was dropped inside the model after its
@@ -138,6 +155,12 @@ int sh_ecmp_path(const sh_flowkey *k);
 /* Flow table. */
 sh_flow *sh_flow_get(sh_model *m, const sh_flowkey *k, int create);
 void sh_flows_reset(sh_model *m);
+
+/* Queue log: restart the sampling grid at now_ns (clears samples, maxima and first drops);
+ * catch up fills every sample due up to now_ns with the current occupancy. The model calls
+ * catch-up itself before each event; an adapter calls it before reading the log. */
+void sh_qlog_start(sh_model *m, uint64_t now_ns, uint64_t interval_ns);
+void sh_qlog_catchup(sh_model *m, uint64_t now_ns);
 
 /* Lateness histogram. */
 void sh_lat_record(sh_lateness *l, uint64_t late_ns);

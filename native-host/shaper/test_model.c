@@ -216,6 +216,59 @@ static void test_flows_and_ecmp(void) {
     CHECK(dropped_late == 1, "late drop reported: %d", dropped_late);
 }
 
+static void test_queue_log(void) {
+    /* 1 Mbit/s: a 1500-byte packet takes 12 ms to leave. Ten packets arrive at 5 ms; the grid
+     * starts at 0 with 10 ms steps, so the sample at 10 ms sees all ten, at 20 ms nine (the
+     * first left at 17 ms), at 30 ms eight (the second at 29 ms). */
+    sh_model *m = model_with("at 0 down rate_bps=1000000 buffer_bytes=100000 delay_ns=50000000\n");
+    sh_qlog_start(m, 0, 10 * MS);
+    sh_flowkey k = key(1000);
+    for (uint32_t i = 0; i < 10; i++) sh_model_arrive(m, SH_DOWN, i, 1500, &k, 5 * MS);
+    sh_model_advance(m, 35 * MS, NULL, NULL);
+    const sh_qlog *q = m->qlog;
+    CHECK(q->n == 4, "samples at 0, 10, 20, 30 ms: %u", q->n);
+    CHECK(q->bytes[SH_DOWN][0] == 0 && q->bytes[SH_DOWN][1] == 15000 && q->bytes[SH_DOWN][2] == 13500 &&
+          q->bytes[SH_DOWN][3] == 12000, "occupancy %u %u %u %u", q->bytes[SH_DOWN][0], q->bytes[SH_DOWN][1],
+          q->bytes[SH_DOWN][2], q->bytes[SH_DOWN][3]);
+    CHECK(q->packets[SH_DOWN][1] == 10 && q->packets[SH_DOWN][3] == 8, "packets %u %u",
+          q->packets[SH_DOWN][1], q->packets[SH_DOWN][3]);
+    CHECK(q->bytes[SH_UP][1] == 0, "the other direction is sampled on its own");
+    CHECK(q->max_bytes[SH_DOWN] == 15000 && q->first_drop_ns[SH_DOWN] == 0 && q->drops[SH_DOWN] == 0,
+          "max %llu, no drop", (unsigned long long)q->max_bytes[SH_DOWN]);
+    /* Idle time is filled when the model next runs: departures at 101, 113 and 125 ms. */
+    sh_model_advance(m, 300 * MS, NULL, NULL);
+    CHECK(q->n == 31 && q->bytes[SH_DOWN][11] == 3000 && q->bytes[SH_DOWN][12] == 1500 &&
+          q->bytes[SH_DOWN][13] == 0 && q->bytes[SH_DOWN][30] == 0,
+          "n %u, at 110 ms %u, at 120 ms %u", q->n, q->bytes[SH_DOWN][11], q->bytes[SH_DOWN][12]);
+
+    /* Drop-tail: the first drop's time, per direction and per flow. */
+    m = model_with("at 0 down rate_bps=1000000 buffer_bytes=4500\n");
+    sh_qlog_start(m, 0, 10 * MS);
+    q = m->qlog;
+    sh_flowkey k2 = key(2000);
+    for (uint32_t i = 0; i < 3; i++) sh_model_arrive(m, SH_DOWN, i, 1500, &k, 7 * MS);
+    CHECK(q->first_drop_ns[SH_DOWN] == 0, "no drop while it fits");
+    sh_model_arrive(m, SH_DOWN, 3, 1500, &k2, 8 * MS);
+    sh_model_arrive(m, SH_DOWN, 4, 1500, &k, 9 * MS);
+    CHECK(q->first_drop_ns[SH_DOWN] == 8 * MS && q->drops[SH_DOWN] == 2 && q->first_drop_ns[SH_UP] == 0,
+          "first drop at %llu, drops %llu", (unsigned long long)q->first_drop_ns[SH_DOWN],
+          (unsigned long long)q->drops[SH_DOWN]);
+    sh_flow *f = sh_flow_get(m, &k, 0), *f2 = sh_flow_get(m, &k2, 0);
+    CHECK(f && f->first_drop_ns[SH_DOWN] == 9 * MS && f->first_drop_ns[SH_UP] == 0, "flow first drop");
+    CHECK(f2 && f2->first_drop_ns[SH_DOWN] == 8 * MS, "other flow's first drop");
+    /* Restarting the log forgets the drop and the maximum; the grid starts at the new time. */
+    sh_qlog_start(m, 20 * MS, 10 * MS);
+    sh_model_advance(m, 25 * MS, NULL, NULL);
+    CHECK(q->first_drop_ns[SH_DOWN] == 0 && q->max_bytes[SH_DOWN] == 0 && q->n == 1 &&
+          q->bytes[SH_DOWN][0] == 3000, "restart: n %u, first sample %u", q->n, q->bytes[SH_DOWN][0]);
+    /* A random loss is a flow drop but not a queue drop. */
+    m = model_with("at 0 down loss=1\n");
+    sh_qlog_start(m, 0, 10 * MS);
+    sh_model_arrive(m, SH_DOWN, 1, 100, &k, 3 * MS);
+    f = sh_flow_get(m, &k, 0);
+    CHECK(f && f->first_drop_ns[SH_DOWN] == 3 * MS && m->qlog->drops[SH_DOWN] == 0, "loss vs queue drop");
+}
+
 /* The shared ECMP vectors (testdata/ecmp_vectors.json, also read by
  * tests/testbed/test_shaper_ecmp.py): C and Python must pick the same path for every flow. */
 static const char *json_field(const char *obj, const char *end, const char *name) {
@@ -303,6 +356,7 @@ int main(void) {
     test_jitter_no_reorder();
     test_schedule();
     test_flows_and_ecmp();
+    test_queue_log();
     test_ecmp_vectors();
     test_lateness();
     test_parser();

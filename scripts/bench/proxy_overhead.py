@@ -61,20 +61,25 @@ def main() -> int:
         print(f"campaign failed: {(run.stderr.read() if run.stderr else '')[-500:]}",
               file=sys.stderr)
         return 1
+    from protolens.lab.estimate import Cells, ratio
     with sqlite3.connect(db) as conn:
         plt = {}
         for cond in ("wifi", "fiber"):
             for arm in ("h2", "proxy-h2"):
                 plt[(cond, arm)] = [r[0] for r in conn.execute(
                     "SELECT load_ms FROM navigations WHERE condition = ? AND arm = ? AND "
-                    "load_ms IS NOT NULL", (cond, arm))]
+                    "load_ms IS NOT NULL AND failed = 0", (cond, arm))]
+    cells = Cells({(args.page, c, a): tuple(sorted(v)) for (c, a), v in plt.items()})
     result: dict[str, object] = {"page": args.page, "reps": args.reps}
     for cond in ("wifi", "fiber"):
         direct, proxied = plt[(cond, "h2")], plt[(cond, "proxy-h2")]
+        est = ratio(cells, f"proxy-h2 / h2 {cond}", [(None, cond, "proxy-h2")],
+                    [(None, cond, "h2")])
         result[cond] = {"n": [len(direct), len(proxied)],
                         "direct_h2_median_ms": statistics.median(direct),
                         "proxy_h2_median_ms": statistics.median(proxied),
-                        "ratio": statistics.median(proxied) / statistics.median(direct)}
+                        "ratio": statistics.median(proxied) / statistics.median(direct),
+                        "ci_low": est.low, "ci_high": est.high}
     loads = sum(len(plt[(c, "proxy-h2")]) for c in ("wifi", "fiber"))
     result["proxy_cpu_s_per_load"] = sum(cpu.values()) / loads if loads else None
     result["proxy_cpu_note"] = "includes the proxy's start-up (one per campaign)"
@@ -85,7 +90,9 @@ def main() -> int:
             r = result[cond]
             assert isinstance(r, dict)
             print(f"{cond:6} direct h2 {r['direct_h2_median_ms']:8.1f} ms  via proxy "
-                  f"{r['proxy_h2_median_ms']:8.1f} ms  ratio x{r['ratio']:.3f}  (n={r['n']})")
+                  f"{r['proxy_h2_median_ms']:8.1f} ms  ratio x{r['ratio']:.3f} "
+                  f"[{r['ci_low']:.3f}, {r['ci_high']:.3f}] (n={r['n']}, 95% bootstrap "
+                  "interval of the ratio of medians)")
         print(f"proxy CPU per proxied load: {result['proxy_cpu_s_per_load']:.3f} s "
               "(incl. start-up)")
     return 0

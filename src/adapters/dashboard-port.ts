@@ -5,9 +5,11 @@
  */
 import { MSG_SCHEMA, MessageError, parseHostMessage, type ExtensionMsg, type HostMsgOf, type QueryName, type QueryParams } from "../messages/protocol.ts";
 import { HOST_NAME } from "./host-port.ts";
-import type { Page } from "../dashboard/paging.ts";
 
 const REPLY_TIMEOUT_MS = 30_000;
+
+/** One page of a query's rows (src/dashboard/paging.ts follows the cursor). */
+export type QueryPage = Pick<HostMsgOf<"query_result">, "columns" | "rows" | "next_cursor">;
 
 interface Pending {
   resolve: (m: HostMsgOf<"query_result">) => void;
@@ -57,7 +59,7 @@ export class QueryPort {
   }
 
   /** One page of `query` from `cursor` (null: the first page); `limit` rows at most. */
-  ask(query: QueryName, params: QueryParams, cursor: string | null, limit?: number): Promise<Page> {
+  ask(query: QueryName, params: QueryParams, cursor: string | null, limit?: number): Promise<QueryPage> {
     const msgId = `dash-${++this.seq}`;
     return new Promise<HostMsgOf<"query_result">>((resolve, reject) => {
       const timer = setTimeout(() => {

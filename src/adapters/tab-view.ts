@@ -4,6 +4,7 @@
  */
 import browser from "webextension-polyfill";
 import type { NavigationRecord } from "../record/types.ts";
+import { PAUSED_BADGE } from "../worker/pause.ts";
 
 export const lastKey = (tabId: number): string => `last:${tabId}`;
 
@@ -31,4 +32,17 @@ export async function activeTabId(): Promise<number | null> {
 export async function labState(): Promise<{ lab: boolean; host: string | null }> {
   const got = await browser.storage.session.get(["lab", "host_version"]);
   return { lab: got.lab !== null && got.lab !== undefined, host: typeof got.host_version === "string" ? got.host_version : null };
+}
+
+/** The pause on the icon: "OFF" on every tab while paused (a tab's own badge would hide a
+ * global one), cleared when recording resumes. */
+export async function showPause(paused: boolean, until: number | null): Promise<void> {
+  const text = paused ? PAUSED_BADGE : "";
+  const title = !paused ? "ProtoLens" : until === null ? "ProtoLens: recording paused until you turn it on"
+    : `ProtoLens: recording paused until ${new Date(until).toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" })}`;
+  await chrome.action.setBadgeText({ text });
+  await chrome.action.setTitle({ title });
+  for (const tab of await browser.tabs.query({})) {
+    if (tab.id !== undefined) await chrome.action.setBadgeText({ tabId: tab.id, text }).catch(() => undefined);
+  }
 }

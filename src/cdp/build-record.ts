@@ -5,7 +5,7 @@
 import type { Navigation } from "./navigation.ts";
 import { relativeMs, toEntry } from "./request-state.ts";
 import { connectionsOf, hostsOf } from "./summarize.ts";
-import { applyDetail, originOf } from "../policy/url-detail.ts";
+import { applyDetail, originOf } from "../record/url-detail.ts";
 import {
   RECORD_SCHEMA, type BrowserInfo, type NavigationRecord, type NetworkInfo, type RequestEntry,
   type Source, type UrlDetail,

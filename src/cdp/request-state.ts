@@ -5,7 +5,7 @@
  */
 import type { Protocol } from "devtools-protocol";
 import { familyOf } from "./family.ts";
-import { applyDetail, hostOf } from "../policy/url-detail.ts";
+import { applyDetail, hostOf } from "../record/url-detail.ts";
 import type { RequestEntry, UrlDetail } from "../record/types.ts";
 
 export interface Hop {
@@ -77,14 +77,16 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
     host: hostOf(h.url),
     resource_type: h.type,
     method: h.method,
-    status: r ? r.status : t && t.status > 0 ? t.status : null,
+    // 0 (no status, no port: e.g. a data: or opaque response) is null: the host takes 100-599
+    // and 1-65535 (docs/RECORD.md "Limits")
+    status: r && r.status > 0 ? r.status : t && t.status > 0 ? t.status : null,
     mime_type: r?.mimeType || t?.mimeType || null,
     protocol: r?.protocol || t?.protocol || null,
     family: familyOf(r?.protocol || t?.protocol),
     connection_id: connectionId,
     connection_reused: r ? r.connectionReused : null,
     remote_ip: r?.remoteIPAddress || null,
-    remote_port: r?.remotePort ?? null,
+    remote_port: r?.remotePort || null,
     encoded_bytes: h.encodedBytes,
     body_bytes: h.bodyBytes,
     from_disk_cache: diskCache,

@@ -3,9 +3,8 @@
  * direction, keyed on `type`, with the schema version. Everything the host sends is validated
  * here, where it enters the extension (parseHostMessage); nothing else trusts its shape.
  */
-import { isUrlDetail } from "../policy/url-detail.ts";
-import { PolicyMessageError, parsePolicySet } from "../policy/policies-message.ts";
-import type { PolicyRule, RelayInfo } from "../policy/rules.ts";
+import { isUrlDetail } from "../record/url-detail.ts";
+import { PolicyMessageError, parsePolicySet, type PolicyRule, type RelayInfo } from "./policies.ts";
 import type { NavigationRecord, UrlDetail } from "../record/types.ts";
 import { ContributeStatusError, parseContributeStatus, type ContributeStatus } from "../contribute/status.ts";
 

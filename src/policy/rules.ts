@@ -7,21 +7,8 @@
  */
 import type { Protocol } from "devtools-protocol";
 
-export type RuleKind = "exact" | "wildcard" | "registrable";
-
-export interface PolicyRule {
-  /** Normalized pattern: `a.test` (registrable: itself and subdomains), `www.a.test`, `*.a.test`. */
-  domain: string;
-  kind: RuleKind;
-  /** `no-h3`, `default`, or an arm only a lab profile can apply (`h1`, `h2-parallel:2` ...). */
-  arm: string;
-  latency_ms: number | null;
-  throughput_kbps: number | null;
-}
-
-export interface RelayInfo { host: string; port: number; username: string; password: string }
-
-export interface PolicySet { rules: PolicyRule[]; relay: RelayInfo | null }
+export type { PolicyRule, PolicySet, RelayInfo, RuleKind } from "../messages/policies.ts";
+import type { PolicyRule, PolicySet, RuleKind } from "../messages/policies.ts";
 
 export const NO_POLICIES: PolicySet = { rules: [], relay: null };
 

@@ -3,7 +3,7 @@
  * Nothing is recorded until the user opts in on the options page (`enabled`), except in a lab
  * profile, where the host's hello reply (docs/MESSAGES.md "Lab mode") switches recording on.
  */
-import { isUrlDetail } from "./url-detail.ts";
+import { isUrlDetail } from "../record/url-detail.ts";
 import type { LabConfig } from "../messages/protocol.ts";
 import type { Source, UrlDetail } from "../record/types.ts";
 

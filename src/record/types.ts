@@ -5,10 +5,17 @@
 
 export const RECORD_SCHEMA = 1 as const;
 
-export type Family = "h1" | "h2" | "h3";
-export type UrlDetail = "origin" | "path" | "full";
-export type Source = "passive" | "lab" | "experiment";
-export type LateAttach = "response" | "commit";
+/** The record's value sets; tests/ts/record-schema.test.ts checks each equals the JSON Schema's
+ * enum (schema/navigation-record.schema.json, generated from native-host/protolens/record/). */
+export const FAMILIES = ["h1", "h2", "h3"] as const;
+export const URL_DETAILS = ["origin", "path", "full"] as const;
+export const SOURCES = ["passive", "lab", "experiment"] as const;
+export const LATE_ATTACH = ["response", "commit"] as const;
+
+export type Family = (typeof FAMILIES)[number];
+export type UrlDetail = (typeof URL_DETAILS)[number];
+export type Source = (typeof SOURCES)[number];
+export type LateAttach = (typeof LATE_ATTACH)[number];
 
 export interface BrowserInfo { name: string; version: string }
 export interface NetworkInfo { effective_type: string | null; rtt_ms: number | null; downlink_mbps: number | null }

@@ -4,7 +4,7 @@ import { loadSettings, saveSettings } from "../adapters/settings-store.ts";
 import { loadExperiment, saveExperiment } from "../adapters/experiment-store.ts";
 import { enrol, newExperiment, normalizeDomain, pendingArm, unenrol, type ExperimentState } from "../experiment/assign.ts";
 import { parseHostList, parseSettings, type Scope } from "../policy/settings.ts";
-import { isUrlDetail } from "../policy/url-detail.ts";
+import { isUrlDetail } from "../record/url-detail.ts";
 import { byId } from "./dom.ts";
 import { initContribute } from "./contribute-section.ts";
 

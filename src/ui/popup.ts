@@ -2,6 +2,7 @@
 import { outboxStatus } from "../adapters/outbox-store.ts";
 import { loadSettings, saveSettings } from "../adapters/settings-store.ts";
 import { activeTabId, labState, readLast } from "../adapters/tab-view.ts";
+import { renderPause } from "./pause-control.ts";
 import { popupModel } from "./popup-model.ts";
 import { byId, el } from "./dom.ts";
 import { showContribution } from "./popup-contribute.ts";
@@ -15,11 +16,15 @@ async function render(): Promise<void> {
   toggle.disabled = lab.lab;
   byId("mode", HTMLElement).textContent = lab.lab ? "lab profile: recording set by the host" : "";
   toggle.onchange = () => void saveSettings({ ...settings, enabled: toggle.checked });
+  await renderPause(lab.lab);
 
   // popup.html?tab=ID shows that tab (the popup opened as a page, e.g. tests/e2e/test_ui_e2e.py)
   const asked = new URLSearchParams(location.search).get("tab");
   const tabId = asked !== null && /^\d{1,10}$/.test(asked) ? Number(asked) : await activeTabId();
   const raw = tabId === null ? null : await readLast(tabId);
+  const waterfall = byId("waterfall", HTMLAnchorElement);  // the same tab's last load as a waterfall
+  waterfall.href = `waterfall.html?tab=${tabId ?? ""}`;
+  waterfall.hidden = raw === null || typeof raw !== "object";
   const view = byId("last", HTMLElement);
   view.replaceChildren();
   // records in session storage were written by this extension's worker from its own recorder

@@ -65,3 +65,10 @@ def corrupt_member(src: Path, out: Path) -> bytes:
             tar.addfile(info, io.BytesIO(data))
     out.write_bytes(buf.getvalue())
     return buf.getvalue()
+
+
+def inflate_requests(tables: dict[str, pa.Table], copies: int = 800) -> None:
+    """The requests repeated ``copies`` times with the longest mime type allowed: a few kB of
+    Parquet (dictionary + zstd) that decode to megabytes."""
+    set_column(tables, "requests", "mime_type", "a" * 255)
+    tables["requests"] = pa.concat_tables([tables["requests"]] * copies)

@@ -85,9 +85,8 @@ def test_every_refusal_writes_nothing(tmp_path: Path) -> None:
                                                              "203.0.113.7")),
     }
     bomb = tmp_path / "bomb.tar"
-    cases["bomb"] = tampered.rebuild(good, bomb, lambda t: tampered.set_column(
-        t, "requests", "mime_type", "a" * 200_000))
-    read_bundle(bomb)  # valid: refused only for what it decodes to (24 x 200 kB)
+    cases["bomb"] = tampered.rebuild(good, bomb, tampered.inflate_requests)
+    read_bundle(bomb)  # valid: refused only for what it decodes to (~5 MB)
     assert len(cases["bomb"]) < 200_000
     with running_collector(tmp_path, "--max-bytes", "300000",
                            "--max-uncompressed", str(2 << 20)) as c:

@@ -71,6 +71,17 @@ def test_bins_shares_and_jain() -> None:
     assert shares_over_time(s)["a"] == [1.0, 0.25, 0.5, 0.0]
 
 
+def test_stray_packets_after_a_load_do_not_stretch_it() -> None:
+    """Side a's load ends in bin 2; a 52-byte FIN at bin 9 (when its browser quits) must not
+    make the window run to bin 9, where side b has the link to itself."""
+    s = Series(0, 100, {"a": (5000, 5000, 5000, 0, 0, 0, 0, 0, 0, 52),
+                        "b": (1000, 1000, 1000, 3000, 3000, 3000, 3000, 3000, 3000, 0)})
+    assert s.active("a") == (0, 2)
+    assert s.contention() == (0, 2)
+    r = summarize(s)
+    assert r.share["a"] == pytest.approx(15000 / 18000)
+
+
 def test_no_overlap_gives_no_share() -> None:
     s = Series(0, 100, {"a": (5, 5, 0, 0), "b": (0, 0, 0, 7)})
     r = summarize(s)

@@ -239,6 +239,31 @@ def test_user_data_dir_install(home: dict[str, str], tmp_path: Path) -> None:
     assert code == 0 and json.loads(out)[1]["status"] == "ok"
 
 
+STORE_ID = "abcdefghijklmnopabcdefghijklmnop"
+
+
+def test_install_allows_the_published_extension_id(home: dict[str, str], tmp_path: Path) -> None:
+    profile = tmp_path / "profile"
+    code, _, _ = run(home, "install", "--user-data-dir", str(profile), "--extension-id",
+                     STORE_ID)
+    assert code == 0
+    manifest = json.loads((profile / "NativeMessagingHosts" / "org.protolens.host.json")
+                          .read_text())
+    assert manifest["allowed_origins"] == [ORIGIN, f"chrome-extension://{STORE_ID}/"]
+    code, out, _ = run(home, "doctor", "--user-data-dir", str(profile), "--no-probe", "--json")
+    assert code == 0 and json.loads(out)[1]["status"] == "ok"
+
+
+@pytest.mark.parametrize("bad", ["ABCDEFGHIJKLMNOPABCDEFGHIJKLMNOP", "abc",
+                                 "qbcdefghijklmnopabcdefghijklmnop"])
+def test_install_rejects_a_malformed_extension_id(home: dict[str, str], tmp_path: Path,
+                                                  bad: str) -> None:
+    profile = tmp_path / "profile"
+    code, _, err = run(home, "install", "--user-data-dir", str(profile), "--extension-id", bad)
+    assert code == 2 and "--extension-id" in err and err.count("\n") == 1
+    assert not profile.exists()
+
+
 def test_uninstall_keeps_files_changed_since_install(home: dict[str, str]) -> None:
     run(home, "install", "--browser", "chromium")
     manifest = Path(home["XDG_CONFIG_HOME"]) / "chromium" / "NativeMessagingHosts" \

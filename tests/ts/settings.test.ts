@@ -2,7 +2,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { DEFAULT_SETTINGS, effective, inScope, parseHostList, parseSettings, type Settings } from "../../src/policy/settings.ts";
-import { applyDetail } from "../../src/policy/url-detail.ts";
+import { applyDetail } from "../../src/record/url-detail.ts";
 import { familyOf } from "../../src/cdp/family.ts";
 
 const on = (s: Partial<Settings> = {}): Settings => ({ ...DEFAULT_SETTINGS, enabled: true, ...s });

@@ -32,6 +32,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "plot": ("plot", "plot_cmd"),
     "collector": ("collector", "collector_group"),
     "contribute": ("contribute", "contribute_cmd"),
+    "cc": ("cc", "cc_group"),
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import defaultdict
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -12,11 +13,13 @@ import click
 from protolens.analysis.compare import compare
 from protolens.analysis.observe import METRICS, Observation, observations
 from protolens.analysis.stratified import compare_stratified
+from protolens.cc.share import UNLABELLED, nav_class
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.share import duck
 from protolens.share.bundle import BundleError
+from protolens.store import cc as ccstore
 from protolens.store.dataset import DatasetError
 from protolens.store.dataset import cells as dataset_cells
 from protolens.store.research import compare_rows, known_campaigns
@@ -45,6 +48,10 @@ def _arms(text: str | None) -> list[str] | None:
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--resamples", type=click.IntRange(100, 100_000), default=2000,
               show_default=True, help="Bootstrap resamples.")
+@click.option("--by-cc", is_flag=True,
+              help="Group loads also by the CC class of the servers that carried most of "
+                   "their bytes (delay-based, loss-based, mixed, unlabelled; protolens cc "
+                   "probe).")
 @click.option("--bundle", "bundles", multiple=True, type=click.Path(path_type=Path),
               help="Read shared bundles (.tar or directory) with DuckDB instead of the store; "
                    "repeatable.")
@@ -58,8 +65,9 @@ def _arms(text: str | None) -> list[str] | None:
 @output_options
 def compare_cmd(campaign: str | None, source: str | None, domain: str | None, metric: str,
                 arms: str | None, warm: bool, seed: int, resamples: int,
-                bundles: tuple[Path, ...], dataset: Path | None, engine: str,
-                spark_master: str | None, db: Path | None, fmt: str) -> None:
+                bundles: tuple[Path, ...], db: Path | None, fmt: str,
+                by_cc: bool = False, dataset: Path | None = None, engine: str = "duckdb",
+                spark_master: str | None = None) -> None:
     """Compare arms (or protocols) per page and condition, with confidence intervals.
 
     Example: protolens compare --campaign ifip18-loss --metric plt --csv
@@ -70,8 +78,8 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
         raise UserError("--domain applies to --source data, not to a campaign")
     wanted = _arms(arms)
     if dataset is not None:
-        if bundles or db is not None:
-            raise UserError("give one of --dataset, --bundle or --db")
+        if bundles or db is not None or by_cc:
+            raise UserError("--dataset: not with --bundle, --db or --by-cc")
         if domain is not None:
             raise UserError("--domain: not with --dataset (its groups are the domains already)")
         _compare_dataset(dataset, campaign, source, metric, warm, seed, resamples, wanted,
@@ -79,6 +87,9 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
         return
     if engine != "duckdb" or spark_master is not None:
         raise UserError("--engine and --spark-master apply to --dataset only")
+    if by_cc and bundles:
+        raise UserError("--by-cc reads the CC labels of the store, not bundles")
+    classes: dict[str, str] = {}
     if bundles:
         try:
             rows = duck.compare_rows(list(bundles), campaign=campaign, source=source)
@@ -94,10 +105,17 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
                 names = known_campaigns(conn)
                 raise UserError(f"no navigations in campaign {campaign!r} (known: "
                                 f"{', '.join(names[:5]) or 'none'})")
+            if by_cc:
+                classes = cc_classes(conn, campaign)
         except sqlite3.Error as exc:
             raise store_failure(db, exc) from None
     mode = "campaign" if campaign is not None else str(source)
-    obs = observations(rows, metric, mode, domain=domain, warm=warm)
+    if by_cc:
+        obs = [replace(o, group=f"{o.group} [{classes.get(str(row['id']), UNLABELLED)}]")
+               for row in rows for o in observations([row], metric, mode, domain=domain,
+                                                      warm=warm)]
+    else:
+        obs = observations(rows, metric, mode, domain=domain, warm=warm)
     result = [c.to_row() | {"metric": metric}
               for c in compare(obs, seed=seed, resamples=resamples, arms=wanted)]
     if not result and fmt == "table":
@@ -105,6 +123,14 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
                         "cell with two arms")
     emit(result, fmt, title=f"{metric}: {campaign or source}",
          columns=TABLE_COLUMNS if fmt == "table" else None)
+
+
+def cc_classes(conn: sqlite3.Connection, campaign: str | None) -> dict[str, str]:
+    """navigation id -> its CC class (``cc.share.nav_class``); empty before any probe."""
+    if not ccstore.has_cc_table(conn):
+        raise UserError("--by-cc: no CC labels in this store yet (protolens cc probe URL)")
+    return {str(r["navigation_id"]): nav_class(r)
+            for r in ccstore.navigation_cc_bytes(conn, campaign=campaign)}
 
 
 def dataset_observations(data: Path, mode: str, key: str, metric: str, warm: bool,

@@ -14,6 +14,7 @@ from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.paths import default_db
 from protolens.store import StoreError, open_ro, open_rw
+from protolens.store.forget import ForgetError, forget, normalize_site
 from protolens.store.migrations import migration_states
 from protolens.store.queries import stats
 
@@ -96,3 +97,41 @@ def migrate_cmd(db: Path | None, list_only: bool, fmt: str) -> None:
         for row in rows:
             row["applied_now"] = row["name"] not in before
     emit(rows, fmt, title=f"migrations in {path}")
+
+
+@db_group.command("forget")
+@db_option
+@click.option("--site", "site", metavar="DOMAIN", default=None,
+              help="Delete the loads of pages on DOMAIN and its subdomains.")
+@click.option("--all", "everything", is_flag=True, help="Delete every recorded load.")
+@click.option("--yes", is_flag=True, help="Do not ask before --all.")
+@output_options
+def forget_cmd(db: Path | None, site: str | None, everything: bool, yes: bool, fmt: str) -> None:
+    """Delete recorded page loads and every row that belongs to them; prints the rows deleted
+    per table. Lab campaigns' own tables (campaigns, loads, flows) are kept.
+
+    Example: protolens db forget --site example.com
+    """
+    if (site is None) == (not everything):
+        raise UserError("say what to forget: --site DOMAIN or --all (not both)")
+    try:
+        target = None if everything else normalize_site(site or "")
+    except ForgetError as exc:
+        raise UserError(str(exc)) from None
+    path = db_path(db)
+    if not path.is_file():
+        raise UserError(f"{path}: no database here (nothing recorded yet? use --db to choose one)")
+    if everything and not yes:
+        click.confirm(f"Delete every recorded load in {path}?", abort=True, err=True)
+    try:
+        conn = open_rw(path, migrate=False)
+    except StoreError as exc:
+        raise UserError(str(exc)) from None
+    try:
+        deleted = forget(conn, target)
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    finally:
+        conn.close()
+    emit([{"table": d.table, "deleted": d.rows} for d in deleted], fmt,
+         title=f"deleted from {path}" + ("" if target is None else f" (site {target})"))

@@ -37,25 +37,46 @@ def parse_since(text: str | None) -> float | None:
 
 
 @click.command("export")
-@click.option("--out", "out", type=click.Path(dir_okay=False, path_type=Path),
-              help="The bundle to write (a .tar); must not exist yet.")
+@click.option("--har", "har", is_flag=False, flag_value="", default=None, metavar="[ID]",
+              help="Write HAR 1.2 instead of a bundle: of navigation ID, or with --campaign.")
+@click.option("--campaign", help="With --har: every page load of this lab campaign.")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="The bundle (a .tar) or HAR file to write; must not exist yet "
+                   "(HAR: stdout without it).")
 @click.option("--since", help="Only page loads from this date on (UTC), e.g. 2025-11-01.")
 @click.option("--preview", is_flag=True,
               help="Print what would leave the machine and write nothing (--json: every row).")
 @click.option("--allow-domains", "allow_file", type=click.Path(dir_okay=False, path_type=Path),
               help="Registrable domains (one per line, or a rank,domain CSV such as a top-sites "
                    "list) whose origins may stay in clear.")
+@click.option("--keep-campaign", "keep_campaigns", multiple=True, metavar="NAME",
+              help="A campaign name to share in clear (repeatable); any other campaign name "
+                   "is exported as an anon-<hex> token.")
 @db_option
 @output_options
-def export_cmd(out: Path | None, since: str | None, preview: bool, allow_file: Path | None,
+def export_cmd(har: str | None, campaign: str | None, out: Path | None, since: str | None,
+               preview: bool, allow_file: Path | None, keep_campaigns: tuple[str, ...],
                db: Path | None, fmt: str) -> None:
-    """Write an anonymized bundle of your recorded data for sharing.
+    """Write an anonymized bundle of your recorded data for sharing, or page loads as HAR.
 
-    Hosts become salted hashes (the salt never leaves this machine), URLs origins, times
-    minutes; no IP addresses, command lines or free-form context. See docs/RESEARCH.md.
+    Bundle: hosts become salted hashes (the salt never leaves this machine), URLs origins
+    without ports, times minutes; no IP addresses or ports, command lines or free-form context;
+    lab tags in clear only when they are ProtoLens's own names. See docs/RESEARCH.md.
+    HAR (--har): one page load, or a campaign's, for DevTools, WebPageTest or sitespeed.io; URLs
+    as detailed as recorded. See docs/HAR.md.
 
     Example: protolens export --preview --allow-domains top-sites.csv
+
+    Example: protolens export --har 3f2a9c1e -o load.har
     """
+    if har is not None or campaign is not None:
+        from protolens.cli.export_har import export_har
+
+        if preview or since or allow_file or keep_campaigns:
+            raise UserError("--har: --preview, --since, --allow-domains and --keep-campaign are "
+                            "for bundles only")
+        export_har(har or None, campaign, out, db)
+        return
     if not preview and out is None:
         raise UserError("give --out FILE.tar (or --preview to see what would be exported)")
     if out is not None and not preview and out.exists():
@@ -73,7 +94,8 @@ def export_cmd(out: Path | None, since: str | None, preview: bool, allow_file: P
     conn = connect_ro(db)
     try:
         built = export.build(conn, allow=allow, since_ms=since_ms, now_ms=now_ms,
-                             contributor_id=cid or "0" * 32, keep_rows=preview)
+                             contributor_id=cid or "0" * 32, keep_rows=preview,
+                             keep_campaigns=frozenset(keep_campaigns))
     except sqlite3.Error as exc:
         raise store_failure(db, exc) from None
     if built.manifest["tables"]["navigations"]["rows"] == 0:

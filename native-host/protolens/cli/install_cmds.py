@@ -13,6 +13,7 @@ from protolens.cli.output import emit, output_options
 from protolens.install.doctor import diagnose
 from protolens.install.files import InstallError, apply_install, apply_uninstall
 from protolens.install.locations import BROWSERS, PLATFORMS, support_dir
+from protolens.install.manifest import EXTENSION_ID
 from protolens.install.plan import RECEIPT_NAME, plan_install
 
 
@@ -35,10 +36,13 @@ _udd_option = click.option(
               help="Only this browser (repeatable). Default: all of " + ", ".join(BROWSERS) + ".")
 @click.option("--system", is_flag=True, help="System-wide manifest directories (needs root).")
 @_udd_option
+@click.option("--extension-id", "extension_ids", multiple=True, metavar="ID",
+              help="Also allow this extension ID (repeatable): the ID the Chrome Web Store gave "
+                   "the published ProtoLens (docs/PACKAGING.md).")
 @_platform_option
 @output_options
 def install(browsers: tuple[str, ...], system: bool, user_data_dir: Path | None,
-            platform: str | None, fmt: str) -> None:
+            extension_ids: tuple[str, ...], platform: str | None, fmt: str) -> None:
     """Register the native host org.protolens.host with Chromium, Chrome, Brave and Edge.
 
     Writes a wrapper script that runs this Python's protolens.host, a host manifest allowing
@@ -46,12 +50,18 @@ def install(browsers: tuple[str, ...], system: bool, user_data_dir: Path | None,
     Windows), and a receipt so that `protolens uninstall` removes exactly these.
 
     Example: protolens install --browser chromium
+
+    Example: protolens install --extension-id abcdefghijklmnopabcdefghijklmnop
     """
     if system and user_data_dir:
         raise UserError("--system and --user-data-dir exclude each other")
+    for ext_id in extension_ids:
+        if not EXTENSION_ID.match(ext_id):
+            raise UserError(f"--extension-id: {ext_id!r} is not an extension ID (32 letters "
+                            "a-p, as chrome://extensions shows it)")
     plat = _platform(platform)
     plan = plan_install(plat, os.environ, sys.executable, browsers or BROWSERS, system,
-                        user_data_dir)
+                        user_data_dir, extra_ids=extension_ids)
     if plat == "win32" and sys.platform != "win32":
         raise UserError("Windows registration can only be applied on Windows")
     try:

@@ -156,18 +156,29 @@ def campaigns_cmd(fmt: str, db: Path | None) -> None:
 
 
 @click.command("report")
-@click.option("--campaign", required=True, help="Campaign name.")
+@click.option("--campaign", help="Campaign name (required unless --by-cc).")
 @click.option("--warm", is_flag=True, help="Report the warm loads instead of the cold ones.")
+@click.option("--by-cc", is_flag=True,
+              help="Per page, the share of bytes served by delay-based servers (CoNEXT'20 Fig. "
+                   "2(c); labels from protolens cc probe); all navigations unless --campaign.")
 @output_options
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
               help="A collector's data directory instead of --db (DuckDB over its Parquet).")
-def report_cmd(campaign: str, warm: bool, fmt: str, db: Path | None,
-               dataset: Path | None) -> None:
+def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
+               by_cc: bool = False, dataset: Path | None = None) -> None:
     """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image; ratio to h2.
 
     Example: protolens report --campaign wifi-test --json
     """
+    if by_cc:
+        if dataset is not None:
+            raise UserError("--by-cc reads the CC labels of the store, not a --dataset")
+        from protolens.cli.cc_report import report_by_cc
+        report_by_cc(campaign, fmt, db)
+        return
+    if campaign is None:
+        raise UserError("give --campaign NAME (or --by-cc)")
     if dataset is not None:
         from protolens.store import dataset as ds
 

@@ -7,6 +7,7 @@ import io
 import json
 import sys
 from collections.abc import Callable, Sequence
+from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 import click
@@ -40,13 +41,60 @@ def emit(rows: Sequence[dict[str, Any]] | dict[str, Any], fmt: str, title: str |
         click.echo(buf.getvalue(), nl=False)
         return
     table = Table(title=title)
-    for col in cols:
-        table.add_column(col)
+    for col in cols:  # epoch columns (``*_at_ms``) are shown as times: the header loses ``_ms``
+        table.add_column(col[:-3] if _is_epoch(col) else col)
     for row in items:
-        table.add_row(*(_cell(row.get(c)) for c in cols))
+        table.add_row(*(_table_cell(c, row.get(c)) for c in cols))
     # piped or in CI there is no terminal width: don't squeeze columns to 80 characters
     console = Console() if sys.stdout.isatty() else Console(width=max(120, 14 * len(cols)))
     console.print(table)
+
+
+URL_WIDTH = 60
+"""Table cells of a ``url`` column longer than this lose their middle."""
+
+
+def _table_cell(column: str, value: Any) -> str:
+    if _is_epoch(column):
+        return human_time(value)
+    if column == "url" and isinstance(value, str):
+        return shorten_middle(value, URL_WIDTH)
+    return _cell(value)
+
+
+def _is_epoch(column: str) -> bool:
+    return column.endswith("_at_ms")
+
+
+def human_time(epoch_ms: Any) -> str:
+    """Epoch milliseconds as ``YYYY-MM-DD HH:MM:SS`` UTC (tables only; JSON and CSV keep the
+    number)."""
+    if not isinstance(epoch_ms, int | float) or isinstance(epoch_ms, bool):
+        return _cell(epoch_ms)
+    when = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
+    return when.strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def shorten_middle(text: str, width: int) -> str:
+    """``text`` cut to ``width`` characters by dropping its middle (a URL keeps its host and its
+    last path segment)."""
+    if len(text) <= width:
+        return text
+    if width < 5:
+        return text[:width]
+    head = width // 2
+    tail = width - 1 - head
+    return text[:head] + "…" + (text[-tail:] if tail else "")
+
+
+def human_bytes(n: int | float | None) -> str:
+    """``1234567`` -> ``1.2 MB`` (powers of 1000, as DevTools shows sizes)."""
+    if n is None:
+        return ""
+    for unit, size in (("GB", 1e9), ("MB", 1e6), ("kB", 1e3)):
+        if abs(n) >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{int(n)} B"
 
 
 def _cell(value: Any) -> str:

@@ -16,7 +16,8 @@ from protolens.plots import figures
 from protolens.store import dataset
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
-KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness")
+KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness", "waterfall",
+         "cc-queue")
 FORMATS = (".png", ".svg", ".pdf")
 
 
@@ -40,9 +41,36 @@ def _dataset_rows(kind: str, data: Path, campaign: str, warm: bool) -> list[dict
     return rows
 
 
+def _waterfall(nav_id: str | None, db: Path | None) -> Figure:
+    from protolens.plots.waterfall import waterfall_figure
+    from protolens.plots.waterfall_series import waterfall_series
+    from protolens.store.queries import NotFound, resolve_id
+    from protolens.store.records import load_record
+
+    if not nav_id:
+        raise UserError("waterfall: give a NAVIGATION_ID (see: protolens navigations)")
+    conn = connect_ro(db)
+    try:
+        record = load_record(conn, resolve_id(conn, nav_id))
+    except NotFound as exc:
+        raise UserError(str(exc)) from None
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    if not record.requests:
+        raise UserError(f"waterfall: navigation {record.id} has no requests to draw")
+    return waterfall_figure(waterfall_series(record))
+
+
 def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | None,
-          limit: int, warm: bool, db: Path | None, data: Path | None = None) -> Figure:
+          limit: int, warm: bool, db: Path | None, nav_id: str | None = None,
+          host: str | None = None, data: Path | None = None) -> Figure:
     """The figure for ``kind`` (the I/O around the pure figure functions)."""
+    if kind == "waterfall":
+        return _waterfall(nav_id, db)
+    if kind == "cc-queue":
+        return _cc_queue(db, host)
+    if nav_id:
+        raise UserError(f"{kind}: takes no NAVIGATION_ID (only waterfall does)")
     if kind == "cwnd":
         if tcpstats is None:
             raise UserError("cwnd: give --tcpstats FILE (written by: protolens testbed tcpstats)")
@@ -101,9 +129,10 @@ def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool) -> list[d
 
 @click.command("plot")
 @click.argument("kind", type=click.Choice(KINDS))
-@click.option("--campaign", help="A lab campaign (all kinds except cwnd).")
-@click.option("--out", "out", required=True, type=click.Path(dir_okay=False, path_type=Path),
-              help="Output file: .png, .svg or .pdf.")
+@click.argument("nav_id", metavar="[NAVIGATION_ID]", required=False)
+@click.option("--campaign", help="A lab campaign (all kinds except cwnd and waterfall).")
+@click.option("-o", "--out", "out", type=click.Path(dir_okay=False, path_type=Path),
+              help="Output file: .png, .svg or .pdf (waterfall: waterfall-ID.png by default).")
 @click.option("--arms", help="Two arms A,B for delta-cdf and speedup (A is the reference).")
 @click.option("--tcpstats", type=click.Path(dir_okay=False, path_type=Path),
               help="cwnd: the JSON-lines file of: protolens testbed tcpstats --out FILE.")
@@ -112,14 +141,24 @@ def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool) -> list[d
 @click.option("--warm", is_flag=True, help="Plot warm loads instead of cold ones.")
 @click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
               help="A collector's data directory instead of --db (DuckDB over its Parquet).")
+@click.option("--host", help="cc-queue: the newest stored probe of this host (default: the "
+              "newest probe).")
 @db_option
-def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
-             tcpstats: Path | None, limit: int, warm: bool, dataset: Path | None,
-             db: Path | None) -> None:
-    """Draw a paper figure: plt-box, byte-shares, delta-cdf, speedup, cwnd or fairness.
+def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | None,
+             arms: str | None, tcpstats: Path | None, limit: int, warm: bool,
+             db: Path | None, host: str | None = None, dataset: Path | None = None) -> None:
+    """Draw a paper figure (plt-box, byte-shares, delta-cdf, speedup, cwnd, fairness, cc-queue:
+    a CC probe's queue over time, CoNEXT'20 Fig. 2(a)) or one page load's connection waterfall
+    (waterfall NAVIGATION_ID; docs/WATERFALL.md).
 
     Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
+
+    Example: protolens plot waterfall 3f2a9c1e
     """
+    if out is None:
+        if kind != "waterfall":
+            raise UserError(f"{kind}: give --out FILE (.png, .svg or .pdf)")
+        out = Path(f"waterfall-{(nav_id or 'x')[:8]}.png")
     if out.suffix.lower() not in FORMATS:
         raise UserError(f"--out: use a {', '.join(FORMATS)} file name (got {out.name!r})")
     import matplotlib
@@ -128,7 +167,7 @@ def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
                                 "legend.fontsize": 7, "xtick.labelsize": 7,
                                 "ytick.labelsize": 7}):  # sizes for a two-column paper
         try:
-            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, dataset)
+            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, nav_id, host, dataset)
         except figures.PlotError as exc:
             raise UserError(f"{kind}: {exc}") from None
         try:
@@ -136,3 +175,21 @@ def plot_cmd(kind: str, campaign: str | None, out: Path, arms: str | None,
         except OSError as exc:
             raise UserError(f"{out}: cannot write ({exc.strerror or exc})") from None
     click.echo(str(out))
+
+
+def _cc_queue(db: Path | None, host: str | None) -> Figure:
+    from protolens.cc.model import QueueTimeline
+    from protolens.plots.cc_queue import cc_queue
+    from protolens.store import cc as ccstore
+    conn = connect_ro(db)
+    try:
+        got = ccstore.probe_timeline(conn, host) if ccstore.has_cc_table(conn) else None
+    except sqlite3.Error as exc:
+        raise store_failure(db, exc) from None
+    finally:
+        conn.close()
+    if got is None:
+        raise UserError("cc-queue: no stored CC probe" + (f" of {host}" if host else "")
+                        + " (protolens cc probe URL)")
+    row, timeline = got
+    return cc_queue(row, QueueTimeline.from_json(timeline))

@@ -167,3 +167,51 @@ def relay_cmd(port: int, maps: tuple[str, ...], pac_for: str | None) -> None:
         raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     except KeyboardInterrupt:
         pass
+
+
+@policy_group.command("suggest")
+@click.option("--campaign", help="Use this lab campaign's loads (arms h1 and h2).")
+@click.option("--source", type=click.Choice(["passive", "experiment"]),
+              help="Use your everyday (or experiment) loads, by the main document's protocol.")
+@click.option("--apply", "apply_", is_flag=True, help="Add the proposed rules (h1 per domain).")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@db_option
+@output_options
+def suggest_cmd(campaign: str | None, source: str | None, apply_: bool, seed: int,
+                db: Path | None, fmt: str) -> None:
+    """Propose per-domain policies from the servers' CC labels (protolens cc probe) and your own
+    measurements (compare's statistics): h1 where HTTP/1.1 is significantly faster, above all
+    behind delay-based servers (CoNEXT'20's HTTPX). Never proposes without data.
+
+    Example: protolens policy suggest --source passive --apply
+    """
+    from protolens.cc.suggest import domains_to_apply, suggest
+    from protolens.store import cc as ccstore
+    from protolens.store.research import compare_rows
+    if (campaign is None) == (source is None):
+        raise UserError("give exactly one of --campaign NAME or --source passive|experiment")
+    conn = connect_ro(db)
+    try:
+        rows = compare_rows(conn, campaign=campaign, source=source)
+        labels = ccstore.host_labels(conn) if ccstore.has_cc_table(conn) else {}
+    except sqlite3.Error as exc:
+        raise UserError(f"{db_path(db)}: {exc}") from None
+    finally:
+        conn.close()
+    out = suggest(rows, labels, "campaign" if campaign else "passive", seed)
+    if not out:
+        raise UserError("no h1 or h2 loads to learn from: nothing to suggest")
+    emit([s.row() for s in out], fmt, title="Policy suggestions",
+         columns=("domain", "page", "condition", "cc_label", "n_h1", "n_h2", "median_h1_ms",
+                  "median_h2_ms", "arm", "confidence", "why") if fmt == "table" else None)
+    if apply_:
+        rw = _rw(db)
+        try:
+            for domain in domains_to_apply(out):
+                try:
+                    store.add_rule(rw, make_rule(domain, "h1"))
+                    click.echo(f"added: {domain} -> h1", err=fmt != "table")
+                except PolicyError as exc:
+                    click.echo(f"kept the existing rule: {exc}", err=fmt != "table")
+        finally:
+            rw.close()

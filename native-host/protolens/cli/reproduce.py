@@ -86,10 +86,15 @@ def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None
     its 95% bootstrap interval and a verdict from that interval, untuned.
 
     NAME: ifip18-wifi, ifip18-parallel, cell-large, conext20-delay, conext20-httpx,
-    student-study or mininet-quic; or --all.
+    student-study or mininet-quic; or --all. conext20-igor reruns the CC fingerprint's Table 1
+    (no browser; not part of --all).
 
     Example: protolens lab reproduce --all --quick --out report.md
     """
+    if name == "conext20-igor" and not run_all:
+        from protolens.cli.cc_reproduce import reproduce_igor
+        reproduce_igor(quick, testbed_name, as_json, db)
+        return
     if run_all == (name is not None):
         raise UserError("give one experiment NAME or --all (known: "
                         f"{', '.join(e.name for e in EXPERIMENTS)})")

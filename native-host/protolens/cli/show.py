@@ -1,19 +1,27 @@
-"""``protolens show ID``: one page load's hosts and connections with their byte shares."""
+"""``protolens show ID``: one page load for a human (page, milestones, hosts, connections with
+their byte shares, requests), or ``--json`` / ``--csv`` for scripts."""
 
 from __future__ import annotations
 
 import sqlite3
+import sys
 from pathlib import Path
 
 import click
+from rich.console import Console
+from rich.table import Table
 
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
+from protolens.cli.show_view import ShowView, show_view
+from protolens.record.coalesce import connection_hosts
+from protolens.store import cc as ccstore
 from protolens.store.queries import NotFound, navigation_detail, resolve_id
+from protolens.store.records import load_record
 
-SUMMARY = ("id", "url", "started_at", "plt_ms", "ttfb_ms", "fcp_ms", "lcp_ms", "first_image_ms",
-           "requests", "connections", "bytes", "main_family", "source", "late_attach")
+RIGHT = frozenset({"connections", "requests", "bytes", "share", "size", "start", "duration",
+                   "status", "connection", "conn"})
 
 
 @click.command("show")
@@ -21,25 +29,57 @@ SUMMARY = ("id", "url", "started_at", "plt_ms", "ttfb_ms", "fcp_ms", "lcp_ms", "
 @db_option
 @output_options
 def show(nav_id: str, db: Path | None, fmt: str) -> None:
-    """Show one navigation (ID or a unique prefix of it): hosts, connections, byte shares.
+    """Show one navigation (ID or a unique prefix of it): hosts, connections, byte shares,
+    requests.
 
     Example: protolens show 3f2a9c1e --json
     """
     conn = connect_ro(db)
     try:
-        detail = navigation_detail(conn, resolve_id(conn, nav_id))
+        full_id = resolve_id(conn, nav_id)
+        detail = navigation_detail(conn, full_id)
+        record = load_record(conn, full_id)
+        labels = ccstore.host_labels(conn) if ccstore.has_cc_table(conn) else {}
     except NotFound as exc:
         raise UserError(str(exc)) from None
     except sqlite3.Error as exc:
         raise store_failure(db, exc) from None
+    carried = connection_hosts(record)
+    for c in detail["connections"]:  # every host of a coalesced connection, not only its first
+        c["hosts"] = [c["host"]] if c["upstream"] else list(
+            carried.get(c["connection_id"], (c["host"],)))
+    for h in detail["hosts"]:  # the server's CC label (protolens cc probe), if judged
+        h["cc_label"] = labels.get(h["host"])
     if fmt == "json":
         emit(detail, fmt)
         return
     if fmt == "csv":  # one flat table: the connections, the byte-share view researchers plot
         emit(detail["connections"], fmt)
         return
-    emit([{"field": k, "value": detail[k]} for k in SUMMARY], fmt, title="navigation")
-    emit(detail["hosts"], fmt, title="hosts",
-         columns=("host", "requests", "connections", "families", "bytes", "share"))
-    emit(detail["connections"], fmt, title="connections",
-         columns=("connection_id", "host", "family", "requests", "bytes", "share", "upstream"))
+    _print(show_view(record))
+    judged = [f"{h['host']} {h['cc_label']}" for h in detail["hosts"] if h["cc_label"]]
+    if judged:  # the servers' congestion control, from protolens cc probe (docs/CC.md)
+        click.echo("Server CC: " + ", ".join(judged))
+
+
+def _table(title: str, rows: tuple[dict[str, str], ...]) -> Table:
+    table = Table(title=title, title_justify="left", title_style="bold")
+    for col in rows[0] if rows else ():
+        table.add_column(col, justify="right" if col in RIGHT else "left",
+                         no_wrap=col in ("bar", "url"))
+    for row in rows:
+        table.add_row(*row.values())
+    return table
+
+
+def _print(view: ShowView) -> None:
+    console = Console(width=None if sys.stdout.isatty() else 140)
+    for i, line in enumerate(view.header):
+        console.print(line, style="bold" if i == 0 else None, markup=False, highlight=False)
+    console.print()
+    console.print(_table("Hosts", view.hosts))
+    console.print(_table("Connections (by bytes)", view.connections))
+    if view.upstream:
+        console.print(_table("Upstream connections (lab proxy to server, as on the wire)",
+                             view.upstream))
+    console.print(_table(f"Requests ({len(view.requests)})", view.requests))

@@ -24,6 +24,7 @@ from protolens.messaging.lab import LabContext, LabError, parse_lab
 from protolens.messaging.queries import StoreQueries
 from protolens.paths import data_home, default_db
 from protolens.record import NavigationRecord
+from protolens.record.enums import IngestOutcome
 from protolens.store import SqliteSink, open_rw
 
 LAB_ENV = "PROTOLENS_LAB_CONTEXT"
@@ -41,7 +42,8 @@ class LazySink:
         self.db = db
         self._sink: SqliteSink | None = None
 
-    def ingest(self, record: NavigationRecord, context: Mapping[str, Any], now_ms: float) -> bool:
+    def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
+               now_ms: float) -> IngestOutcome:
         if self._sink is None:
             self._sink = SqliteSink(open_rw(self.db, now_ms=now_ms))
             log.debug("opened store %s", self.db)

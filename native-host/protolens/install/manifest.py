@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from protolens.install.extension_id import PROTOLENS_EXTENSION_ID
@@ -26,14 +26,23 @@ def origin(extension_id: str = PROTOLENS_EXTENSION_ID) -> str:
     return f"chrome-extension://{extension_id}/"
 
 
-def host_manifest(path: str, extension_id: str = PROTOLENS_EXTENSION_ID) -> dict[str, Any]:
-    """The JSON object of ``org.protolens.host.json``."""
+EXTENSION_ID = re.compile(r"^[a-p]{32}$")
+"""What Chromium's extension IDs look like (32 letters a-p; install/extension_id.py)."""
+
+
+def host_manifest(path: str, extension_id: str = PROTOLENS_EXTENSION_ID,
+                  extra_ids: Sequence[str] = ()) -> dict[str, Any]:
+    """The JSON object of ``org.protolens.host.json``. ``extra_ids`` are allowed besides the
+    development ID, e.g. the ID the Chrome Web Store gave the published extension (its zip has
+    no ``key``, so the store assigns the ID; docs/PACKAGING.md)."""
+    ids = [extension_id, *(i for i in extra_ids if i != extension_id)]
     return {"name": HOST_NAME, "description": DESCRIPTION, "path": path, "type": "stdio",
-            "allowed_origins": [origin(extension_id)]}
+            "allowed_origins": [origin(i) for i in ids]}
 
 
-def manifest_text(path: str, extension_id: str = PROTOLENS_EXTENSION_ID) -> str:
-    return json.dumps(host_manifest(path, extension_id), indent=2) + "\n"
+def manifest_text(path: str, extension_id: str = PROTOLENS_EXTENSION_ID,
+                  extra_ids: Sequence[str] = ()) -> str:
+    return json.dumps(host_manifest(path, extension_id, extra_ids), indent=2) + "\n"
 
 
 def posix_wrapper(python: str, env: Mapping[str, str] | None = None) -> str:

@@ -44,7 +44,8 @@ class InstallPlan:
 def plan_install(platform: str, env: Mapping[str, str], python: str,
                  browsers: tuple[str, ...] = BROWSERS, system: bool = False,
                  user_data_dir: Path | None = None,
-                 extension_id: str = PROTOLENS_EXTENSION_ID) -> InstallPlan:
+                 extension_id: str = PROTOLENS_EXTENSION_ID,
+                 extra_ids: tuple[str, ...] = ()) -> InstallPlan:
     base = support_dir(platform, env, system)
     places = tuple(targets(platform, env, browsers, system, user_data_dir))
     files: list[PlannedFile] = []
@@ -54,7 +55,8 @@ def plan_install(platform: str, env: Mapping[str, str], python: str,
         keys = tuple(host_key(t.location) for t in places)
         reg = base / "install.reg"
         files += [PlannedFile(wrapper, windows_wrapper(python), 0o755),
-                  PlannedFile(manifest, manifest_text(str(wrapper), extension_id), 0o644),
+                  PlannedFile(manifest, manifest_text(str(wrapper), extension_id, extra_ids),
+                              0o644),
                   PlannedFile(reg, install_reg([t.location for t in places], str(manifest)),
                               0o644),
                   PlannedFile(base / "uninstall.reg",
@@ -62,7 +64,7 @@ def plan_install(platform: str, env: Mapping[str, str], python: str,
         return InstallPlan(platform, places, tuple(files), keys, base / RECEIPT_NAME, reg)
     wrapper = base / f"{HOST_NAME}.sh"
     files.append(PlannedFile(wrapper, posix_wrapper(python), 0o755))
-    text = manifest_text(str(wrapper), extension_id)
+    text = manifest_text(str(wrapper), extension_id, extra_ids)
     for t in places:
         files.append(PlannedFile(PurePath(t.location) / f"{HOST_NAME}.json", text, 0o644))
     return InstallPlan(platform, places, tuple(files), (), base / RECEIPT_NAME, None)

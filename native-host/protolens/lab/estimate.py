@@ -78,11 +78,16 @@ class Ratio:
     """Fewest loads in any cell used."""
     n_max: int
     over: str = "pages"
-    """What the geometric mean runs over (``pages``, ``pages x arms``...)."""
+    """What the geometric mean runs over (``pages``, ``pages x arms``...; ``cells`` when every
+    term names its cell)."""
+    unit: str = "loads"
+    """What one value of a cell is (``loads``, ``repetitions``)."""
 
     def n_text(self) -> str:
         loads = f"{self.n_min}" if self.n_min == self.n_max else f"{self.n_min}-{self.n_max}"
-        return f"n={loads} loads per cell, {self.pages} {self.over}"
+        if self.over == "cells":
+            return f"n={loads} {self.unit}"
+        return f"n={loads} {self.unit} per cell, {self.pages} {self.over}"
 
     def text(self) -> str:
         if self.point is None:
@@ -121,7 +126,7 @@ def _resolve(term: Term, stratum: tuple[str | None, str | None, str | None]
 
 def ratio(cells: Cells, label: str, num: Sequence[Term], den: Sequence[Term], *,
           pages: Sequence[str] | None = None, seed: int = 0, resamples: int = RESAMPLES,
-          confidence: float = CONFIDENCE) -> Ratio:
+          confidence: float = CONFIDENCE, unit: str = "loads") -> Ratio:
     """prod(median of num cells) / prod(median of den cells), geometric mean over the strata."""
     use: list[list[tuple[tuple[float, ...], int]]] = []
     for stratum in _strata(cells, [*num, *den], pages):
@@ -133,13 +138,13 @@ def ratio(cells: Cells, label: str, num: Sequence[Term], den: Sequence[Term], *,
     over = " x ".join(name for i, name in enumerate(("pages", "conditions", "arms"))
                       if any(t[i] is None for t in terms_all)) or "cells"
     if not use:
-        return Ratio(label, None, None, None, 0, 0, 0, over)
+        return Ratio(label, None, None, None, 0, 0, 0, over, unit)
     sizes = [len(values) for terms in use for values, _ in terms]
     point_logs = [sum(sign * math.log(float(np.median(values))) for values, sign in terms)
                   for terms in use]
     point = math.exp(sum(point_logs) / len(point_logs))
     if min(sizes) < 2:
-        return Ratio(label, point, None, None, len(use), min(sizes), max(sizes), over)
+        return Ratio(label, point, None, None, len(use), min(sizes), max(sizes), over, unit)
     rng = np.random.default_rng([seed, zlib.crc32(label.encode())])
     logs = np.zeros(resamples)
     for terms in use:
@@ -149,7 +154,8 @@ def ratio(cells: Cells, label: str, num: Sequence[Term], den: Sequence[Term], *,
     logs /= len(use)
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.exp(np.percentile(logs, [tail, 100.0 - tail]))
-    return Ratio(label, point, float(low), float(high), len(use), min(sizes), max(sizes), over)
+    return Ratio(label, point, float(low), float(high), len(use), min(sizes), max(sizes), over,
+                 unit)
 
 
 @dataclass(frozen=True)

@@ -223,7 +223,7 @@ def _share_ratios(rows: Navs, pair: str, seed: int, label: str) -> Ratio:
     values = tuple(sorted(s["b"] / s["a"] for s in reps.values()
                           if set(s) == {"a", "b"} and s["a"] > 0))
     cells = Cells({(pair, "share", "b/a"): values} if values else {})
-    return ratio(cells, label, [(pair, "share", "b/a")], [], seed=seed)
+    return ratio(cells, label, [(pair, "share", "b/a")], [], seed=seed, unit="repetitions")
 
 
 def analyze_ifip18_fairness(parts: Mapping[str, Navs], seed: int = 0) -> list[Finding]:

@@ -23,6 +23,9 @@ from protolens.lab.pcap import Packet
 BIN_MS = 100
 """Throughput bins: 100 ms (issue 10 section 1; the paper does not say its bin width)."""
 SIDES = ("a", "b")
+ACTIVE_EDGE = 0.01
+"""A side is loading from 1% to 99% of its bytes (ProtoLens's choice: the paper plots whole
+runs; the edges keep one stray packet from counting as loading)."""
 BULK = "bulk"
 """A non-browser side: one HTTP/1.1 connection downloading the page's objects (curl)."""
 class PairError(ValueError):
@@ -86,9 +89,22 @@ class Series:
     bytes: Mapping[str, tuple[int, ...]]
 
     def active(self, side: str) -> tuple[int, int] | None:
-        """First and last bin with bytes of ``side``."""
-        idx = [i for i, b in enumerate(self.bytes[side]) if b > 0]
-        return (idx[0], idx[-1]) if idx else None
+        """The bins in which ``side`` moved the middle 98% of its bytes (from 1% to 99% of
+        its total): stray packets after a load (a FIN, a TLS close when the browser quits) do
+        not stretch it."""
+        series = self.bytes[side]
+        total = sum(series)
+        if total == 0:
+            return None
+        cum, first, last = 0, None, 0
+        for i, b in enumerate(series):
+            cum += b
+            if first is None and cum > ACTIVE_EDGE * total:
+                first = i
+            if cum < (1 - ACTIVE_EDGE) * total:
+                last = i + 1
+        assert first is not None
+        return first, max(first, min(last, len(series) - 1))
 
     def contention(self) -> tuple[int, int] | None:
         """Bins where both sides were loading: the later start to the earlier end."""

@@ -20,6 +20,7 @@ from protolens.messaging.lab import LabContext
 from protolens.messaging.policies import PolicySource, policies_reply
 from protolens.messaging.queries import QueryError, QuerySource, handle_query
 from protolens.record import NavigationRecord, RecordError, parse_record
+from protolens.record.enums import IngestOutcome
 
 MESSAGE_SCHEMA = 1
 """The message envelope schema this host speaks."""
@@ -27,6 +28,8 @@ MAX_MSG_ID = 200
 """Longest ``msg_id`` echoed back (keeps every reply small)."""
 MAX_ERROR = 500
 """Longest error text in a reply."""
+CONFLICT = "different content, kept the stored one"
+"""An ack's ``conflict`` when a resent id carried different content (issue 15, defect 3)."""
 
 log = logging.getLogger("protolens.host")
 
@@ -34,8 +37,10 @@ log = logging.getLogger("protolens.host")
 class RecordSink(Protocol):
     """Where validated records go; the SQLite store implements it."""
 
-    def ingest(self, record: NavigationRecord, context: Mapping[str, Any], now_ms: float) -> bool:
-        """Store ``record`` with ``context`` stamped; True if new, False if its id was stored."""
+    def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
+               now_ms: float) -> IngestOutcome:
+        """Store ``record`` with ``context`` stamped: ``stored``, or its id was stored before
+        with the same content (``duplicate``) or a different one (``conflict``)."""
         ...
 
 
@@ -180,12 +185,17 @@ class Dispatcher:
             raise _BadMessage(str(exc), msg_id) from None
         context = self.lab.context if self.lab else {}
         try:
-            inserted = self.sink.ingest(record, context, now_ms)
+            outcome = self.sink.ingest(record, context, now_ms)
         except Exception as exc:  # the host must keep serving; the extension keeps the record
             log.exception("store failed for record %s", record.id)
             raise _BadMessage(f"store: {type(exc).__name__}: {exc}", msg_id, retry=True) from None
-        return {"type": "ack", "schema": MESSAGE_SCHEMA, "id": record.id,
-                "duplicate": not inserted}
+        reply = {"type": "ack", "schema": MESSAGE_SCHEMA, "id": record.id,
+                 "duplicate": outcome != "stored"}
+        if outcome != "stored":
+            reply["same_content"] = outcome == "duplicate"
+        if outcome == "conflict":
+            reply["conflict"] = CONFLICT
+        return reply
 
 
 def encode_reply(reply: Mapping[str, Any]) -> bytes:

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Protocol
 
+from protolens.record.enums import SOURCES as RECORD_SOURCES
 from protolens.store import StoreError, open_ro
 from protolens.store.research import DASHBOARD, dashboard_query
 
@@ -21,7 +22,7 @@ REPLY_BUDGET = 256 * 1024
 """Bytes of row JSON per reply: a quarter of the 1 MB limit, leaving room for the envelope."""
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 5000
-SOURCES = ("passive", "lab", "experiment", "all")
+SOURCES = (*RECORD_SOURCES, "all")
 
 
 class QueryError(ValueError):

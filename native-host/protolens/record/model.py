@@ -9,13 +9,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-SCHEMA_VERSION = 1
-"""The only NavigationRecord schema this host accepts."""
-
-SOURCES = ("passive", "lab", "experiment")
-URL_DETAILS = ("origin", "path", "full")
-FAMILIES = ("h1", "h2", "h3")
-LATE_ATTACH = ("response", "commit")
+from protolens.record.enums import (  # noqa: F401  (re-exported: the record's value sets)
+    FAMILIES,
+    LATE_ATTACH,
+    SCHEMA_VERSION,
+    SOURCES,
+    URL_DETAILS,
+)
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Adapter for the compiled shaper (native-host/shaper/): start the built helper in the router
 namespace and talk to its unix control socket (one line per connection:
-ping | stats | stats-reset | reset | load PATH). Building it is ``build.py``'s explicit step."""
+ping | stats | stats-reset | reset | load PATH | queue | queue-reset). Building it is
+``build.py``'s explicit step."""
 
 from __future__ import annotations
 
@@ -52,6 +53,23 @@ class ShaperClient:
 
     def reset(self) -> None:
         self.request("reset")
+
+    def queue_reset(self) -> None:
+        """Restart the bottleneck queue log (10 ms samples, first drop) now."""
+        if not self.request("queue-reset").startswith("ok"):
+            raise ShaperError("shaper refused queue-reset (an old build? "
+                              "make -C native-host/shaper)")
+
+    def queue(self) -> dict[str, Any]:
+        """The queue log since the last ``queue_reset``: ``start_ns`` (wall clock),
+        ``interval_ns``, per direction ``bytes`` / ``packets`` samples, ``max_bytes``, ``drops``,
+        ``first_drop_ns``."""
+        out = self.request("queue", timeout=5.0)
+        try:
+            data: dict[str, Any] = json.loads(out)
+        except json.JSONDecodeError:
+            raise ShaperError(f"bad answer from the shaper: {out[:80]!r}") from None
+        return data
 
     def load(self, config: Path) -> None:
         out = self.request(f"load {config}")

@@ -1,10 +1,16 @@
 """Anonymization of store rows for a shared bundle (pure; the salt comes in from the caller).
 
+What happens to each column is the column table's ``export`` and ``how`` (record/columns.py);
+this module implements the rules (``_RULES``):
+
 - Every URL is reduced to its origin; the host becomes ``anon-<16 hex>``, an HMAC-SHA256 of the
   host under a random per-bundle salt that is never written anywhere, unless the host's domain is
-  on the user's allowlist (then the origin stays in clear; never a path or query).
-- No IP addresses (``remote_ip`` dropped), no CDP frame ids, no command lines, no free-form
-  context: the context keeps only the tag columns.
+  on the user's allowlist (then the origin stays in clear; never a path or query). No port: a
+  non-default one (a home server's 8443) can single a volunteer out.
+- No IP addresses or ports (``remote_ip``, ``remote_port`` dropped), no CDP frame ids, request
+  ids renumbered per navigation (CDP's carry the renderer's process id), no command lines, no
+  free-form context: the context keeps only the tag columns, and a tag stays in clear only when
+  it is one of ProtoLens's own names (share/tags.py).
 - Wall-clock times are floored to the minute; the browser is reduced to name and major version.
 - Error strings are kept only when they are Chromium's ``net::ERR_*`` codes.
 """
@@ -15,8 +21,9 @@ import hashlib
 import hmac
 import ipaddress
 import json
+import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import Any
@@ -24,12 +31,12 @@ from urllib.parse import urlsplit
 
 from publicsuffixlist import PublicSuffixList
 
+from protolens.record.columns import Column, bundled
+from protolens.share import tags
+
 MINUTE_MS = 60_000
-TAGS = ("campaign", "arm", "condition", "repetition", "page", "server_cc")
-"""Context tags that survive export (everything else in ``context`` is dropped)."""
 _NET_ERROR = re.compile(r"^net::ERR_[A-Z0-9_]{1,60}$")
 _DOMAIN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?)+$")
-_DEFAULT_PORT = {"http": 80, "https": 443}
 
 
 def parse_allowlist(text: str) -> frozenset[str]:
@@ -97,8 +104,12 @@ class Anonymizer:
     """Random, per bundle, never stored."""
     allow: frozenset[str] = frozenset()
     """Registrable domains that stay in clear."""
+    keep_campaigns: frozenset[str] = frozenset()
+    """Campaign names the volunteer chose to share in clear (``export --keep-campaign``)."""
     _cache: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     """Tokens and origins already computed (one site recurs in every request of a load)."""
+    _ids: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """The current navigation's CDP request ids and their new numbers."""
 
     def allowed(self, host: str) -> bool:
         """The host's registrable domain (eTLD+1, Public Suffix List) is on the allowlist."""
@@ -115,7 +126,7 @@ class Anonymizer:
         return found
 
     def origin(self, url: str | None) -> str:
-        """Any URL or origin -> ``scheme://host[:port]`` with the host tokenized (or in clear)."""
+        """Any URL or origin -> ``scheme://host`` with the host tokenized (or in clear)."""
         text = url or ""
         head, sep, rest = text.partition("://")
         if not sep:  # data:, about:blank, garbage: not worth caching
@@ -133,76 +144,83 @@ class Anonymizer:
     def _origin(self, url: str) -> str:
         try:
             parts = urlsplit(url or "")
-            host, port = parts.hostname or "", parts.port
+            host = parts.hostname or ""
         except ValueError:
             return "other://" + self.host("")
         scheme = parts.scheme.lower() if parts.scheme.lower() in ("http", "https", "wss", "ws") \
             else "other"
-        suffix = f":{port}" if port is not None and port != _DEFAULT_PORT.get(scheme) else ""
-        return f"{scheme}://{self.host(host)}{suffix}"
+        return f"{scheme}://{self.host(host)}"
 
-    def tag(self, value: Any) -> Any:
-        """A tag stays, except one that is a URL (a real-site campaign's ``page``)."""
-        if isinstance(value, str) and "://" in value:
-            return self.origin(value)
-        return value
+    def pseudonym(self, key: str, value: str) -> str:
+        """A free-text tag as ``anon-<16 hex>`` under the bundle's salt (share/tags.py)."""
+        data = f"tag\x00{key}\x00{value}".encode()
+        return "anon-" + hmac.new(self.salt, data, hashlib.sha256).hexdigest()[:16]
 
-    def navigation(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        origin = self.origin(row["origin"])
-        tags = {k: self.tag(row.get(k)) for k in TAGS}
-        redirects = [self.origin(u) for u in json.loads(row.get("redirects") or "[]")]
-        return {
-            "id": row["id"], "schema": row["schema"], "source": row["source"],
-            "url": origin, "origin": origin, "url_detail": "origin",
-            "started_at_ms": minute(row["started_at_ms"]),
-            "browser_name": row["browser_name"],
-            "browser_version": major_version(row["browser_version"]),
-            "extension_version": row["extension_version"],
-            "network_effective_type": row.get("network_effective_type"),
-            "network_rtt_ms": row.get("network_rtt_ms"),
-            "network_downlink_mbps": row.get("network_downlink_mbps"),
-            "warm": row["warm"], "redirects": json.dumps(redirects),
-            "aborted": row["aborted"], "error": net_error(row.get("error")),
-            "ttfb_ms": row.get("ttfb_ms"), "fcp_ms": row.get("fcp_ms"),
-            "lcp_ms": row.get("lcp_ms"), "dcl_ms": row.get("dcl_ms"),
-            "load_ms": row.get("load_ms"), "first_image_ms": row.get("first_image_ms"),
-            "failed": row["failed"], "failure": net_error(row.get("failure")),
-            **tags,
-            "context": json.dumps({k: v for k, v in tags.items() if v is not None},
-                                  sort_keys=True),
-            "ingested_at_ms": minute(row["ingested_at_ms"]),
-            "late_attach": row.get("late_attach"),
-        }
-
-    def request(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        out = {k: row.get(k) for k in REQUEST_KEEP}
-        out["url"] = self.origin(row["url"])
-        out["host"] = self.host(row["host"])
-        out["failure"] = net_error(row.get("failure"))
-        return out
-
-    def connection(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        out = {k: row.get(k) for k in CONNECTION_KEEP}
-        out["host"] = self.host(row["host"])
-        return out
-
-    def host_row(self, row: Mapping[str, Any]) -> dict[str, Any]:
-        return {"navigation_id": row["navigation_id"], "host": self.host(row["host"]),
-                "connections": row["connections"], "families": row["families"]}
+    def request_id(self, navigation_id: str, request_id: str) -> str:
+        """CDP's requestId carries the renderer's process id (``<pid>.<n>``) or a loader id:
+        renumbered per navigation in order of appearance, the redirect hop kept (``r3:1``).
+        Rows come in (navigation, seq) order (``store.research.export_rows``)."""
+        cdp, sep, hop = request_id.rpartition(":")
+        if not sep:
+            cdp, hop = request_id, "0"
+        if self._ids.get("\x00navigation") != navigation_id:
+            self._ids.clear()
+            self._ids["\x00navigation"] = navigation_id
+        number = self._ids.setdefault(cdp, str(len(self._ids)))
+        return f"r{number}:{hop}"
 
     def table(self, name: str, rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
-        fn = {"navigations": self.navigation, "requests": self.request,
-              "connections": self.connection, "hosts": self.host_row}[name]
-        return [fn(r) for r in rows]
+        """Rows of store table ``name`` as the bundle carries them: every column the table
+        (record/columns.py) exports, each through its rule."""
+        plan = [(c.name, _plan(c)) for c in bundled(name)]
+        out = []
+        for row in rows:
+            done: dict[str, Any] = {}
+            for col, rule in plan:
+                done[col] = row.get(col) if rule is None else rule(self, row, col, done)
+            out.append(done)
+        return out
 
 
-REQUEST_KEEP = ("navigation_id", "seq", "request_id", "url", "host", "resource_type", "method",
-                "status", "mime_type", "protocol", "family", "connection_id",
-                "connection_reused", "remote_port", "encoded_bytes", "body_bytes",
-                "from_disk_cache", "from_memory_cache", "from_service_worker", "priority",
-                "alternate_protocol_usage", "start_ms", "first_byte_ms", "end_ms", "failed",
-                "failure", "is_main_document")
-"""``requests`` columns in a bundle: all but ``remote_ip`` and ``frame_id``."""
-CONNECTION_KEEP = ("navigation_id", "connection_id", "upstream", "host", "family",
-                   "remote_port", "requests", "bytes", "share", "first_ms", "last_ms")
-"""``connections`` columns in a bundle: all but ``remote_ip``."""
+Rule = Callable[[Anonymizer, Mapping[str, Any], str, Mapping[str, Any]], Any]
+
+
+def _plan(c: Column) -> Rule | None:
+    """The rule of column ``c``; None: copy it as is. A kept nullable number outside its range
+    (stored by an older ProtoLens, e.g. a status of 0) is exported as null, the value merge
+    would refuse the whole bundle for (record/columns.py)."""
+    if c.export != "keep":
+        return _RULES[c.how]
+    if c.required or c.sql == "TEXT" or c.flag or (c.min is None and c.max is None):
+        return None
+    lo = -math.inf if c.min is None else c.min
+    hi = math.inf if c.max is None else c.max
+
+    def in_range(a: Anonymizer, row: Mapping[str, Any], col: str, done: Mapping[str, Any]) -> Any:
+        value = row.get(col)
+        return value if value is None or lo <= value <= hi else None
+
+    return in_range
+
+
+def _tags_json(a: Anonymizer, row: Mapping[str, Any], col: str, done: Mapping[str, Any]) -> str:
+    """The context as the tag columns already exported for this row (nothing else)."""
+    tags = {c.name: done[c.name] for c in bundled("navigations") if c.context}
+    return json.dumps({k: v for k, v in tags.items() if v is not None}, sort_keys=True)
+
+
+_RULES: dict[str, Rule] = {
+    "origin": lambda a, row, col, done: a.origin(row[col]),
+    "origins": lambda a, row, col, done: json.dumps(
+        [a.origin(u) for u in json.loads(row.get(col) or "[]")]),
+    "origin_detail": lambda a, row, col, done: "origin",
+    "host": lambda a, row, col, done: a.host(row[col]),
+    "tag": lambda a, row, col, done: None if row.get(col) is None else tags.exported(
+        col, row[col], a.keep_campaigns, a.pseudonym),
+    "request_id": lambda a, row, col, done: a.request_id(row["navigation_id"], row[col]),
+    "minute": lambda a, row, col, done: minute(row[col]),
+    "major_version": lambda a, row, col, done: major_version(row[col]),
+    "net_error": lambda a, row, col, done: net_error(row.get(col)),
+    "tags_json": _tags_json,
+}
+"""What each ``how`` of record/columns.py does (a ``keep`` column is copied as is)."""

@@ -4,7 +4,8 @@ table (Parquet compresses inside). Also accepted: a directory with the same file
 The manifest lists every table's file, row count and SHA-256; the bundle's checksum (its identity
 for ``merge``) is the SHA-256 of ``manifest.json``'s bytes, which covers every table through
 their checksums. Reading validates checksums, row counts, the Arrow schema of each table and the
-value ranges of its columns; any failure is a ``BundleError`` naming the file and the problem.
+value ranges of its columns (all derived from ``record/columns.py``, the ranges the host checks at
+ingest); any failure is a ``BundleError`` naming the file and the problem.
 """
 
 from __future__ import annotations
@@ -25,87 +26,40 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
+from protolens.record import columns
+
 FORMAT = "protolens-bundle"
-BUNDLE_SCHEMA = 2
-"""Version of the bundle's tables and manifest that ``export`` writes. 2 added
-``navigations.late_attach``."""
-READABLE_SCHEMAS = (1, 2)
-"""Versions ``merge`` reads; an older bundle's missing columns are read as nulls."""
+BUNDLE_SCHEMA = columns.BUNDLE_SCHEMA
+"""Version of the bundle's tables and manifest that ``export`` writes (record/columns.py)."""
+READABLE_SCHEMAS = tuple(range(1, BUNDLE_SCHEMA + 1))
+"""Versions ``merge`` reads; an older bundle's missing columns are read as nulls, and columns
+export no longer shares (``remote_port`` before 3) are dropped on reading."""
 MANIFEST = "manifest.json"
 MAX_MEMBER = 4 << 30
 """Largest table file accepted (bytes)."""
 
-_S, _I, _F = pa.string(), pa.int64(), pa.float64()
-SCHEMAS: dict[str, pa.Schema] = {
-    "navigations": pa.schema([
-        ("id", _S), ("schema", _I), ("source", _S), ("url", _S), ("origin", _S),
-        ("url_detail", _S), ("started_at_ms", _F), ("browser_name", _S),
-        ("browser_version", _S), ("extension_version", _S), ("network_effective_type", _S),
-        ("network_rtt_ms", _F), ("network_downlink_mbps", _F), ("warm", _I), ("redirects", _S),
-        ("aborted", _I), ("error", _S), ("ttfb_ms", _F), ("fcp_ms", _F), ("lcp_ms", _F),
-        ("dcl_ms", _F), ("load_ms", _F), ("first_image_ms", _F), ("failed", _I),
-        ("failure", _S), ("campaign", _S), ("arm", _S), ("condition", _S),
-        ("repetition", _I), ("page", _S), ("server_cc", _S), ("context", _S),
-        ("ingested_at_ms", _F), ("late_attach", _S)]),
-    "requests": pa.schema([
-        ("navigation_id", _S), ("seq", _I), ("request_id", _S), ("url", _S), ("host", _S),
-        ("resource_type", _S), ("method", _S), ("status", _I), ("mime_type", _S),
-        ("protocol", _S), ("family", _S), ("connection_id", _I), ("connection_reused", _I),
-        ("remote_port", _I), ("encoded_bytes", _I), ("body_bytes", _I),
-        ("from_disk_cache", _I), ("from_memory_cache", _I), ("from_service_worker", _I),
-        ("priority", _S), ("alternate_protocol_usage", _S), ("start_ms", _F),
-        ("first_byte_ms", _F), ("end_ms", _F), ("failed", _I), ("failure", _S),
-        ("is_main_document", _I)]),
-    "connections": pa.schema([
-        ("navigation_id", _S), ("connection_id", _I), ("upstream", _I), ("host", _S),
-        ("family", _S), ("remote_port", _I), ("requests", _I), ("bytes", _I), ("share", _F),
-        ("first_ms", _F), ("last_ms", _F)]),
-    "hosts": pa.schema([("navigation_id", _S), ("host", _S), ("connections", _I),
-                        ("families", _S)]),
-}
+_ARROW = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
+TABLES = columns.BUNDLE_TABLES
 """Every table of a bundle, in insertion order (navigations first)."""
-TABLES = tuple(SCHEMAS)
-ADDED_IN = {2: {"navigations": ("late_attach",)}}
-"""Columns each bundle schema version added (appended at the end of their table)."""
-LATE_ATTACH = ("response", "commit")
 
 
-def schema_of(name: str, version: int) -> pa.Schema:
-    """The columns of table ``name`` in bundle schema ``version``."""
-    schema = SCHEMAS[name]
-    for v, added in ADDED_IN.items():
-        if v > version:
-            for col in added.get(name, ()):
-                schema = schema.remove(schema.get_field_index(col))
-    return schema
+def schema_of(name: str, version: int = BUNDLE_SCHEMA) -> pa.Schema:
+    """The Arrow schema of table ``name`` in bundle schema ``version``, from the column table."""
+    return pa.schema([(c.name, _ARROW[c.arrow]) for c in columns.bundled(name, version)])
+
+
+SCHEMAS: dict[str, pa.Schema] = {name: schema_of(name) for name in TABLES}
+"""Every table of a bundle as export writes it."""
 
 
 def upgrade(name: str, table: pa.Table) -> pa.Table:
-    """A table of an older bundle schema with the newer columns added as nulls."""
+    """A table of any readable bundle schema in the current one: newer columns added as nulls,
+    columns export stopped sharing dropped."""
+    out = []
     for field in SCHEMAS[name]:
-        if field.name not in table.column_names:
-            table = table.append_column(field, pa.nulls(table.num_rows, field.type))
-    return table
-
-_BOOLS = {"navigations": ("warm", "aborted", "failed"),
-          "requests": ("connection_reused", "from_disk_cache", "from_memory_cache",
-                       "from_service_worker", "failed", "is_main_document"),
-          "connections": ("upstream",), "hosts": ()}
-_NON_NEGATIVE = {"navigations": ("ttfb_ms", "fcp_ms", "lcp_ms", "dcl_ms", "load_ms",
-                                 "first_image_ms", "network_rtt_ms", "network_downlink_mbps"),
-                 "requests": ("encoded_bytes", "body_bytes", "seq", "remote_port"),
-                 "connections": ("requests", "bytes", "share", "remote_port"),
-                 "hosts": ("connections",)}
-_REQUIRED = {"navigations": ("id", "schema", "source", "url", "origin", "started_at_ms",
-                             "browser_name", "browser_version", "extension_version", "warm",
-                             "redirects", "aborted", "failed", "context", "ingested_at_ms"),
-             "requests": ("navigation_id", "seq", "request_id", "url", "host", "resource_type",
-                          "method", "encoded_bytes", "body_bytes", "start_ms", "failed",
-                          "is_main_document"),
-             "connections": ("navigation_id", "connection_id", "upstream", "host", "requests",
-                             "bytes", "share"),
-             "hosts": ("navigation_id", "host", "connections", "families")}
-_EPOCH_MS = (946_684_800_000.0, 4_102_444_800_000.0)  # 2000-01-01 .. 2100-01-01
+        out.append(table.column(field.name) if field.name in table.column_names
+                   else pa.nulls(table.num_rows, field.type))
+    return pa.Table.from_arrays(out, schema=SCHEMAS[name])
 
 
 class BundleError(Exception):
@@ -233,53 +187,70 @@ def _ip_literal(value: str) -> bool:
     return True
 
 
+def _check_column(table: pa.Table, c: columns.Column) -> str | None:
+    """What is wrong with column ``c`` of ``table`` against its ranges, or None."""
+    data = table.column(c.name)
+    if c.required and data.null_count:
+        return "missing values"
+    values = data.drop_null()
+    if not len(values):
+        return None
+    allowed = [0, 1] if c.flag else list(c.enum)
+    if allowed and not pc.all(pc.is_in(values, pa.array(allowed))).as_py():
+        return f"values other than {' and '.join(map(str, allowed))}" if c.flag else \
+            f"values other than {', '.join(c.enum)}"
+    if c.sql == "REAL" and not pc.all(pc.is_finite(values)).as_py():
+        return "values that are not finite numbers"
+    if c.max_len is not None and c.sql == "TEXT":
+        longest = pc.max(pc.utf8_length(values)).as_py()
+        if longest > c.max_len:
+            return f"text of {longest} characters, at most {c.max_len} allowed"
+    if c.min is None and c.max is None:
+        return None
+    mm = pc.min_max(values).as_py()
+    if c.min is not None and mm["min"] < c.min:
+        return f"negative value {mm['min']}" if c.min == 0 else \
+            f"value {mm['min']} below {_num(c.min)}"
+    if c.max is not None and mm["max"] > c.max:
+        return f"value {mm['max']} above {_num(c.max)}"
+    return None
+
+
+def _num(x: float) -> str:
+    return "2^53" if x == columns.MAX_COUNT else f"{x:.15g}"
+
+
+def _check_shares(table: pa.Table) -> str | None:
+    """Connection shares sum to at most 1 per navigation and ``upstream`` value."""
+    sums = table.group_by(["navigation_id", "upstream"]).aggregate([("share", "sum")])
+    top = pc.max(sums.column("share_sum")).as_py()
+    if top is not None and top > 1 + columns.SHARE_EPSILON:
+        return f"a navigation's shares sum to {top:.6g}, above 1"
+    return None
+
+
 def _check_values(path: Path, name: str, table: pa.Table, nav_ids: pa.Array | None) -> None:
     def bad(column: str, what: str) -> BundleError:
         return BundleError(f"{path}: {name}.{column}: {what}")
 
     if table.num_rows == 0:  # pyarrow's all() of nothing is null, not true
         return
-
-    for col in _REQUIRED[name]:
-        if table.column(col).null_count:
-            raise bad(col, "missing values")
-    for col in _BOOLS[name]:
-        values = table.column(col).drop_null()
-        if len(values) and not pc.all(pc.is_in(values, pa.array([0, 1]))).as_py():
-            raise bad(col, "values other than 0 and 1")
-    for col in _NON_NEGATIVE[name]:
-        mm = pc.min_max(table.column(col)).as_py()
-        if mm["min"] is not None and mm["min"] < 0:
-            raise bad(col, f"negative value {mm['min']}")
+    for c in columns.bundled(name):
+        problem = _check_column(table, c)
+        if problem:
+            raise bad(c.name, problem)
+    if name == "connections" and (problem := _check_shares(table)):
+        raise bad("share", problem)
     for col in _HOST_COLUMNS[name]:  # anonymized hosts are tokens or allowlisted names
         if any(_ip_literal(v) for v in pc.unique(table.column(col).drop_null()).to_pylist()):
             raise bad(col, "an IP address (not an anonymized bundle)")
-    if "family" in table.column_names:
-        fam = table.column("family").drop_null()
-        if len(fam) and not pc.all(pc.is_in(fam, pa.array(["h1", "h2", "h3"]))).as_py():
-            raise bad("family", "values other than h1, h2, h3")
-    if name == "connections":
-        mm = pc.min_max(table.column("share")).as_py()
-        if mm["max"] is not None and mm["max"] > 1:
-            raise bad("share", f"value {mm['max']} above 1")
     if name == "navigations":
         ids = table.column("id")
         if pc.count_distinct(ids).as_py() != len(ids):
             raise bad("id", "duplicate ids")
-        if not pc.all(pc.is_in(table.column("source"),
-                               pa.array(["passive", "lab", "experiment"]))).as_py():
-            raise bad("source", "values other than passive, lab, experiment")
         if not pc.all(pc.equal(table.column("url_detail"), "origin")).as_py() or \
                 not pc.all(pc.equal(table.column("url"), table.column("origin"))).as_py():
             raise bad("url", "not reduced to the origin (not an anonymized bundle)")
-        late = table.column("late_attach").drop_null()
-        if len(late) and not pc.all(pc.is_in(late, pa.array(LATE_ATTACH))).as_py():
-            raise bad("late_attach", f"values other than {', '.join(LATE_ATTACH)}")
-        for col in ("started_at_ms", "ingested_at_ms"):
-            mm = pc.min_max(table.column(col)).as_py()
-            if mm["min"] is not None and not (_EPOCH_MS[0] <= mm["min"] and
-                                              mm["max"] <= _EPOCH_MS[1]):
-                raise bad(col, "outside the years 2000-2100")
     elif nav_ids is not None and \
             not pc.all(pc.is_in(table.column("navigation_id"), nav_ids)).as_py():
         raise bad("navigation_id", "refers to a navigation not in the bundle")

@@ -1,6 +1,7 @@
 """DuckDB over bundles: the second adapter for ``compare`` (the first is SQLite). Tables of one
 or more bundles become DuckDB views over their Parquet files and the same ``COMPARE_SQL`` runs on
-them, so a researcher can skip ``merge`` and still get the same numbers."""
+them, so a researcher can skip ``merge`` and still get the same numbers. The views' columns are
+the current bundle schema's (derived from ``record/columns.py``), whatever versions are read."""
 
 from __future__ import annotations
 
@@ -11,8 +12,18 @@ from typing import Any
 
 import duckdb
 
-from protolens.share.bundle import TABLES, member_files, read_bundle
+from protolens.share.bundle import SCHEMAS, TABLES, member_files, read_bundle, schema_of
 from protolens.store.research import COMPARE_SQL, compare_where
+
+_DUCK_TYPES = {"string": "VARCHAR", "int64": "BIGINT", "double": "DOUBLE"}
+
+
+def _select(name: str, present: set[str]) -> str:
+    """The current bundle columns of table ``name`` (record/columns.py): those no bundle read
+    has (older bundle schemas) as typed NULLs, those export stopped sharing left out."""
+    return ", ".join(f.name if f.name in present else
+                     f"CAST(NULL AS {_DUCK_TYPES[str(f.type)]}) AS {f.name}"
+                     for f in SCHEMAS[name])
 
 
 def compare_rows(bundles: Sequence[Path], campaign: str | None = None,
@@ -20,8 +31,11 @@ def compare_rows(bundles: Sequence[Path], campaign: str | None = None,
     """``store.research.compare_rows`` over validated bundles (.tar or directories)."""
     with tempfile.TemporaryDirectory(prefix="protolens-duck-") as tmp:
         files: dict[str, list[str]] = {name: [] for name in TABLES}
+        present: dict[str, set[str]] = {name: set() for name in TABLES}
         for i, path in enumerate(bundles):
-            read_bundle(path)  # validate first
+            bundle = read_bundle(path)  # validate first
+            for name in TABLES:
+                present[name].update(schema_of(name, bundle.manifest["bundle_schema"]).names)
             if path.is_dir():
                 for name in TABLES:
                     files[name].append(str(path / f"{name}.parquet"))
@@ -35,8 +49,8 @@ def compare_rows(bundles: Sequence[Path], campaign: str | None = None,
         try:
             for name, paths in files.items():
                 listing = ", ".join("'" + p.replace("'", "''") + "'" for p in paths)
-                con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet([{listing}], "
-                            "union_by_name = true)")
+                con.execute(f"CREATE VIEW {name} AS SELECT {_select(name, present[name])} "
+                            f"FROM read_parquet([{listing}], union_by_name = true)")
             where, params = compare_where(campaign, source)
             cur = con.execute(COMPARE_SQL + where + " ORDER BY n.id", params)
             names = [d[0] for d in cur.description]

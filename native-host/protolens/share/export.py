@@ -16,9 +16,15 @@ from typing import Any
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
 from protolens import __version__
+from protolens.record.columns import TABLES as COLUMN_TABLES
+from protolens.record.enums import SCHEMA_VERSION
 from protolens.share.anonymize import Anonymizer
 from protolens.share.bundle import SCHEMAS, TABLES, make_manifest, to_table, write_tar
 from protolens.store.research import export_rows
+
+DROPPED = tuple(sorted({c.name for t in TABLES for c in COLUMN_TABLES[t]
+                       if c.export == "drop" and c.name != "bundle"}))
+"""Columns no bundle carries (``bundle`` is the merge's own provenance)."""
 
 
 @dataclass(frozen=True)
@@ -53,12 +59,14 @@ def _table_file(conn: sqlite3.Connection, name: str, anon: Anonymizer, since_ms:
 
 def build(conn: sqlite3.Connection, *, allow: frozenset[str], since_ms: float | None,
           now_ms: float, contributor_id: str, salt: bytes | None = None,
-          keep_rows: bool = False, ingested: tuple[float, float] = (-1.0, float("inf")),
-          ) -> Built:
+          keep_rows: bool = False, keep_campaigns: frozenset[str] = frozenset(),
+          ingested: tuple[float, float] = (-1.0, float("inf"))) -> Built:
     """Anonymized tables and their manifest. ``salt`` defaults to 32 fresh random bytes;
-    ``keep_rows`` also returns the rows (for ``--preview``); ``ingested``: only navigations
-    stored in this window (``store.research.export_rows``)."""
-    anon = Anonymizer(salt if salt is not None else secrets.token_bytes(32), allow)
+    ``keep_rows`` also returns the rows (for ``--preview``); ``keep_campaigns`` are campaign
+    names the volunteer shares in clear; ``ingested``: only navigations stored in this window
+    (``store.research.export_rows``)."""
+    anon = Anonymizer(salt if salt is not None else secrets.token_bytes(32), allow,
+                      keep_campaigns)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
     files: dict[str, bytes] = {}
     counts: dict[str, int] = {}
@@ -67,17 +75,16 @@ def build(conn: sqlite3.Connection, *, allow: frozenset[str], since_ms: float | 
                                                 rows[name] if keep_rows else None, ingested)
     info: Mapping[str, Any] = {
         "protolens_version": __version__,
-        "record_schema": 1,
+        "record_schema": SCHEMA_VERSION,
         "exported_at": iso_minute(now_ms),
         "since": iso_minute(since_ms) if since_ms else None,
         "contributor_id": contributor_id,
         "anonymization": {
             "hosts": "HMAC-SHA256 under a random per-bundle salt that is not in the bundle, "
-                     "first 16 hex digits, as anon-<hex>; URLs reduced to scheme://host[:port]",
+                     "first 16 hex digits, as anon-<hex>; URLs reduced to scheme://host",
             "allowlisted_domains": len(allow),
             "times": "wall-clock times floored to the minute",
-            "dropped": ["remote_ip", "frame_id", "command_line", "load_id",
-                        "context (except the tag columns)"],
+            "dropped": [*DROPPED, "context (except the tag columns)"],
             "browser": "name and major version",
         },
     }

@@ -7,7 +7,7 @@ import sqlite3
 from typing import Any
 
 
-def m010_contributions(conn: sqlite3.Connection) -> None:
+def m011_contributions(conn: sqlite3.Connection) -> None:
     """``contributions``: one row per upload a collector accepted."""
     conn.execute("""
         CREATE TABLE contributions (

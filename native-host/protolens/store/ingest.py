@@ -8,43 +8,43 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
+from operator import attrgetter
 from typing import Any
 
-from protolens.record import NavigationRecord
+from protolens.record import NavigationRecord, columns
+from protolens.record.enums import IngestOutcome
 from protolens.store.policy import store_record_policies
 
-CONTEXT_COLUMNS = ("campaign", "arm", "condition", "repetition", "page", "server_cc",
-                   "command_line", "load_id")
-"""Context keys that also get a real column in ``navigations``."""
+CONTEXT_COLUMNS = tuple(c.name for c in columns.NAVIGATIONS if c.context)
+"""Context keys that also get a real column in ``navigations`` (campaign ... load_id)."""
 
-_NAV_COLUMNS = (
-    "id", "schema", "source", "url", "origin", "url_detail", "started_at_ms", "browser_name",
-    "browser_version", "extension_version", "network_effective_type", "network_rtt_ms",
-    "network_downlink_mbps", "warm", "redirects", "aborted", "error", "ttfb_ms", "fcp_ms",
-    "lcp_ms", "dcl_ms", "load_ms", "first_image_ms", "failed", "failure", *CONTEXT_COLUMNS,
-    "context", "ingested_at_ms", "late_attach",
-)
-_REQ_COLUMNS = (
-    "navigation_id", "seq", "request_id", "url", "host", "resource_type", "method", "status",
-    "mime_type", "protocol", "family", "connection_id", "connection_reused", "remote_ip",
-    "remote_port", "encoded_bytes", "body_bytes", "from_disk_cache", "from_memory_cache",
-    "from_service_worker", "priority", "alternate_protocol_usage", "start_ms", "first_byte_ms",
-    "end_ms", "failed", "failure", "frame_id", "is_main_document",
-)
-_CONN_COLUMNS = ("navigation_id", "connection_id", "upstream", "host", "family", "remote_ip",
-                 "remote_port", "requests", "bytes", "share", "first_ms", "last_ms")
-_HOST_COLUMNS = ("navigation_id", "host", "connections", "families")
+_NAV_COLUMNS = columns.stored("navigations")
+_REQ_COLUMNS = columns.stored("requests")
+_CONN_COLUMNS = columns.stored("connections")
+_HOST_COLUMNS = columns.stored("hosts")
+_NAV_FIELDS = tuple((c.name, tuple(c.field.split("."))) for c in columns.NAVIGATIONS if c.field)
+_REQ_VALUES = attrgetter(*_REQ_COLUMNS[2:])  # after navigation_id, seq
+_CONN_VALUES = attrgetter(*_CONN_COLUMNS[1:])  # after navigation_id
 
 
-def _insert(table: str, columns: tuple[str, ...]) -> str:
-    return (f"INSERT INTO {table} ({', '.join(columns)}) "
-            f"VALUES ({', '.join('?' for _ in columns)})")
+def _insert(table: str, names: tuple[str, ...]) -> str:
+    return (f"INSERT INTO {table} ({', '.join(names)}) "
+            f"VALUES ({', '.join('?' for _ in names)})")
 
 
 INSERT_NAVIGATION = _insert("navigations", _NAV_COLUMNS)
 INSERT_REQUEST = _insert("requests", _REQ_COLUMNS)
 INSERT_CONNECTION = _insert("connections", _CONN_COLUMNS)
 INSERT_HOST = _insert("hosts", _HOST_COLUMNS)
+
+
+def _at(record: NavigationRecord, path: tuple[str, ...]) -> Any:
+    value: Any = record
+    for part in path:
+        if value is None:
+            return None
+        value = getattr(value, part)
+    return value
 
 
 def _context_cell(key: str, value: Any) -> Any:
@@ -64,39 +64,61 @@ def _context_cell(key: str, value: Any) -> Any:
 def navigation_row(record: NavigationRecord, context: Mapping[str, Any],
                    now_ms: float) -> tuple[Any, ...]:
     """The ``navigations`` row; ``context`` overrides the record's own context keys."""
-    page, ms, net = record.page, record.milestones, record.page.network
+    page = record.page
     # an experiment's arm goes where `protolens compare --source experiment` reads it (arm column)
     exp = ({"arm": record.experiment.arm, "experiment": record.experiment.name}
            if record.experiment else {})
     merged = {**record.context, **exp, **context}
-    failed = page.error is not None or page.aborted
-    failure = page.error if page.error is not None else ("aborted" if page.aborted else None)
-    return (
-        record.id, record.schema, record.source, page.url, page.origin, page.url_detail,
-        page.started_at_ms, page.browser.name, page.browser.version, page.extension_version,
-        net.effective_type if net else None, net.rtt_ms if net else None,
-        net.downlink_mbps if net else None, page.warm, json.dumps(list(page.redirects)),
-        page.aborted, page.error, ms.ttfb_ms, ms.fcp_ms, ms.lcp_ms, ms.dcl_ms, ms.load_ms,
-        ms.first_image_ms, failed, failure,
-        *(_context_cell(k, merged.get(k)) for k in CONTEXT_COLUMNS),
-        json.dumps(merged, sort_keys=True, default=str), now_ms, page.late_attach,
-    )
+    row = {name: _at(record, path) for name, path in _NAV_FIELDS}
+    row["redirects"] = json.dumps(list(page.redirects))
+    row["failed"] = page.error is not None or page.aborted
+    row["failure"] = page.error if page.error is not None else ("aborted" if page.aborted
+                                                                else None)
+    row.update((k, _context_cell(k, merged.get(k))) for k in CONTEXT_COLUMNS)
+    row["context"] = json.dumps(merged, sort_keys=True, default=str)
+    row["ingested_at_ms"] = now_ms
+    return tuple(row[name] for name in _NAV_COLUMNS)
 
 
 def child_rows(record: NavigationRecord) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]],
                                                   list[tuple[Any, ...]]]:
     """Rows for ``requests``, ``connections`` and ``hosts``."""
     rid = record.id
-    reqs = [(rid, seq, r.request_id, r.url, r.host, r.resource_type, r.method, r.status,
-             r.mime_type, r.protocol, r.family, r.connection_id, r.connection_reused, r.remote_ip,
-             r.remote_port, r.encoded_bytes, r.body_bytes, r.from_disk_cache, r.from_memory_cache,
-             r.from_service_worker, r.priority, r.alternate_protocol_usage, r.start_ms,
-             r.first_byte_ms, r.end_ms, r.failed, r.failure, r.frame_id, r.is_main_document)
-            for seq, r in enumerate(record.requests)]
-    conns = [(rid, c.connection_id, c.upstream, c.host, c.family, c.remote_ip, c.remote_port,
-              c.requests, c.bytes, c.share, c.first_ms, c.last_ms) for c in record.connections]
+    reqs = [(rid, seq, *_REQ_VALUES(r)) for seq, r in enumerate(record.requests)]
+    conns = [(rid, *_CONN_VALUES(c)) for c in record.connections]
     hosts = [(rid, h.host, h.connections, json.dumps(list(h.families))) for h in record.hosts]
     return reqs, conns, hosts
+
+
+_CONTENT = tuple(i for i, name in enumerate(_NAV_COLUMNS)
+                 if name not in (*CONTEXT_COLUMNS, "context", "ingested_at_ms"))
+"""Positions of the ``navigations`` columns that come from the record itself."""
+
+
+def same_content(conn: sqlite3.Connection, record: NavigationRecord) -> bool:
+    """Whether the stored navigation ``record.id`` has the rows ``record`` would give (its
+    navigation row without host-stamped tags and time, requests, browser connections, hosts)."""
+    nav = navigation_row(record, {}, 0.0)
+    rid = (record.id,)
+    old = conn.execute(f"SELECT {', '.join(_NAV_COLUMNS)} FROM navigations WHERE id = ?",
+                       rid).fetchone()
+    if old is None or [old[i] for i in _CONTENT] != [nav[i] for i in _CONTENT]:
+        return False
+    reqs, conns, hosts = child_rows(record)
+    cols = ", ".join(_REQ_COLUMNS)
+    if [tuple(r) for r in conn.execute(
+            f"SELECT {cols} FROM requests WHERE navigation_id = ? ORDER BY seq", rid)] != reqs:
+        return False
+    # the lab runner adds the proxy's upstream connections after ingest: compare the record's own
+    old_conns = [tuple(r) for r in conn.execute(
+        f"SELECT {', '.join(_CONN_COLUMNS)} FROM connections WHERE navigation_id = ?", rid)]
+    mine = set(conns)
+    if not mine <= set(old_conns) or \
+            len([c for c in old_conns if not c[2]]) != len([c for c in conns if not c[2]]):
+        return False
+    return sorted(tuple(r) for r in conn.execute(
+        f"SELECT {', '.join(_HOST_COLUMNS)} FROM hosts WHERE navigation_id = ?", rid)) == \
+        sorted(hosts)
 
 
 def ingest(conn: sqlite3.Connection, record: NavigationRecord, context: Mapping[str, Any],
@@ -127,5 +149,10 @@ class SqliteSink:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    def ingest(self, record: NavigationRecord, context: Mapping[str, Any], now_ms: float) -> bool:
-        return ingest(self.conn, record, context, now_ms)
+    def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
+               now_ms: float) -> IngestOutcome:
+        """``stored``; or for an id stored before, ``duplicate`` (same content) or ``conflict``
+        (different content: the stored record is kept, issue 15 defect 3)."""
+        if ingest(self.conn, record, context, now_ms):
+            return "stored"
+        return "duplicate" if same_content(self.conn, record) else "conflict"

@@ -9,6 +9,7 @@ import sqlite3
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from protolens.store import cc as _cc
 from protolens.store import contribute as _contribute
 from protolens.store import fairness as _fairness
 from protolens.store import lab as _lab
@@ -165,7 +166,8 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m007_policy_rule_ids", _policy.m007_policy_rule_ids),
     ("m008_late_attach", m008_late_attach),
     ("m009_fairness", _fairness.m009_fairness),
-    ("m010_contributions", _contribute.m010_contributions),
+    ("m010_cc_probes", _cc.m010_cc_probes),
+    ("m011_contributions", _contribute.m011_contributions),
 )
 """Every migration in order. Append only."""
 

@@ -17,7 +17,7 @@ from typing import Any
 
 from protolens.policy.mechanism import Enforcement
 from protolens.policy.rules import PolicyError, Rule, conflict, make_rule
-from protolens.record import NavigationRecord
+from protolens.record import NavigationRecord, columns
 
 
 def m004_policy(conn: sqlite3.Connection) -> None:
@@ -48,14 +48,17 @@ def m007_policy_rule_ids(conn: sqlite3.Connection) -> None:
     conn.execute("ALTER TABLE navigation_policies ADD COLUMN rule_ids TEXT")
 
 
+_POLICY_COLUMNS = columns.stored("navigation_policies")
+_INSERT_POLICY = (f"INSERT OR REPLACE INTO navigation_policies ({', '.join(_POLICY_COLUMNS)}) "
+                  f"VALUES ({', '.join('?' for _ in _POLICY_COLUMNS)})")
+
+
 def store_record_policies(conn: sqlite3.Connection, record: NavigationRecord) -> None:
     """The record's own ``policies`` (everyday browser: relay, CDP throttling) as
     ``navigation_policies`` rows; called inside the ingest transaction."""
-    conn.executemany(
-        "INSERT OR REPLACE INTO navigation_policies (navigation_id, host, rule, arm, mechanism, "
-        "rule_ids) VALUES (?, ?, ?, ?, ?, ?)",
-        [(record.id, p.host, p.rule, p.arm, p.mechanism, json.dumps(list(p.rule_ids)))
-         for p in record.policies])
+    conn.executemany(_INSERT_POLICY, [
+        (record.id, p.host, p.rule, p.arm, p.mechanism, json.dumps(list(p.rule_ids)))
+        for p in record.policies])
 
 
 def rules(conn: sqlite3.Connection) -> list[Rule]:

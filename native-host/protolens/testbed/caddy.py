@@ -8,8 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 STATIC_SIZES = {"100k.bin": 100_000, "333k.bin": 333_000, "1m.bin": 1_000_000,
-                "2m.bin": 2_000_000, "5m.bin": 5_000_000}
-"""Files under https://<host>/_testbed/ for transfers in tests and benchmarks."""
+                "2m.bin": 2_000_000, "5m.bin": 5_000_000, "20k.bin": 20_000, "40k.bin": 40_000,
+                "60k.bin": 60_000, "80k.bin": 80_000, "120k.bin": 120_000, "160k.bin": 160_000,
+                "320k.bin": 320_000}
+"""Files under https://<host>/_testbed/ for transfers in tests and benchmarks (the 20k..320k ones
+for the CC fingerprint's grid, CoNEXT'20 Table 1)."""
 
 PLACEHOLDER = """<!doctype html>
 <html><head><meta charset="utf-8"><title>ProtoLens testbed</title></head>

@@ -1,8 +1,23 @@
 /**
- * Validation of the host's `policies` message body (docs/MESSAGES.md) where it enters the
- * extension; called by parseHostMessage. Throws with the first bad field named.
+ * The host's `policies` message body (docs/MESSAGES.md): its types, and its validation where it
+ * enters the extension (called by parseHostMessage; throws with the first bad field named).
+ * What the rules mean (matching, PAC, throttling) is src/policy/rules.ts, a layer above.
  */
-import type { PolicyRule, PolicySet, RelayInfo, RuleKind } from "./rules.ts";
+export type RuleKind = "exact" | "wildcard" | "registrable";
+
+export interface PolicyRule {
+  /** Normalized pattern: `a.test` (registrable: itself and subdomains), `www.a.test`, `*.a.test`. */
+  domain: string;
+  kind: RuleKind;
+  /** `no-h3`, `default`, or an arm only a lab profile can apply (`h1`, `h2-parallel:2` ...). */
+  arm: string;
+  latency_ms: number | null;
+  throughput_kbps: number | null;
+}
+
+export interface RelayInfo { host: string; port: number; username: string; password: string }
+
+export interface PolicySet { rules: PolicyRule[]; relay: RelayInfo | null }
 
 export class PolicyMessageError extends Error {}
 

@@ -3,9 +3,9 @@
  * origin + path, or the full URL. Query strings and fragments can carry personal data, so only
  * `full` keeps them, and only lab profiles or an explicit user choice select it.
  */
-import type { UrlDetail } from "../record/types.ts";
+import { URL_DETAILS, type UrlDetail } from "./types.ts";
 
-export const URL_DETAILS: readonly UrlDetail[] = ["origin", "path", "full"];
+export { URL_DETAILS };
 
 export function isUrlDetail(v: unknown): v is UrlDetail {
   return typeof v === "string" && (URL_DETAILS as readonly string[]).includes(v);

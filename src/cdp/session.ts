@@ -1,0 +1,169 @@
+/**
+ * The per-tab DevTools session core: the choreography around the recorder, pure and shared by
+ * the extension's chrome.debugger adapter (src/adapters/debugger.ts) and the fixture recorder
+ * (scripts/record-fixtures.ts), so a fixture records exactly what the extension sees:
+ * - the tab's enable commands, in order (src/cdp/enable-commands.ts TAB_COMMANDS);
+ * - each auto-attached child session (OOPIF) enabled, each command retried a few times, then
+ *   resumed (always: a paused frame would hang the page);
+ * - after the main frame's load event, Performance.getMetrics relayed as the recorder's
+ *   Performance.metrics event, and for a navigation joined late (src/cdp/late.ts) the page's own
+ *   Navigation Timing, read in the extension's isolated world.
+ * Each of these is a Flow: a generator that yields what to do (send a command, sleep, hand out
+ * records) and receives the outcome, so tests/ts/session.test.ts steps it with chosen replies.
+ * `runFlow` drives one with the caller's I/O. Events from the tab's own target carry no
+ * sessionId; a command without one goes to the tab's own target.
+ */
+import type { Protocol } from "devtools-protocol";
+import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, TAB_COMMANDS, loadMetricsEvent } from "./enable-commands.ts";
+import { eventTime } from "./from-log.ts";
+import { NAV_TIMING_EXPRESSION, navTimingEvent } from "./late.ts";
+import type { RawEvent } from "./raw-event.ts";
+import { Recorder, type RecorderOptions } from "./recorder.ts";
+import type { NavigationRecord } from "../record/types.ts";
+
+/** Attempts per child-session command (a child can refuse a command while it starts up). */
+export const CHILD_ATTEMPTS = 3;
+/** The n-th retry waits n times this long. */
+export const CHILD_RETRY_MS = 20;
+
+export type Io =
+  | { kind: "send"; method: string; params: object; sessionId?: string }
+  | { kind: "sleep"; ms: number }
+  /** Records the recorder completed; `busy`: it is already recording the next navigation. */
+  | { kind: "records"; records: NavigationRecord[]; busy: boolean };
+
+/** The outcome of a `send` (the others get `undefined`). */
+export type Reply = { ok: true; result: unknown } | { ok: false; error: string } | undefined;
+
+export type Flow = Generator<Io, void, Reply>;
+
+export class SessionError extends Error {}
+
+function* send(method: string, params: object, sessionId?: string): Generator<Io, Reply, Reply> {
+  return yield sessionId === undefined ? { kind: "send", method, params } : { kind: "send", method, params, sessionId };
+}
+
+export class TabSession {
+  readonly recorder: Recorder;
+  private closed = false;
+
+  /** `log`: every event the recorder is fed, the relayed ones too (a fixture's lines). */
+  constructor(options: RecorderOptions, private readonly log: (ev: RawEvent) => void = () => undefined) {
+    this.recorder = new Recorder(options);
+  }
+
+  /** The tab's enable commands in order; a refusal ends the flow with a SessionError. */
+  *enable(): Flow {
+    for (const c of TAB_COMMANDS) {
+      const r = yield* send(c.method, c.params ?? {});
+      if (!r?.ok) throw new SessionError(`${c.method}: ${r?.ok === false ? r.error : "no reply"}`);
+    }
+  }
+
+  /** After an attach at the commit (webNavigation.onCommitted): a document that has loaded
+   * already had its load event before the attach, so its relay runs now. */
+  *afterAttach(committed: boolean): Flow {
+    if (committed && this.recorder.joinedAfterLoad) yield* this.relayMetrics();
+  }
+
+  /** Feeds one event; yields its records, then what the event asks for (a child's enable, the
+   * relay after the load event). */
+  *onEvent(ev: RawEvent): Flow {
+    if (this.closed) return;
+    const t = eventTime(ev);
+    const out = t === null ? [] : this.recorder.poll(t);
+    // busy after both: an event that completes the last load may be the next one's first
+    out.push(...this.push(ev));
+    if (out.length > 0) yield { kind: "records", records: out, busy: this.recorder.active };
+    if (ev.method === "Target.attachedToTarget") yield* this.enableChild(ev.params.sessionId);
+    if (ev.method === "Page.loadEventFired" && ev.sessionId === undefined) yield* this.relayMetrics();
+  }
+
+  /** The recorder's clock says `now` (CDP seconds): records of loads complete by then. */
+  poll(now: number): NavigationRecord[] {
+    return this.closed ? [] : this.recorder.poll(now);
+  }
+
+  /** Ends the session (detached, tab closed): whatever is open is handed out; flows under way
+   * stop at their next step. */
+  close(): NavigationRecord[] {
+    if (this.closed) return [];
+    this.closed = true;
+    return this.recorder.flush();
+  }
+
+  private push(ev: RawEvent): NavigationRecord[] {
+    this.log(ev);
+    return this.recorder.push(ev);
+  }
+
+  /** A child resumed without Network.enable reports none of its requests' ends: its document
+   * would be recorded with 0 bytes and no end. So each command is retried, then it resumes. */
+  private *enableChild(sessionId: string): Flow {
+    for (const c of CHILD_COMMANDS) {
+      for (let attempt = 1; attempt <= CHILD_ATTEMPTS && !this.closed; attempt++) {
+        const r = yield* send(c.method, c.params ?? {}, sessionId);
+        if (r?.ok) break;
+        if (attempt < CHILD_ATTEMPTS) yield { kind: "sleep", ms: CHILD_RETRY_MS * attempt };
+      }
+    }
+  }
+
+  private *relayMetrics(): Flow {
+    const r = yield* send("Performance.getMetrics", {});
+    if (this.closed) return;
+    if (r?.ok) {
+      const { metrics } = r.result as Protocol.Performance.GetMetricsResponse;
+      const records = this.push(loadMetricsEvent(metrics));
+      if (records.length > 0) yield { kind: "records", records, busy: this.recorder.active };
+    }
+    if (this.recorder.wantsNavigationTiming) yield* this.relayNavigationTiming();
+  }
+
+  /** A navigation joined late: its document's own Navigation Timing, read in the isolated world,
+   * tagged with the main frame's current loader id; then the LCP observer, which a document
+   * created before the attach never ran (`buffered` replays its earlier candidates). */
+  private *relayNavigationTiming(): Flow {
+    const tree = yield* send("Page.getFrameTree", {});
+    if (!tree?.ok || this.closed) return;
+    const { frame } = (tree.result as Protocol.Page.GetFrameTreeResponse).frameTree;
+    const world = yield* send("Page.createIsolatedWorld", { frameId: frame.id, worldName: LCP_WORLD });
+    if (!world?.ok || this.closed) return;
+    const contextId = (world.result as Protocol.Page.CreateIsolatedWorldResponse).executionContextId;
+    const res = yield* send("Runtime.evaluate", { expression: NAV_TIMING_EXPRESSION, contextId, returnByValue: true });
+    if (!res?.ok || this.closed) return;
+    const value: unknown = (res.result as Protocol.Runtime.EvaluateResponse).result.value;
+    if (typeof value === "string") {
+      const records = this.push(navTimingEvent(frame.loaderId, value));
+      if (records.length > 0) yield { kind: "records", records, busy: this.recorder.active };
+    }
+    yield* send("Runtime.evaluate", { expression: LCP_SCRIPT, contextId });
+  }
+}
+
+/** What a Flow's I/O is, for runFlow: chrome.debugger in the extension, a WebSocket CDP client in
+ * the fixture recorder. */
+export interface FlowIo {
+  send(method: string, params: object, sessionId?: string): Promise<unknown>;
+  sleep(ms: number): Promise<void>;
+  records(records: NavigationRecord[], busy: boolean): void;
+}
+
+/** Drives a flow to its end. A `send` that throws is handed to the flow as `{ok: false}`. */
+export async function runFlow(flow: Flow, io: FlowIo): Promise<void> {
+  let step = flow.next();
+  while (step.done !== true) {
+    const want = step.value;
+    let reply: Reply = undefined;
+    if (want.kind === "send") {
+      reply = await io.send(want.method, want.params, want.sessionId).then(
+        (result): Reply => ({ ok: true, result }),
+        (e: unknown): Reply => ({ ok: false, error: e instanceof Error ? e.message : String(e) }));
+    } else if (want.kind === "sleep") {
+      await io.sleep(want.ms);
+    } else {
+      io.records(want.records, want.busy);
+    }
+    step = flow.next(reply);
+  }
+}

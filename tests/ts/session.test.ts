@@ -1,0 +1,203 @@
+/** The per-tab session core (src/cdp/session.ts), stepped with chosen replies, and every fixture
+ * replayed through it as the extension's adapter would drive it. */
+import { describe, expect, it } from "vitest";
+import { fixedIds, golden, readLog, scenarios } from "../../scripts/fixture-io.ts";
+import { CHILD_COMMANDS, LOAD_METRICS_TITLE, TAB_COMMANDS } from "../../src/cdp/enable-commands.ts";
+import { eventTime } from "../../src/cdp/from-log.ts";
+import { NAV_TIMING_BINDING, NAV_TIMING_EXPRESSION } from "../../src/cdp/late.ts";
+import type { RawEvent } from "../../src/cdp/raw-event.ts";
+import { CHILD_ATTEMPTS, CHILD_RETRY_MS, SessionError, TabSession, runFlow, type Flow, type Io, type Reply } from "../../src/cdp/session.ts";
+import type { NavigationRecord } from "../../src/record/types.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { FIXTURES } from "../../scripts/fixture-io.ts";
+
+const OPTIONS = {
+  source: "lab" as const, urlDetail: "full" as const, newId: () => "id",
+  env: { browser: { name: "Chromium", version: "x" }, extension_version: "0", network: null },
+};
+const OK: Reply = { ok: true, result: {} };
+const FAIL: Reply = { ok: false, error: "No target with given id" };
+
+/** Steps a flow, answering each `send` with `answer`, and lists what it asked for. */
+function drive(flow: Flow, answer: (w: Io & { kind: "send" }) => Reply = () => OK): Io[] {
+  const seen: Io[] = [];
+  let step = flow.next();
+  while (step.done !== true) {
+    seen.push(step.value);
+    step = flow.next(step.value.kind === "send" ? answer(step.value) : undefined);
+  }
+  return seen;
+}
+const sends = (io: Io[]): string[] => io.flatMap((w) => (w.kind === "send" ? [`${w.sessionId ?? "tab"} ${w.method}`] : []));
+const attached = (sessionId: string): RawEvent => ({
+  method: "Target.attachedToTarget",
+  params: { sessionId, targetInfo: { targetId: "t", type: "iframe", title: "", url: "", attached: true, canAccessOpener: false }, waitingForDebugger: true },
+});
+
+describe("session core: enable", () => {
+  it("sends the tab's enable commands in order, on the tab's own session", () => {
+    const io = drive(new TabSession(OPTIONS).enable());
+    expect(sends(io)).toEqual(TAB_COMMANDS.map((c) => `tab ${c.method}`));
+  });
+
+  it("stops at the first refused command with a SessionError", () => {
+    const flow = new TabSession(OPTIONS).enable();
+    expect(() => drive(flow, (w) => (w.method === "Page.enable" ? FAIL : OK))).toThrow(SessionError);
+  });
+});
+
+describe("session core: child sessions", () => {
+  it("enables an auto-attached child on its own session, then resumes it", () => {
+    const io = drive(new TabSession(OPTIONS).onEvent(attached("C1")));
+    expect(sends(io)).toEqual(CHILD_COMMANDS.map((c) => `C1 ${c.method}`));
+  });
+
+  it("retries a refused command with growing waits, then goes on (the frame is always resumed)", () => {
+    const io = drive(new TabSession(OPTIONS).onEvent(attached("C1")), (w) => (w.method === "Network.enable" ? FAIL : OK));
+    const net = io.filter((w) => w.kind === "send" && w.method === "Network.enable");
+    expect(net).toHaveLength(CHILD_ATTEMPTS);
+    expect(io.filter((w) => w.kind === "sleep")).toEqual([1, 2].map((n) => ({ kind: "sleep", ms: CHILD_RETRY_MS * n })));
+    expect(sends(io).at(-1)).toBe("C1 Runtime.runIfWaitingForDebugger");
+  });
+
+  it("a command that succeeds on its second try is not sent a third time", () => {
+    let n = 0;
+    const io = drive(new TabSession(OPTIONS).onEvent(attached("C1")), (w) => (w.method === "Page.enable" && n++ === 0 ? FAIL : OK));
+    expect(sends(io).filter((s) => s === "C1 Page.enable")).toHaveLength(2);
+  });
+
+  it("stops retrying once the session is closed", () => {
+    const s = new TabSession(OPTIONS);
+    const flow = s.onEvent(attached("C1"));
+    let step = flow.next();
+    expect(step.value).toMatchObject({ kind: "send", method: "Network.enable" });
+    s.close();
+    step = flow.next(FAIL);
+    const rest: Io[] = [];
+    while (step.done !== true) { rest.push(step.value); step = flow.next(FAIL); }
+    expect(sends(rest)).toEqual([]);
+  });
+});
+
+describe("session core: the relay after the load event", () => {
+  const load: RawEvent = { method: "Page.loadEventFired", params: { timestamp: 10 } };
+
+  it("asks the tab for its metrics after the main frame's load event, and feeds them to the recorder", () => {
+    const logged: RawEvent[] = [];
+    const io = drive(new TabSession(OPTIONS, (ev) => logged.push(ev)).onEvent(load),
+      () => ({ ok: true, result: { metrics: [{ name: "NavigationStart", value: 9 }] } }));
+    expect(sends(io)).toEqual(["tab Performance.getMetrics"]);
+    expect(logged.at(-1)).toEqual({ method: "Performance.metrics", params: { title: LOAD_METRICS_TITLE, metrics: [{ name: "NavigationStart", value: 9 }] } });
+  });
+
+  it("does not relay for a child frame's load event", () => {
+    expect(sends(drive(new TabSession(OPTIONS).onEvent({ ...load, sessionId: "C1" })))).toEqual([]);
+  });
+
+  it("logs every event it feeds the recorder, in order", () => {
+    const logged: RawEvent[] = [];
+    const s = new TabSession(OPTIONS, (ev) => logged.push(ev));
+    drive(s.onEvent(attached("C1")));
+    drive(s.onEvent({ method: "Page.frameStartedLoading", params: { frameId: "F" } }));
+    expect(logged.map((e) => e.method)).toEqual(["Target.attachedToTarget", "Page.frameStartedLoading"]);
+  });
+});
+
+/**
+ * Each fixture replayed through the session core as the adapter drives it: its raw events go in;
+ * the events the fixture holds because the core relayed them (the load metrics, a late
+ * navigation's Navigation Timing) are NOT fed in: the core must ask for them, and its request is
+ * answered with what the fixture recorded, at the point where the fixture has it. The records
+ * must be the goldens: the fixture recorder and the extension run one choreography.
+ */
+function replay(name: string): { records: NavigationRecord[]; unasked: string[]; unanswered: string[] } {
+  const meta = JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as { mainFrameId?: string };
+  const session = new TabSession({
+    ...(meta.mainFrameId === undefined ? {} : { mainFrameId: meta.mainFrameId }), source: "lab", urlDetail: "full",
+    env: { browser: { name: "Chromium", version: "fixture" }, extension_version: "0.0.0", network: null }, newId: fixedIds(),
+  });
+  const records: NavigationRecord[] = [];
+  const unasked: string[] = [];
+  const parked: { flow: Flow; method: string }[] = [];
+  const RELAYED = new Set(["Performance.getMetrics", "Page.getFrameTree"]);
+  const advance = (flow: Flow, reply: Reply): void => {
+    let step = flow.next(reply);
+    while (step.done !== true) {
+      const w = step.value;
+      if (w.kind === "records") records.push(...w.records);
+      if (w.kind === "send" && RELAYED.has(w.method)) { parked.push({ flow, method: w.method }); return; }
+      step = flow.next(w.kind === "send" ? { ok: true, result: w.method === "Page.createIsolatedWorld" ? { executionContextId: 1 } : {} } : undefined);
+    }
+  };
+  const resume = (method: string, reply: Reply, then?: (flow: Flow) => void): void => {
+    const i = parked.findIndex((p) => p.method === method);
+    const p = parked[i];
+    if (p === undefined) { unasked.push(method); return; }
+    parked.splice(i, 1);
+    if (then === undefined) { advance(p.flow, reply); return; }
+    then(p.flow);
+  };
+  for (const ev of readLog(name)) {
+    if (ev.method === "Performance.metrics" && ev.params.title === LOAD_METRICS_TITLE) {
+      resume("Performance.getMetrics", { ok: true, result: { metrics: ev.params.metrics } });
+    } else if (ev.method === "Runtime.bindingCalled" && ev.params.name === NAV_TIMING_BINDING) {
+      const { loaderId, result } = JSON.parse(ev.params.payload) as { loaderId: string; result: string };
+      resume("Page.getFrameTree", undefined, (flow) => {
+        // frame tree -> isolated world -> the Navigation Timing expression, answered from the fixture
+        let step = flow.next({ ok: true, result: { frameTree: { frame: { id: meta.mainFrameId ?? "F", loaderId } } } });
+        step = flow.next({ ok: true, result: { executionContextId: 1 } });
+        expect(step.value).toMatchObject({ kind: "send", method: "Runtime.evaluate", params: { expression: NAV_TIMING_EXPRESSION } });
+        advance(flow, { ok: true, result: { result: { type: "string", value: result } } });
+      });
+    } else {
+      advance(session.onEvent(ev), undefined);
+    }
+  }
+  records.push(...session.close());
+  return { records, unasked, unanswered: parked.map((p) => p.method) };
+}
+
+describe("session core: every fixture replays to its golden", () => {
+  it("has fixtures to replay", () => expect(scenarios().length).toBeGreaterThanOrEqual(9));
+  for (const name of scenarios()) {
+    it(name, () => {
+      const { records, unasked, unanswered } = replay(name);
+      // the core asked for exactly the relayed events the fixture holds
+      expect(unasked).toEqual([]);
+      expect(unanswered).toEqual([]);
+      expect(records.length).toBeGreaterThan(0);
+      expect(records).toEqual(golden(name));
+    });
+  }
+});
+
+describe("session core: completion in event time", () => {
+  it("an event long after a load completes it (polled at the event's own time), busy only if it starts the next", () => {
+    const meta = JSON.parse(readFileSync(join(FIXTURES, "h2.meta.json"), "utf8")) as { mainFrameId: string };
+    const s = new TabSession({ ...OPTIONS, mainFrameId: meta.mainFrameId });
+    const events = readLog("h2");
+    const seen: Io[] = [];
+    for (const ev of events) seen.push(...drive(s.onEvent(ev), () => ({ ok: true, result: { metrics: [] } })));
+    const last = Math.max(...events.map((e) => eventTime(e) ?? 0));
+    const io = drive(s.onEvent({ method: "Page.frameStartedLoading", params: { frameId: "F" } }));
+    expect(io).toEqual([]);
+    const late = drive(s.onEvent({ method: "Network.dataReceived", params: { requestId: "nope", timestamp: last + 60, dataLength: 1, encodedDataLength: 1 } }));
+    expect(late).toHaveLength(1);
+    expect(late[0]).toMatchObject({ kind: "records", busy: false });
+    expect(s.close()).toEqual([]);
+  });
+});
+
+describe("runFlow", () => {
+  it("hands a thrown send to the flow as a refusal, sleeps, and delivers records", async () => {
+    const calls: string[] = [];
+    await runFlow(new TabSession(OPTIONS).onEvent(attached("C1")), {
+      send: (method) => { calls.push(method); return method === "Page.enable" ? Promise.reject(new Error("gone")) : Promise.resolve({}); },
+      sleep: (ms) => { calls.push(`sleep ${ms}`); return Promise.resolve(); },
+      records: () => undefined,
+    });
+    expect(calls).toEqual(["Network.enable", "Page.enable", "sleep 20", "Page.enable", "sleep 40", "Page.enable",
+      "Target.setAutoAttach", "Runtime.runIfWaitingForDebugger"]);
+  });
+});
