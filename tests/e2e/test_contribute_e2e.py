@@ -1,13 +1,15 @@
-"""The contribution switch end to end in real headless Chromium with the built extension: a real
-collector on loopback (TLS from a test CA, which the host trusts through PROTOLENS_CA_CERT), the
-host registered for the profile over a store of recorded loads. On the options page the volunteer
-types the collector URL and token and turns the switch on; the host's schedule (every second
-here) uploads the loads; ``collector status`` shows them and the popup says so. Switched off, a
-newly recorded load is not sent."""
+"""The contribution switch end to end in real headless Chromium with the built extension: page
+loads of the test site (caddy on loopback) recorded by the extension into a store; a real
+collector on loopback (TLS from a test CA, which the host trusts through PROTOLENS_CA_CERT); the
+host registered for a second profile over that store. On the options page the volunteer types the
+collector URL and token and turns the switch on; the host's schedule (every second here) uploads
+the loads; ``collector status`` shows them and the popup says so. Switched off, a newly recorded
+load is not sent."""
 
 from __future__ import annotations
 
 import json
+import sqlite3
 import time
 from pathlib import Path
 
@@ -16,13 +18,11 @@ import pytest
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
-from protolens.record import parse_record
-from protolens.store import ingest, open_rw
-from tests.collector.helpers import cli, running_collector, small_store
+from tests.collector.helpers import cli, running_collector
 from tests.e2e.cdp import devtools_browser
-from tests.e2e.harness import CHROMIUM, require_dist
+from tests.e2e.harness import CHROMIUM, load_page, require_dist
 from tests.e2e.test_ui_e2e import EXTENSION, Page
-from tests.research.store_builder import NOW_MS, lab_record
+from tests.site.site import serve_site
 
 pytestmark = pytest.mark.e2e
 
@@ -42,9 +42,23 @@ def _wait(pred: object, seconds: float) -> bool:
     return False
 
 
+def _navigations(db: Path) -> int:
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT count(*) FROM navigations").fetchone()[0])
+    finally:
+        conn.close()
+
+
 def test_switch_on_uploads_switch_off_stops(tmp_path: Path) -> None:
-    db = small_store(tmp_path / "s.db", n=5)
-    with running_collector(tmp_path) as c:
+    db = tmp_path / "store.db"
+    with serve_site(tmp_path / "site") as site, running_collector(tmp_path) as c:
+        for arm in ("h1", "h2"):
+            load = load_page(arm=arm, url=site.origin() + "/page/", site=site, db=db,
+                             scratch=tmp_path / arm, quic_hosts=[])
+            assert load.result.ok, load.result.reason
+        recorded = _navigations(db)
+        assert recorded >= 2
         token = c.token("vol-e2e")
         udd = tmp_path / "profile"
         seed_preferences(udd)
@@ -59,7 +73,8 @@ def test_switch_on_uploads_switch_off_stops(tmp_path: Path) -> None:
             options.wait("document.getElementById('contrib-last').textContent === "
                          "'contributing: off'")
             preview = options.js("document.getElementById('contrib-preview').textContent")
-            assert "5 new page load(s) would be sent." in preview and "origin" in preview
+            assert f"{recorded} new page load(s) would be sent." in preview
+            assert "origin" in preview
             assert _status(c.data)["bundles"] == 0
 
             options.js(f"document.getElementById('contrib-url').value = {json.dumps(c.url)};"
@@ -69,11 +84,11 @@ def test_switch_on_uploads_switch_off_stops(tmp_path: Path) -> None:
             options.wait("document.getElementById('contrib-status').textContent === 'Saved.'")
             assert _wait(lambda: _status(c.data)["bundles"] == 1, 60), c.log.read_text()
             status = _status(c.data)
-            assert status["navigations_rows"] == 5 and status["contributors"] == 1
+            assert status["navigations_rows"] == recorded and status["contributors"] == 1
 
             popup = Page(cdp, f"{EXTENSION}/popup.html", 400, 600)
             line = popup.wait("document.getElementById('contribution').textContent.includes("
-                              "'(5 loads)') && document.getElementById('contribution')"
+                              f"'({recorded} loads)') && document.getElementById('contribution')"
                               ".textContent")
             assert line.startswith(f"contributing to {c.url} · last ") and line.endswith("0 new")
 
@@ -81,11 +96,11 @@ def test_switch_on_uploads_switch_off_stops(tmp_path: Path) -> None:
                        "document.getElementById('contrib-status').textContent = '';"
                        "document.getElementById('contrib-save').click(); true")
             options.wait("document.getElementById('contrib-status').textContent === 'Saved.'")
-            conn = open_rw(db)
-            ingest(conn, parse_record(lab_record(88_000, "camp", "p", "c", "h2", 0, 900.0,
-                                                 source="experiment")), {}, NOW_MS + 60_000)
-            conn.close()
+            load = load_page(arm="h2", url=site.origin() + "/page/", site=site, db=db,
+                             scratch=tmp_path / "after", quic_hosts=[])
+            assert load.result.ok and _navigations(db) > recorded
             time.sleep(4.0)  # several schedule periods with the switch off
             assert _status(c.data)["bundles"] == 1
+            assert _status(c.data)["navigations_rows"] == recorded
         log = c.log.read_text()
     assert token not in log
