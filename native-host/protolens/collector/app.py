@@ -46,7 +46,7 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None) -> 
 
 
 def _owner(data: Path, digest: str) -> tuple[str, bool] | None:
-    conn = open_catalog(data / CATALOG, time.time() * 1000)
+    conn = open_catalog(data / CATALOG, time.time() * 1000, migrate=False)
     try:
         return token_owner(conn, digest)
     finally:
@@ -95,7 +95,7 @@ def make_app(settings: Settings) -> Starlette:
             return _error(413, f"bundle over the size limit ({limits.max_bytes} bytes)")
         try:
             receipt = await run_in_threadpool(accept, settings.data, body, name,
-                                              time.time() * 1000, limits)
+                                              time.time() * 1000, limits, False)
         except Refusal as exc:
             return _error(exc.status, str(exc))
         log.info("%s bundle %s from %s", receipt.status, receipt.checksum, name)

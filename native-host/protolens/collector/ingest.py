@@ -53,9 +53,10 @@ def _receipt(b: CatalogBundle, status: str) -> Receipt:
                    {f.table: f.rows for f in sorted(b.files, key=lambda f: f.table)})
 
 
-def accept(data: Path, body: bytes, contributor: str, now_ms: float, limits: Limits) -> Receipt:
+def accept(data: Path, body: bytes, contributor: str, now_ms: float, limits: Limits,
+           migrate: bool = True) -> Receipt:
     """Validate and store one bundle; raise ``Refusal`` and write nothing to the dataset if it
-    is not acceptable."""
+    is not acceptable (``migrate=False``: the catalog is known to be current)."""
     if len(body) > limits.max_bytes:
         raise Refusal(413, f"bundle over the size limit ({limits.max_bytes} bytes)")
     (data / TMP).mkdir(parents=True, exist_ok=True)
@@ -71,7 +72,7 @@ def accept(data: Path, body: bytes, contributor: str, now_ms: float, limits: Lim
             raise Refusal(413, str(exc)) from None
         except BundleError as exc:
             raise Refusal(422, str(exc).replace(str(tmp), "bundle")) from None
-        conn = open_catalog(data / CATALOG, now_ms)
+        conn = open_catalog(data / CATALOG, now_ms, migrate)
         try:
             found = find_bundle(conn, bundle.checksum)
             if found is not None:

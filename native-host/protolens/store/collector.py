@@ -81,8 +81,12 @@ class CatalogBundle:
     files: tuple[CatalogFile, ...]
 
 
-def open_catalog(path: Path, now_ms: float) -> sqlite3.Connection:
+def open_catalog(path: Path, now_ms: float, migrate: bool = True) -> sqlite3.Connection:
+    """Open (creating) the catalog; ``migrate=False`` for the server's per-request connections
+    (``collector serve`` migrates once at start, so requests never take the write lock for it)."""
     conn = open_rw(path, migrate=False)
+    if not migrate:
+        return conn
     try:
         apply_migrations(conn, now_ms, CATALOG_MIGRATIONS)
     except sqlite3.Error as exc:
