@@ -12,7 +12,8 @@ import pytest
 from protolens.lab import campaign as camp
 from protolens.lab import reproduce as repro
 from protolens.lab.estimate import Check
-from protolens.lab.experiments import analyze_conext20_httpx, experiment
+from protolens.lab.experiments import experiment
+from protolens.lab.findings import analyze_conext20_httpx
 from protolens.store import open_rw
 
 PAGE = "conext-httpx-2x2300k"

@@ -12,7 +12,8 @@ from navrecord_builder import make_record
 
 from protolens.record import parse_record
 from protolens.store import StoreError, ingest, open_ro, open_rw
-from protolens.store.migrations import MIGRATIONS, apply_migrations, migration_states
+from protolens.store.migrate import apply_migrations, migration_states
+from protolens.store.migrations import MIGRATIONS
 
 NOW = 1_763_812_400_000.0
 

@@ -15,7 +15,7 @@ from protolens.cli.output import emit, output_options
 from protolens.paths import default_db
 from protolens.store import StoreError, open_ro, open_rw
 from protolens.store.forget import ForgetError, forget, normalize_site
-from protolens.store.migrations import migration_states
+from protolens.store.migrate import migration_states
 from protolens.store.queries import stats
 
 F = TypeVar("F", bound=Callable[..., Any])

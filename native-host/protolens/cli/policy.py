@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -55,7 +56,7 @@ def add_cmd(domain: str, arm: str, latency_ms: float | None, throughput_kbps: fl
         raise UserError(str(exc)) from None
     conn = _rw(db)
     try:
-        store.add_rule(conn, rule, replace=replace)
+        store.add_rule(conn, rule, replace=replace, now_ms=time.time() * 1000)
     except PolicyError as exc:
         raise UserError(str(exc)) from None
     finally:
@@ -209,7 +210,7 @@ def suggest_cmd(campaign: str | None, source: str | None, apply_: bool, seed: in
         try:
             for domain in domains_to_apply(out):
                 try:
-                    store.add_rule(rw, make_rule(domain, "h1"))
+                    store.add_rule(rw, make_rule(domain, "h1"), now_ms=time.time() * 1000)
                     click.echo(f"added: {domain} -> h1", err=fmt != "table")
                 except PolicyError as exc:
                     click.echo(f"kept the existing rule: {exc}", err=fmt != "table")

@@ -133,7 +133,7 @@ def _location_checks(platform: str, env: Mapping[str, str], system: bool,
 
 def _store_check(env: Mapping[str, str]) -> Check:
     from protolens.store import StoreError, open_ro
-    from protolens.store.migrations import migration_states
+    from protolens.store.migrate import migration_states
 
     db = default_db(env)
     if not db.exists():

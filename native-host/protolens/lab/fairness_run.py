@@ -35,6 +35,7 @@ from protolens.lab.testbed_network import TestbedNetwork
 from protolens.store import fairness as fstore
 from protolens.store import lab as labstore
 from protolens.store import open_rw
+from protolens.store.tx import transaction
 
 SECOND_SERVER_OFFSET = 4
 """Side b's server address: host .4 of the server subnet (.2 is the server, .3 the BBR address,
@@ -265,11 +266,9 @@ def run(spec: FairnessSpec, settings: Settings,
     network = TestbedNetwork.prepare(spec.testbed, server_cc=spec.server_cc, pages=[spec.page])
     proxy = None
     try:
-        with closing(open_rw(settings.db)) as conn:
-            conn.execute("BEGIN IMMEDIATE")
+        with closing(open_rw(settings.db)) as conn, transaction(conn):
             labstore.ensure_campaign(conn, spec.campaign, seed=spec.seed, spec=spec.stored(),
                                      version=__version__, now_ms=time.time() * 1000)
-            conn.execute("COMMIT")
         network.apply(spec.condition)
         target = network.targets([spec.page])[spec.page]
         objects = network.object_urls(spec.page)

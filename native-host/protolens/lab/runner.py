@@ -27,6 +27,7 @@ from protolens.lab.plan import PlannedLoad
 from protolens.store import StoreError, open_ro, open_rw
 from protolens.store import lab as labstore
 from protolens.store import policy as policystore
+from protolens.store.tx import transaction
 
 if TYPE_CHECKING:
     from protolens.proxy.control import ProxyProcess
@@ -178,17 +179,12 @@ def _store_policies(conn: sqlite3.Connection, load_id: str, arm: str,
     connections (``connections.upstream = 1``)."""
     starts = policystore.navigation_starts(conn, load_id)
     owners = proxied.split_by_navigation(report["connections"] if report else [], starts)
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         for nav, started in starts:
             hosts = policystore.navigation_hosts(conn, nav)
             policystore.record_navigation_policies(conn, nav, proxied.applied(arm, hosts, rules))
             if report is not None:
                 policystore.store_upstream(conn, nav, owners[nav], started)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def stored_navigation_ids(db: Path, load_id: str) -> list[str]:

@@ -15,44 +15,6 @@ _COLUMNS = ("host", "server_ip", "probed_at_ms", "url", "label", "reason", "max_
             "server_cc", "network", "wall_ms")
 
 
-def m010_cc_probes(conn: sqlite3.Connection) -> None:
-    """``cc_probes`` (every fingerprint probe) and ``cc_host_labels`` (each host's latest
-    decisive label: loss-based or delay-based; hosts never judged are absent)."""
-    conn.execute("""
-        CREATE TABLE cc_probes (
-            host TEXT NOT NULL,
-            server_ip TEXT NOT NULL,
-            probed_at_ms REAL NOT NULL,
-            url TEXT NOT NULL,
-            label TEXT NOT NULL CHECK (label IN
-                ('loss-based', 'delay-based', 'too-small-to-judge', 'inconclusive')),
-            reason TEXT NOT NULL,
-            max_queue_bytes INTEGER NOT NULL CHECK (max_queue_bytes >= 0),
-            max_queue_fraction REAL NOT NULL,
-            time_to_max_ms REAL,
-            first_loss_ms REAL,
-            bytes INTEGER NOT NULL CHECK (bytes >= 0),
-            mss INTEGER NOT NULL,
-            packet_bytes INTEGER NOT NULL,
-            rtt_ms REAL NOT NULL,
-            measured_rtt_ms REAL,
-            transfer_ms REAL NOT NULL,
-            http_version TEXT,
-            server_cc TEXT,
-            network TEXT NOT NULL CHECK (network IN ('lab', 'wan')),
-            wall_ms REAL,
-            timeline TEXT NOT NULL,
-            PRIMARY KEY (host, server_ip, probed_at_ms)
-        ) STRICT""")
-    conn.execute("""
-        CREATE VIEW cc_host_labels AS
-        SELECT host, label, server_ip, probed_at_ms FROM (
-            SELECT host, label, server_ip, probed_at_ms,
-                   row_number() OVER (PARTITION BY host ORDER BY probed_at_ms DESC) AS k
-            FROM cc_probes WHERE label IN ('loss-based', 'delay-based'))
-        WHERE k = 1""")
-
-
 def insert_probe(conn: sqlite3.Connection, row: Mapping[str, Any], timeline: Mapping[str, Any],
                  network: str) -> None:
     """One probe, in its own transaction (``conn`` in autocommit mode)."""

@@ -16,7 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from protolens.store.db import StoreError, open_ro, open_rw
-from protolens.store.migrations import Migration, apply_migrations
+from protolens.store.migrate import apply_migrations
+from protolens.store.migrations import Migration
 
 
 def c001_catalog(conn: sqlite3.Connection) -> None:

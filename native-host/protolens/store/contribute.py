@@ -1,24 +1,11 @@
 """SQL for ``protolens contribute`` (issue 11): the accepted uploads to a collector, so the next
-upload sends only navigations stored after the last accepted one (``ingested_upto_ms``)."""
+upload sends only navigations stored after the last accepted one (``ingested_upto_ms``). The
+table is made by ``migrations.m011_contributions``."""
 
 from __future__ import annotations
 
 import sqlite3
 from typing import Any
-
-
-def m011_contributions(conn: sqlite3.Connection) -> None:
-    """``contributions``: one row per upload a collector accepted."""
-    conn.execute("""
-        CREATE TABLE contributions (
-            id INTEGER PRIMARY KEY,
-            collector TEXT NOT NULL,
-            checksum TEXT NOT NULL,
-            ingested_upto_ms REAL NOT NULL,
-            navigations INTEGER NOT NULL,
-            accepted_at_ms REAL NOT NULL,
-            receipt TEXT NOT NULL
-        ) STRICT""")
 
 
 def high_water(conn: sqlite3.Connection, collector: str) -> float:

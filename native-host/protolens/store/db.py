@@ -7,7 +7,7 @@ import sqlite3
 import time
 from pathlib import Path
 
-from protolens.store.migrations import apply_migrations
+from protolens.store.migrate import apply_migrations
 
 
 class StoreError(Exception):

@@ -10,47 +10,20 @@ import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from protolens.store.tx import transaction
+
 COLUMNS = ("campaign", "pair", "repetition", "side", "arm", "load_id", "server_ip", "bytes",
            "share", "mbps", "jain", "contention_ms", "connections", "bin_ms", "series",
            "started_at_ms")
 
 
-def m009_fairness(conn: sqlite3.Connection) -> None:
-    """``fairness``: one row per side of each repetition of each pair."""
-    conn.execute("""
-        CREATE TABLE fairness (
-            campaign TEXT NOT NULL REFERENCES campaigns (name) ON DELETE CASCADE,
-            pair TEXT NOT NULL,
-            repetition INTEGER NOT NULL CHECK (repetition >= 1),
-            side TEXT NOT NULL CHECK (side IN ('a', 'b')),
-            arm TEXT NOT NULL,
-            load_id TEXT,
-            server_ip TEXT NOT NULL,
-            bytes INTEGER NOT NULL CHECK (bytes >= 0),
-            share REAL CHECK (share >= 0 AND share <= 1),
-            mbps REAL,
-            jain REAL,
-            contention_ms INTEGER NOT NULL,
-            connections INTEGER,
-            bin_ms INTEGER NOT NULL,
-            series TEXT NOT NULL,
-            started_at_ms REAL NOT NULL,
-            PRIMARY KEY (campaign, pair, repetition, side)
-        ) STRICT""")
-
-
 def store_repetition(conn: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
     """Both sides of one repetition, in one transaction."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         conn.executemany(
             f"INSERT INTO fairness ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})",
             [tuple(json.dumps(r[c]) if c == "series" else r.get(c) for c in COLUMNS)
              for r in rows])
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def fairness_rows(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:

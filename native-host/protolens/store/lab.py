@@ -12,46 +12,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-
-def m003_lab(conn: sqlite3.Connection) -> None:
-    """``campaigns``, ``loads`` and ``flows`` tables for lab campaigns."""
-    conn.execute("""
-        CREATE TABLE campaigns (
-            name TEXT PRIMARY KEY,
-            created_at_ms REAL NOT NULL,
-            seed INTEGER NOT NULL,
-            spec TEXT NOT NULL,
-            protolens_version TEXT NOT NULL
-        ) STRICT""")
-    conn.execute("""
-        CREATE TABLE loads (
-            load_id TEXT PRIMARY KEY,
-            campaign TEXT NOT NULL REFERENCES campaigns (name) ON DELETE CASCADE,
-            page TEXT NOT NULL, arm TEXT NOT NULL, condition TEXT NOT NULL,
-            repetition INTEGER NOT NULL, warm INTEGER NOT NULL, attempt INTEGER NOT NULL,
-            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
-            reason TEXT,
-            started_at_ms REAL NOT NULL,
-            wall_ms REAL NOT NULL,
-            server_cc TEXT,
-            command_line TEXT NOT NULL,
-            lateness_max_ns INTEGER,
-            lateness_p99_ns INTEGER,
-            flagged INTEGER NOT NULL DEFAULT 0,
-            flag_reason TEXT
-        ) STRICT""")
-    conn.execute("CREATE INDEX loads_cell ON loads (campaign, page, arm, condition, repetition)")
-    conn.execute("""
-        CREATE TABLE flows (
-            load_id TEXT NOT NULL REFERENCES loads (load_id) ON DELETE CASCADE,
-            proto TEXT NOT NULL,
-            client_port INTEGER NOT NULL,
-            server_port INTEGER NOT NULL,
-            bytes_down INTEGER NOT NULL, bytes_up INTEGER NOT NULL,
-            packets_down INTEGER NOT NULL, packets_up INTEGER NOT NULL,
-            first_ns INTEGER, last_ns INTEGER,
-            PRIMARY KEY (load_id, proto, client_port, server_port)
-        ) STRICT""")
+from protolens.store.tx import transaction
 
 
 def ensure_campaign(conn: sqlite3.Connection, name: str, *, seed: int, spec: Mapping[str, Any],
@@ -79,18 +40,13 @@ def record_load(conn: sqlite3.Connection, load: Mapping[str, Any],
             "lateness_max_ns", "lateness_p99_ns", "flagged", "flag_reason")
     flow_cols = ("proto", "client_port", "server_port", "bytes_down", "bytes_up",
                  "packets_down", "packets_up", "first_ns", "last_ns")
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         conn.execute(f"INSERT INTO loads ({', '.join(cols)}) VALUES "
                      f"({', '.join('?' * len(cols))})", [load.get(c) for c in cols])
         conn.executemany(
             f"INSERT INTO flows (load_id, {', '.join(flow_cols)}) VALUES "
             f"(?, {', '.join('?' * len(flow_cols))})",
             [(load["load_id"], *(f.get(c) for c in flow_cols)) for f in flows])
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def done_cells(conn: sqlite3.Connection, campaign: str) -> list[tuple[str, str, str, int]]:

@@ -1,20 +1,13 @@
-"""Named schema migrations, each applied in one transaction together with its row in
-``_migrations`` (the pattern of sqlite-utils' ``migrations.py``). Append new ones; never edit an
-applied one. docs/SCHEMA.md documents the result.
+"""The store's schema history: every migration, in order, read top to bottom (the pattern of
+sqlite-utils' ``migrations.py``). Append new ones; never edit an applied one. ``migrate.py``
+applies them, each in one transaction with its row in ``_migrations``; docs/SCHEMA.md documents
+the result.
 """
 
 from __future__ import annotations
 
 import sqlite3
 from collections.abc import Callable
-from dataclasses import dataclass
-
-from protolens.store import cc as _cc
-from protolens.store import contribute as _contribute
-from protolens.store import fairness as _fairness
-from protolens.store import lab as _lab
-from protolens.store import policy as _policy
-from protolens.store import research as _research
 
 Migration = Callable[[sqlite3.Connection], None]
 
@@ -149,6 +142,117 @@ def m002_views(conn: sqlite3.Connection) -> None:
         GROUP BY r.navigation_id, r.host""")
 
 
+def m003_lab(conn: sqlite3.Connection) -> None:
+    """``campaigns``, ``loads`` and ``flows`` tables for lab campaigns."""
+    conn.execute("""
+        CREATE TABLE campaigns (
+            name TEXT PRIMARY KEY,
+            created_at_ms REAL NOT NULL,
+            seed INTEGER NOT NULL,
+            spec TEXT NOT NULL,
+            protolens_version TEXT NOT NULL
+        ) STRICT""")
+    conn.execute("""
+        CREATE TABLE loads (
+            load_id TEXT PRIMARY KEY,
+            campaign TEXT NOT NULL REFERENCES campaigns (name) ON DELETE CASCADE,
+            page TEXT NOT NULL, arm TEXT NOT NULL, condition TEXT NOT NULL,
+            repetition INTEGER NOT NULL, warm INTEGER NOT NULL, attempt INTEGER NOT NULL,
+            status TEXT NOT NULL CHECK (status IN ('ok', 'failed')),
+            reason TEXT,
+            started_at_ms REAL NOT NULL,
+            wall_ms REAL NOT NULL,
+            server_cc TEXT,
+            command_line TEXT NOT NULL,
+            lateness_max_ns INTEGER,
+            lateness_p99_ns INTEGER,
+            flagged INTEGER NOT NULL DEFAULT 0,
+            flag_reason TEXT
+        ) STRICT""")
+    conn.execute("CREATE INDEX loads_cell ON loads (campaign, page, arm, condition, repetition)")
+    conn.execute("""
+        CREATE TABLE flows (
+            load_id TEXT NOT NULL REFERENCES loads (load_id) ON DELETE CASCADE,
+            proto TEXT NOT NULL,
+            client_port INTEGER NOT NULL,
+            server_port INTEGER NOT NULL,
+            bytes_down INTEGER NOT NULL, bytes_up INTEGER NOT NULL,
+            packets_down INTEGER NOT NULL, packets_up INTEGER NOT NULL,
+            first_ns INTEGER, last_ns INTEGER,
+            PRIMARY KEY (load_id, proto, client_port, server_port)
+        ) STRICT""")
+
+def m004_policy(conn: sqlite3.Connection) -> None:
+    """``policies`` and ``navigation_policies``."""
+    conn.execute("""
+        CREATE TABLE policies (
+            domain TEXT PRIMARY KEY,
+            kind TEXT NOT NULL CHECK (kind IN ('exact', 'wildcard', 'registrable')),
+            arm TEXT NOT NULL,
+            latency_ms REAL,
+            throughput_kbps REAL,
+            created_at_ms REAL NOT NULL
+        ) STRICT""")
+    conn.execute("""
+        CREATE TABLE navigation_policies (
+            navigation_id TEXT NOT NULL REFERENCES navigations (id) ON DELETE CASCADE,
+            host TEXT NOT NULL,
+            rule TEXT,
+            arm TEXT NOT NULL,
+            mechanism TEXT NOT NULL,
+            PRIMARY KEY (navigation_id, host)
+        ) STRICT""")
+
+def m005_research(conn: sqlite3.Connection) -> None:
+    """``bundles`` (every imported bundle) and a ``bundle`` column on every data table: NULL for
+    rows recorded here, else the bundle the row came from; ``navigation_provenance`` view."""
+    conn.execute("""
+        CREATE TABLE bundles (
+            id INTEGER PRIMARY KEY,
+            checksum TEXT NOT NULL UNIQUE,
+            contributor_id TEXT NOT NULL,
+            protolens_version TEXT,
+            exported_at TEXT,
+            imported_at_ms REAL NOT NULL,
+            navigations INTEGER NOT NULL,
+            skipped INTEGER NOT NULL,
+            manifest TEXT NOT NULL
+        ) STRICT""")
+    for table in ("navigations", "requests", "connections", "hosts"):
+        conn.execute(f"ALTER TABLE {table} ADD COLUMN bundle INTEGER REFERENCES bundles (id)")
+    conn.execute("CREATE INDEX navigations_bundle ON navigations (bundle)")
+    conn.execute("""
+        CREATE VIEW navigation_provenance AS
+        SELECT n.id, n.bundle, b.checksum AS bundle_checksum, b.contributor_id,
+               b.exported_at, b.imported_at_ms
+        FROM navigations n LEFT JOIN bundles b ON b.id = n.bundle""")
+
+def m006_research_views(conn: sqlite3.Connection) -> None:
+    """``arm_summary`` (per campaign cell and arm) and ``daily_protocols`` (per day, source and
+    main-document protocol) views for researchers (docs/RESEARCH.md)."""
+    conn.execute("""
+        CREATE VIEW arm_summary AS
+        SELECT campaign, page, condition, arm, count(*) AS loads,
+               avg(plt_ms) AS mean_plt_ms, min(plt_ms) AS min_plt_ms, max(plt_ms) AS max_plt_ms,
+               avg(ttfb_ms) AS mean_ttfb_ms, avg(bytes) AS mean_bytes,
+               avg(connections) AS mean_connections
+        FROM navigation_summary
+        WHERE campaign IS NOT NULL AND failed = 0 AND warm = 0
+        GROUP BY campaign, page, condition, arm""")
+    conn.execute("""
+        CREATE VIEW daily_protocols AS
+        SELECT substr(started_at, 1, 10) AS day, source,
+               coalesce(main_family, 'unknown') AS family, count(*) AS navigations,
+               sum(failed) AS failed, avg(CASE WHEN failed = 0 THEN plt_ms END) AS mean_plt_ms
+        FROM navigation_summary
+        GROUP BY 1, 2, 3""")
+
+def m007_policy_rule_ids(conn: sqlite3.Connection) -> None:
+    """``navigation_policies.rule_ids``: CDP throttling rule ids Chromium reported as applied to
+    the host's requests (JSON array; NULL for rows not from a record's ``policies``)."""
+    conn.execute("ALTER TABLE navigation_policies ADD COLUMN rule_ids TEXT")
+
+
 def m008_late_attach(conn: sqlite3.Connection) -> None:
     """``navigations.late_attach``: NULL, or how the extension joined a navigation already under
     way (``response``, ``commit``; docs/RECORD.md "Late attach"). Older rows are NULL."""
@@ -156,77 +260,94 @@ def m008_late_attach(conn: sqlite3.Connection) -> None:
                  "CHECK (late_attach IN ('response', 'commit'))")
 
 
+def m009_fairness(conn: sqlite3.Connection) -> None:
+    """``fairness``: one row per side of each repetition of each pair."""
+    conn.execute("""
+        CREATE TABLE fairness (
+            campaign TEXT NOT NULL REFERENCES campaigns (name) ON DELETE CASCADE,
+            pair TEXT NOT NULL,
+            repetition INTEGER NOT NULL CHECK (repetition >= 1),
+            side TEXT NOT NULL CHECK (side IN ('a', 'b')),
+            arm TEXT NOT NULL,
+            load_id TEXT,
+            server_ip TEXT NOT NULL,
+            bytes INTEGER NOT NULL CHECK (bytes >= 0),
+            share REAL CHECK (share >= 0 AND share <= 1),
+            mbps REAL,
+            jain REAL,
+            contention_ms INTEGER NOT NULL,
+            connections INTEGER,
+            bin_ms INTEGER NOT NULL,
+            series TEXT NOT NULL,
+            started_at_ms REAL NOT NULL,
+            PRIMARY KEY (campaign, pair, repetition, side)
+        ) STRICT""")
+
+
+def m010_cc_probes(conn: sqlite3.Connection) -> None:
+    """``cc_probes`` (every fingerprint probe) and ``cc_host_labels`` (each host's latest
+    decisive label: loss-based or delay-based; hosts never judged are absent)."""
+    conn.execute("""
+        CREATE TABLE cc_probes (
+            host TEXT NOT NULL,
+            server_ip TEXT NOT NULL,
+            probed_at_ms REAL NOT NULL,
+            url TEXT NOT NULL,
+            label TEXT NOT NULL CHECK (label IN
+                ('loss-based', 'delay-based', 'too-small-to-judge', 'inconclusive')),
+            reason TEXT NOT NULL,
+            max_queue_bytes INTEGER NOT NULL CHECK (max_queue_bytes >= 0),
+            max_queue_fraction REAL NOT NULL,
+            time_to_max_ms REAL,
+            first_loss_ms REAL,
+            bytes INTEGER NOT NULL CHECK (bytes >= 0),
+            mss INTEGER NOT NULL,
+            packet_bytes INTEGER NOT NULL,
+            rtt_ms REAL NOT NULL,
+            measured_rtt_ms REAL,
+            transfer_ms REAL NOT NULL,
+            http_version TEXT,
+            server_cc TEXT,
+            network TEXT NOT NULL CHECK (network IN ('lab', 'wan')),
+            wall_ms REAL,
+            timeline TEXT NOT NULL,
+            PRIMARY KEY (host, server_ip, probed_at_ms)
+        ) STRICT""")
+    conn.execute("""
+        CREATE VIEW cc_host_labels AS
+        SELECT host, label, server_ip, probed_at_ms FROM (
+            SELECT host, label, server_ip, probed_at_ms,
+                   row_number() OVER (PARTITION BY host ORDER BY probed_at_ms DESC) AS k
+            FROM cc_probes WHERE label IN ('loss-based', 'delay-based'))
+        WHERE k = 1""")
+
+
+def m011_contributions(conn: sqlite3.Connection) -> None:
+    """``contributions``: one row per upload a collector accepted (``store/contribute.py``,
+    docs/COLLECTOR.md)."""
+    conn.execute("""
+        CREATE TABLE contributions (
+            id INTEGER PRIMARY KEY,
+            collector TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            ingested_upto_ms REAL NOT NULL,
+            navigations INTEGER NOT NULL,
+            accepted_at_ms REAL NOT NULL,
+            receipt TEXT NOT NULL
+        ) STRICT""")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
-    ("m003_lab", _lab.m003_lab),
-    ("m004_policy", _policy.m004_policy),
-    ("m005_research", _research.m005_research),
-    ("m006_research_views", _research.m006_research_views),
-    ("m007_policy_rule_ids", _policy.m007_policy_rule_ids),
+    ("m003_lab", m003_lab),
+    ("m004_policy", m004_policy),
+    ("m005_research", m005_research),
+    ("m006_research_views", m006_research_views),
+    ("m007_policy_rule_ids", m007_policy_rule_ids),
     ("m008_late_attach", m008_late_attach),
-    ("m009_fairness", _fairness.m009_fairness),
-    ("m010_cc_probes", _cc.m010_cc_probes),
-    ("m011_contributions", _contribute.m011_contributions),
+    ("m009_fairness", m009_fairness),
+    ("m010_cc_probes", m010_cc_probes),
+    ("m011_contributions", m011_contributions),
 )
 """Every migration in order. Append only."""
-
-
-@dataclass(frozen=True)
-class MigrationState:
-    name: str
-    """Migration function name."""
-    applied_at_ms: float | None
-    """Epoch ms it was applied, or None if pending."""
-
-
-def _ensure_table(conn: sqlite3.Connection) -> None:
-    conn.execute("CREATE TABLE IF NOT EXISTS _migrations "
-                 "(name TEXT PRIMARY KEY, applied_at_ms REAL NOT NULL) STRICT")
-
-
-def _applied(conn: sqlite3.Connection) -> dict[str, float]:
-    exists = conn.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' "
-                          "AND name = '_migrations'").fetchone()
-    if not exists:
-        return {}
-    return {row[0]: row[1] for row in conn.execute("SELECT name, applied_at_ms FROM _migrations")}
-
-
-def migration_states(conn: sqlite3.Connection,
-                     migrations: tuple[tuple[str, Migration], ...] = MIGRATIONS,
-                     ) -> list[MigrationState]:
-    """Every known migration with when it was applied (works on a read-only connection)."""
-    done = _applied(conn)
-    return [MigrationState(name, done.get(name)) for name, _ in migrations]
-
-
-def apply_migrations(conn: sqlite3.Connection, now_ms: float,
-                     migrations: tuple[tuple[str, Migration], ...] = MIGRATIONS) -> list[str]:
-    """Apply pending migrations, each in its own transaction with its record; return their names.
-
-    ``conn`` must be in autocommit mode (``isolation_level=None``) so BEGIN/COMMIT are ours.
-    """
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        _ensure_table(conn)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    applied: list[str] = []
-    for name, migrate in migrations:
-        conn.execute("BEGIN IMMEDIATE")
-        try:
-            if conn.execute("SELECT 1 FROM _migrations WHERE name = ?", (name,)).fetchone():
-                conn.execute("COMMIT")
-                continue
-            migrate(conn)
-            conn.execute("INSERT INTO _migrations (name, applied_at_ms) VALUES (?, ?)",
-                         (name, now_ms))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
-        applied.append(name)
-    return applied

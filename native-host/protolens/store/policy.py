@@ -11,42 +11,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
-import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from protolens.policy.mechanism import Enforcement
 from protolens.policy.rules import PolicyError, Rule, conflict, make_rule
 from protolens.record import NavigationRecord, columns
-
-
-def m004_policy(conn: sqlite3.Connection) -> None:
-    """``policies`` and ``navigation_policies``."""
-    conn.execute("""
-        CREATE TABLE policies (
-            domain TEXT PRIMARY KEY,
-            kind TEXT NOT NULL CHECK (kind IN ('exact', 'wildcard', 'registrable')),
-            arm TEXT NOT NULL,
-            latency_ms REAL,
-            throughput_kbps REAL,
-            created_at_ms REAL NOT NULL
-        ) STRICT""")
-    conn.execute("""
-        CREATE TABLE navigation_policies (
-            navigation_id TEXT NOT NULL REFERENCES navigations (id) ON DELETE CASCADE,
-            host TEXT NOT NULL,
-            rule TEXT,
-            arm TEXT NOT NULL,
-            mechanism TEXT NOT NULL,
-            PRIMARY KEY (navigation_id, host)
-        ) STRICT""")
-
-
-def m007_policy_rule_ids(conn: sqlite3.Connection) -> None:
-    """``navigation_policies.rule_ids``: CDP throttling rule ids Chromium reported as applied to
-    the host's requests (JSON array; NULL for rows not from a record's ``policies``)."""
-    conn.execute("ALTER TABLE navigation_policies ADD COLUMN rule_ids TEXT")
-
+from protolens.store.tx import transaction
 
 _POLICY_COLUMNS = columns.stored("navigation_policies")
 _INSERT_POLICY = (f"INSERT OR REPLACE INTO navigation_policies ({', '.join(_POLICY_COLUMNS)}) "
@@ -73,22 +44,17 @@ def has_table(conn: sqlite3.Connection) -> bool:
                         "AND name = 'policies'").fetchone() is not None
 
 
-def add_rule(conn: sqlite3.Connection, rule: Rule, *, replace: bool = False,
-             now_ms: float | None = None) -> None:
+def add_rule(conn: sqlite3.Connection, rule: Rule, *, now_ms: float,
+             replace: bool = False) -> None:
     """Store a rule; ``PolicyError`` on a conflict unless ``replace``."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         why = None if replace else conflict(rules(conn), rule)
         if why:
             raise PolicyError(why)
         conn.execute("INSERT OR REPLACE INTO policies (domain, kind, arm, latency_ms, "
                      "throughput_kbps, created_at_ms) VALUES (?, ?, ?, ?, ?, ?)",
                      (rule.domain, rule.kind, str(rule.arm), rule.latency_ms,
-                      rule.throughput_kbps, time.time() * 1000 if now_ms is None else now_ms))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
+                      rule.throughput_kbps, now_ms))
 
 
 def remove_rule(conn: sqlite3.Connection, domain: str) -> bool:

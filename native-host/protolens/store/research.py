@@ -75,51 +75,6 @@ def _placeholders(values: Sequence[Any]) -> str:
 DATA_TABLES = ("navigations", "requests", "connections", "hosts")
 
 
-def m005_research(conn: sqlite3.Connection) -> None:
-    """``bundles`` (every imported bundle) and a ``bundle`` column on every data table: NULL for
-    rows recorded here, else the bundle the row came from; ``navigation_provenance`` view."""
-    conn.execute("""
-        CREATE TABLE bundles (
-            id INTEGER PRIMARY KEY,
-            checksum TEXT NOT NULL UNIQUE,
-            contributor_id TEXT NOT NULL,
-            protolens_version TEXT,
-            exported_at TEXT,
-            imported_at_ms REAL NOT NULL,
-            navigations INTEGER NOT NULL,
-            skipped INTEGER NOT NULL,
-            manifest TEXT NOT NULL
-        ) STRICT""")
-    for table in DATA_TABLES:
-        conn.execute(f"ALTER TABLE {table} ADD COLUMN bundle INTEGER REFERENCES bundles (id)")
-    conn.execute("CREATE INDEX navigations_bundle ON navigations (bundle)")
-    conn.execute("""
-        CREATE VIEW navigation_provenance AS
-        SELECT n.id, n.bundle, b.checksum AS bundle_checksum, b.contributor_id,
-               b.exported_at, b.imported_at_ms
-        FROM navigations n LEFT JOIN bundles b ON b.id = n.bundle""")
-
-
-
-def m006_research_views(conn: sqlite3.Connection) -> None:
-    """``arm_summary`` (per campaign cell and arm) and ``daily_protocols`` (per day, source and
-    main-document protocol) views for researchers (docs/RESEARCH.md)."""
-    conn.execute("""
-        CREATE VIEW arm_summary AS
-        SELECT campaign, page, condition, arm, count(*) AS loads,
-               avg(plt_ms) AS mean_plt_ms, min(plt_ms) AS min_plt_ms, max(plt_ms) AS max_plt_ms,
-               avg(ttfb_ms) AS mean_ttfb_ms, avg(bytes) AS mean_bytes,
-               avg(connections) AS mean_connections
-        FROM navigation_summary
-        WHERE campaign IS NOT NULL AND failed = 0 AND warm = 0
-        GROUP BY campaign, page, condition, arm""")
-    conn.execute("""
-        CREATE VIEW daily_protocols AS
-        SELECT substr(started_at, 1, 10) AS day, source,
-               coalesce(main_family, 'unknown') AS family, count(*) AS navigations,
-               sum(failed) AS failed, avg(CASE WHEN failed = 0 THEN plt_ms END) AS mean_plt_ms
-        FROM navigation_summary
-        GROUP BY 1, 2, 3""")
 
 # --- export: local rows only (never re-share a merged bundle) --------------------------------
 
