@@ -128,7 +128,7 @@ def main() -> int:
               f"({sig} significant); total {duck_s + stats_s:.2f} s = "
               f"{(duck_s + stats_s) / plain_s:.1f}x the plain GROUP BY")
         if not args.no_spark:
-            from protolens.analysis import spark
+            from protolens.store import spark
 
             t = time.perf_counter()
             srows = spark.cells(data, "experiment", "plt", False, "experiment")

@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from protolens.analysis import spark
-from protolens.store import dataset
+from protolens.store import dataset, spark
 from tests.collector.dataset_builder import make_dataset
 from tests.collector.helpers import cli
 

@@ -137,7 +137,7 @@ def dataset_observations(data: Path, mode: str, key: str, metric: str, warm: boo
                          engine: str, master: str | None) -> dict[str, list[Observation]]:
     """Observations per contributor from the cells DuckDB or Spark computed."""
     if engine == "spark":
-        from protolens.analysis import spark
+        from protolens.store import spark
 
         rows = spark.cells(data, mode, metric, warm, key, master or "local[*]")
     else:

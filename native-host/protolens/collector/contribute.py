@@ -1,5 +1,5 @@
 """The volunteer's contribution run (adapter), shared by ``protolens contribute`` and the host's
-schedule (``host/contribute_timer.py``): what is new since the collector's last accepted upload
+schedule (``collector/schedule.py``): what is new since the collector's last accepted upload
 becomes one anonymized bundle (``share/export.py``), uploaded with back-off
 (``collector/client.py``), recorded in the store (``store/contribute.py``).
 

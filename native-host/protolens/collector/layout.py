@@ -17,8 +17,11 @@ from __future__ import annotations
 import time
 from pathlib import Path, PurePosixPath
 
+from protolens.store.dataset import DATASET, table_glob
+
+__all__ = ["CATALOG", "DATASET", "TMP", "dataset_dir", "table_file", "table_glob", "utc_day"]
+
 CATALOG = "catalog.db"
-DATASET = "dataset"
 TMP = "tmp"
 
 
@@ -33,8 +36,3 @@ def table_file(table: str, day: str, checksum: str) -> PurePosixPath:
 
 def dataset_dir(data: Path) -> Path:
     return data / DATASET
-
-
-def table_glob(data: Path, table: str) -> str:
-    """The files of one table, for DuckDB's or Spark's readers."""
-    return str(dataset_dir(data) / f"table={table}" / "*" / "*.parquet")

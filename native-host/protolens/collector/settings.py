@@ -1,7 +1,7 @@
 """The volunteer's contribution settings from the options page (collector URL, token, the
 "contribute my anonymized results" switch): validated here (pure), kept in
 ``<data home>/contribute/settings.json`` readable by the user only (adapter), where the host's
-schedule reads them (``host/contribute_timer.py``)."""
+schedule reads them (``collector/schedule.py``)."""
 
 from __future__ import annotations
 

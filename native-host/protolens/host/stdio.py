@@ -12,17 +12,21 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from protolens.host.contribute_timer import ContributeHost, start_timer
 from protolens.host.relay import StorePolicies
-from protolens.messaging.dispatch import Dispatcher, encode_reply, error_reply
+from protolens.messaging.dispatch import (
+    ContributeSource,
+    Dispatcher,
+    encode_reply,
+    error_reply,
+)
 from protolens.messaging.framing import Frame, FrameDecoder
 from protolens.messaging.lab import LabContext, LabError, parse_lab
 from protolens.messaging.queries import StoreQueries
-from protolens.paths import data_home, default_db
+from protolens.paths import default_db
 from protolens.record import NavigationRecord
 from protolens.record.enums import IngestOutcome
 from protolens.store import SqliteSink, open_rw
@@ -83,7 +87,10 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher) -> int:
             stdout.flush()
 
 
-def main(env: Mapping[str, str] | None = None) -> int:
+def main(env: Mapping[str, str] | None = None,
+         contribute: Callable[[Mapping[str, str]], ContributeSource] | None = None) -> int:
+    """Serve; ``contribute`` builds the contribution settings and schedule from the environment
+    (``collector/schedule.py``, wired by ``host/__main__.py``)."""
     env = os.environ if env is None else env
     logfile = env.get("PROTOLENS_HOST_LOG")
     logging.basicConfig(
@@ -97,13 +104,11 @@ def main(env: Mapping[str, str] | None = None) -> int:
     if lab_error:
         log.error("%s", lab_error)
     log.debug("serving; db=%s lab=%s", db, lab is not None)
-    ca = env.get("PROTOLENS_CA_CERT")
-    contribute = ContributeHost(db, data_home(env), Path(ca) if ca else None)
-    start_timer(contribute, env)
+    source = contribute(env) if contribute is not None else None
     try:
         return serve(sys.stdin.buffer, sys.stdout.buffer,
                      Dispatcher(sink, lab, lab_error, queries=StoreQueries(db),
-                                policies=StorePolicies(db, env), contribute=contribute))
+                                policies=StorePolicies(db, env), contribute=source))
     except BrokenPipeError:  # the browser closed the port while we were replying
         return 0
     except KeyboardInterrupt:

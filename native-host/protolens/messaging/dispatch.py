@@ -45,7 +45,7 @@ class RecordSink(Protocol):
 
 
 class ContributeSource(Protocol):
-    """The host's contribution settings and status (``host/contribute_timer.py``)."""
+    """The host's contribution settings and status (``collector/schedule.py``)."""
 
     def set(self, raw: Any) -> dict[str, Any]: ...
 

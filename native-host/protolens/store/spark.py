@@ -1,4 +1,5 @@
-"""The Spark engine for ``compare --dataset --engine spark`` (adapter; issue 11): the scan of the
+"""The Spark engine for ``compare --dataset --engine spark`` (an SQL engine, so in ``store/``;
+issue 11): the scan of the
 collector's Parquet dataset, the filters, the join of navigations with their main document and
 the per-contributor, per-cell aggregation run in Spark SQL (``store/dataset.cells_sql``, the
 same text DuckDB runs); only one row per (contributor, cell) comes back to Python, where
@@ -14,8 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from protolens.collector.layout import dataset_dir
-from protolens.store.dataset import DatasetError, cells_sql
+from protolens.store.dataset import DATASET, DatasetError, cells_sql
 
 
 def cells(data: Path, mode: str, metric: str, warm: bool, key: str,
@@ -25,7 +25,7 @@ def cells(data: Path, mode: str, metric: str, warm: bool, key: str,
     from pyspark.errors import PySparkException
     from pyspark.sql import SparkSession
 
-    root = dataset_dir(data)
+    root = data / DATASET
     if not any(root.glob("table=navigations/*/*.parquet")):
         raise DatasetError(f"{data}: no collector dataset here (no dataset/table=navigations/)")
     spark = (SparkSession.builder.master(master).appName("protolens-compare")

@@ -1,5 +1,6 @@
 """Uploads on a schedule while the browser runs (adapter; issue 11). The host process lives as
-long as the extension's native port, so a daemon thread here runs ``collector/contribute.py``
+long as the extension's native port, so a daemon thread (started by ``python -m protolens.host``,
+the composition root: ``host/`` sits below ``collector/``) runs ``collector/contribute.py``
 every ``PROTOLENS_CONTRIBUTE_INTERVAL_S`` seconds (default 900) while the options page's switch
 is on; ``ContributeHost`` answers the ``contribute_settings`` and ``contribute_status`` messages
 (docs/MESSAGES.md) with the settings, the new loads waiting and the last outcome."""
@@ -16,6 +17,7 @@ from typing import Any
 
 from protolens.collector.contribute import ContributeError, Target, run_once, status
 from protolens.collector.settings import ContributeSettings, load, parse, save
+from protolens.paths import data_home, default_db
 from protolens.store import StoreError
 
 log = logging.getLogger("protolens.host")
@@ -66,6 +68,14 @@ class ContributeHost:
                 self.last_error = str(exc)
                 log.warning("contribute: %s", exc)
             self.last_run_ms = time.time() * 1000
+
+
+def from_env(env: Mapping[str, str]) -> ContributeHost:
+    """The host process's contribution source, its schedule started (``host/__main__.py``)."""
+    ca = env.get("PROTOLENS_CA_CERT")
+    host = ContributeHost(default_db(env), data_home(env), Path(ca) if ca else None)
+    start_timer(host, env)
+    return host
 
 
 def start_timer(host: ContributeHost, env: Mapping[str, str]) -> threading.Thread:
