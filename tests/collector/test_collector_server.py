@@ -173,6 +173,9 @@ def test_binds_loopback_by_default_and_cli_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "none").exists()
     res = cli("collector", "serve", "--data", str(tmp_path), "--listen", "nope", check=False)
     assert res.returncode == 2 and "HOST:PORT" in res.stderr
+    res = cli("collector", "serve", "--data", str(tmp_path), "--listen", "0.0.0.0:8443",
+              check=False)  # no certificate: never plain HTTP off loopback
+    assert res.returncode == 2 and "plain HTTP only on loopback" in res.stderr
     res = cli("collector", "token", "add", "bad name", "--data", str(tmp_path), check=False)
     assert res.returncode == 2
     from protolens.cli.collector import serve_cmd

@@ -81,6 +81,9 @@ def serve_cmd(data: Path, listen: str, tls_cert: Path | None, tls_key: Path | No
     if (tls_cert is None) != (tls_key is None):
         raise UserError("give both --tls-cert and --tls-key, or neither")
     host, port = _listen(listen)
+    if tls_cert is None and host not in ("127.0.0.1", "::1", "localhost"):
+        raise UserError(f"--listen {listen}: plain HTTP only on loopback; give --tls-cert and "
+                        "--tls-key to listen elsewhere")
     settings = Settings(data, Limits(max_bytes=max_bytes, max_uncompressed=max_uncompressed),
                         per_minute=rate, burst=burst)
     try:
