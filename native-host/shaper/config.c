@@ -7,6 +7,7 @@
  *   loop_ns 7000000000          (optional; 0 = play once)
  *   at 0 both rate_bps=7000000 buffer_bytes=45000 delay_ns=25000000
  *   at 70000000 down loss=0.1
+ *   trace down 1 1 2 3          (Mahimahi delivery opportunities in ms, appended; trace.c)
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@ static const char *KEYS[K__COUNT] = {
 const char *sh_key_name(int key) { return key >= 0 && key < K__COUNT ? KEYS[key] : "?"; }
 
 void sh_schedule_free(sh_schedule *s) {
+    for (int d = 0; d < SH_DIRS; d++) sh_trace_free(&s->trace[d]);
     free(s->steps);
     s->steps = NULL;
     s->n = 0;
@@ -52,6 +54,22 @@ static int check_value(int key, double v) {
     case K_PATHS: return v == 0.0 || v == 1.0 || v == 2.0;
     default: return v >= 0.0 && v < 1.8e19;
     }
+}
+
+/* "trace up|down MS MS ...": appends delivery opportunities (several lines may follow). */
+static int parse_trace_line(sh_schedule *out, char **save, int lineno, char *err, size_t errlen) {
+    char *dir = strtok_r(NULL, " \t\r", save);
+    int d = dir && !strcmp(dir, "up") ? SH_UP : dir && !strcmp(dir, "down") ? SH_DOWN : -1;
+    if (d < 0) { snprintf(err, errlen, "line %d: trace needs a direction (up, down)", lineno); return -1; }
+    for (char *v = strtok_r(NULL, " \t\r", save); v; v = strtok_r(NULL, " \t\r", save)) {
+        uint64_t ms;
+        if (parse_u64(v, &ms) || ms > 0xffffffffULL) {
+            snprintf(err, errlen, "line %d: trace: not a time in ms '%s'", lineno, v);
+            return -1;
+        }
+        if (sh_trace_append(&out->trace[d], ms)) { snprintf(err, errlen, "out of memory"); return -1; }
+    }
+    return 0;
 }
 
 #define FAIL(...) do { snprintf(err, errlen, __VA_ARGS__); goto fail; } while (0)
@@ -112,9 +130,15 @@ int sh_parse_config(const char *text, sh_schedule *out, char *err, size_t errlen
                 }
                 out->steps[out->n++] = (sh_step){at, mask, (uint8_t)key, v};
             }
+        } else if (!strcmp(word, "trace")) {
+            if (parse_trace_line(out, &save, lineno, err, errlen)) goto fail;
         } else {
             FAIL("line %d: unknown directive '%s'", lineno, word);
         }
+    }
+    for (int d = 0; d < SH_DIRS; d++) {
+        const char *why = sh_trace_check(&out->trace[d]);
+        if (why) FAIL("%s trace: %s", d == SH_UP ? "up" : "down", why);
     }
     if (out->loop_ns)
         for (size_t i = 0; i < out->n; i++)

@@ -154,6 +154,19 @@ static void ip_str(uint32_t ip, char out[16]) {
     snprintf(out, 16, "%u.%u.%u.%u", ip >> 24, (ip >> 16) & 255, (ip >> 8) & 255, ip & 255);
 }
 
+/* "traces": per direction, the delivery trace in use (trace.c), or null. */
+static void traces_json(const shaper *s, sbuf *b) {
+    sb_printf(b, ",\"traces\":{");
+    for (int dir = 0; dir < SH_DIRS; dir++) {
+        const sh_trace *t = &s->m.sched.trace[dir];
+        sb_printf(b, "%s\"%s\":", dir ? "," : "", dir == SH_UP ? "up" : "down");
+        if (!t->n) { sb_printf(b, "null"); continue; }
+        sb_printf(b, "{\"opportunities\":%zu,\"period_ms\":%u,\"used\":%llu}", t->n,
+                  t->ms[t->n - 1], (unsigned long long)s->m.d[dir].trace_pos.used);
+    }
+    sb_printf(b, "}");
+}
+
 static void stats_json(shaper *s, sbuf *b) {
     uint64_t mono = clock_ns(CLOCK_MONOTONIC), wall = clock_ns(CLOCK_REALTIME);
     int64_t off = (int64_t)(wall - mono);
@@ -207,7 +220,9 @@ static void stats_json(shaper *s, sbuf *b) {
                   (unsigned long long)(f->first_drop_ns[SH_DOWN] ? f->first_drop_ns[SH_DOWN] + (uint64_t)off : 0));
         first = 0;
     }
-    sb_printf(b, "]}\n");
+    sb_printf(b, "]");
+    traces_json(s, b);
+    sb_printf(b, "}\n");
 }
 
 /* The queue log as JSON: times on the wall clock (ns), samples as [bytes, ...] and

@@ -95,7 +95,11 @@ void sh_model_load(sh_model *m, sh_schedule *s, uint64_t now_ns) {
     m->sched_start_ns = m->sched_base_ns = now_ns;
     m->sched_next = 0;
     sh_rng_seed(m->rng, m->sched.seed);
-    for (int d = 0; d < SH_DIRS; d++) { params_default(&m->d[d].p); m->d[d].ge_bad = 0; }
+    for (int d = 0; d < SH_DIRS; d++) {
+        params_default(&m->d[d].p);
+        m->d[d].ge_bad = 0;
+        sh_trace_start(&m->d[d].trace_pos, now_ns);
+    }
     sh_model_advance(m, now_ns, NULL, NULL); /* applies the entries at offset 0 */
 }
 
@@ -206,6 +210,17 @@ static void mark_first_drop(uint64_t *slot, uint64_t now_ns) {
 }
 
 /* ---- the packet path ---- */
+
+/* With a delivery trace the bottleneck's head leaves at its trace opportunity, not after
+ * len / rate (trace.c); called whenever a packet becomes the head. */
+static void trace_reschedule(sh_model *m, int dir, uint64_t t) {
+    const sh_trace *tr = &m->sched.trace[dir];
+    sh_fifo *q = &m->d[dir].queue;
+    if (!tr->n || !q->count) return;
+    const sh_pkt *h = fifo_front(q);
+    q->done_ns = sh_trace_due(tr, &m->d[dir].trace_pos, h->t_ns > t ? h->t_ns : t, h->len);
+}
+
 static void count_drop(sh_model *m, int dir, const sh_pkt *p, uint64_t now_ns) {
     sh_flow *f = sh_flow_get(m, &p->key, 1);
     if (f) { f->drops[dir]++; f->last_ns = now_ns; mark_first_drop(&f->first_drop_ns[dir], now_ns); }
@@ -286,6 +301,7 @@ int sh_model_arrive(sh_model *m, int dir, uint32_t id, uint32_t len, const sh_fl
         mark_first_drop(&m->qlog->first_drop_ns[dir], now_ns);
         return 0;
     }
+    if (d->queue.count == 1) trace_reschedule(m, dir, now_ns);
     if (d->queue.bytes > m->qlog->max_bytes[dir]) m->qlog->max_bytes[dir] = d->queue.bytes;
     return 1;
 }
@@ -337,6 +353,7 @@ void sh_model_advance(sh_model *m, uint64_t now_ns, sh_release_fn release, void 
         case EV_QUEUE: /* the rate is applied as the packet leaves the queue */
             p = fifo_pop(&d->queue);
             serve_head(&d->queue, e.t, d->p.rate_bps);
+            trace_reschedule(m, e.dir, e.t);
             after_queue(m, e.dir, &p, e.t, release, ctx);
             break;
         case EV_PATH:

@@ -1,18 +1,27 @@
 #!/usr/bin/env python3
-"""Benchmark the packet shaper (not a test): target vs achieved RTT, rate and loss for wifi,
-wifi-lossy and fiber, and the shaper's CPU share at 10 and 50 Mbit/s, printed as ratios.
-Needs root; brings up its own testbed "plb" and removes it afterwards.
+"""Benchmark the packet shaper (not a test). Brings up its own testbed "plb", removes it after.
 
-    .venv/bin/python scripts/bench/shaper.py [--json]
+1. RTT, target vs measured, for fiber (5 ms) and wifi (50 ms): the shaper without and with the
+   path-latency calibration taken at ``up`` (issue 13 target 4), interleaved rounds of pings,
+   printed side by side with the ratio to the target, n and the spread.
+2. Rate accuracy and the shaper's CPU share at 10 and 50 Mbit/s (IP bytes the shaper delivered
+   in the middle of a saturating iperf3 download, per second, over the configured rate).
+3. A rate sweep: the highest rate at which the delivered rate stays within 2% and the shaper's
+   release lateness p99 under 1 ms.
+The machine's load (load average, busy share of all cores) is printed with the results: on a
+shared machine the figures move with it.
+
+    flock /tmp/protolens-heavy.lock .venv/bin/python scripts/bench/shaper.py [--rounds N] [--json]
 """
 
 from __future__ import annotations
 
+import argparse
 import json
+import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,44 +31,13 @@ from protolens.shaper import load_profile
 from protolens.testbed import Testbed
 
 NAME = "plb"
+SWEEP_MBIT = (50, 100, 200, 400, 700, 1000, 1500)
 
 
-def ping_mean(tb: Testbed, n: int = 100) -> float:
-    out = subprocess.run(tb.exec_argv(["ping", "-n", "-q", "-c", str(n), "-i", "0.02",
+def ping_rtts(tb: Testbed, n: int = 100) -> list[float]:
+    out = subprocess.run(tb.exec_argv(["ping", "-n", "-c", str(n), "-i", "0.02",
                                        tb.state.server_ip]), capture_output=True, text=True).stdout
-    m = re.search(r"= [\d.]+/([\d.]+)/", out)
-    return float(m.group(1)) if m else float("nan")
-
-
-def iperf_server(tb: Testbed, port: int) -> subprocess.Popen[bytes]:
-    p = subprocess.Popen(tb.server_argv(["iperf3", "-s", "-B", tb.state.server_ip, "-p",
-                                         str(port)]), stdout=subprocess.DEVNULL,
-                         stderr=subprocess.DEVNULL)
-    time.sleep(0.3)
-    return p
-
-
-def down_rate(tb: Testbed, seconds: float = 5.0, streams: int = 3) -> tuple[float, float]:
-    """IP-level delivered rate (bit/s) in the middle of a saturating download, and the shaper's
-    CPU share (0..1 of one core) over the same window."""
-    srv = iperf_server(tb, 5300)
-    cli = subprocess.Popen(tb.exec_argv(["iperf3", "-c", tb.state.server_ip, "-p", "5300", "-R",
-                                         "-P", str(streams), "-t", str(seconds)]),
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        time.sleep(1.5)
-        a, ca = tb.stats(), cpu_ticks(tb.state.pids["shaper"])
-        time.sleep(seconds - 2.5)
-        b, cb = tb.stats(), cpu_ticks(tb.state.pids["shaper"])
-    finally:
-        cli.wait(timeout=seconds + 20)
-        srv.terminate()
-        srv.wait()
-    dt = (b["now_ns"] - a["now_ns"]) / 1e9
-    by = sum(f["bytes_down"] for f in b["flows"]) - sum(f["bytes_down"] for f in a["flows"]
-                                                         if any(g["client_port"] == f["client_port"]
-                                                                for g in b["flows"]))
-    return by * 8 / dt, (cb - ca) / 100 / dt
+    return [float(x) for x in re.findall(r"time=([\d.]+) ms", out)]
 
 
 def cpu_ticks(pid: int) -> int:
@@ -67,61 +45,147 @@ def cpu_ticks(pid: int) -> int:
     return int(fields[11]) + int(fields[12])  # utime + stime in clock ticks (100 Hz)
 
 
-def udp_loss(tb: Testbed, packets: int = 10_000) -> float:
-    srv = iperf_server(tb, 5301)
+def machine_busy() -> tuple[int, int]:
+    """(busy, total) jiffies over all cores, from /proc/stat."""
+    f = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    idle = f[3] + f[4]
+    return sum(f) - idle, sum(f)
+
+
+def down_window(tb: Testbed, seconds: float, streams: int = 3) -> dict[str, float]:
+    """Delivered IP rate (bit/s), shaper CPU share (of one core), lateness p99 (ns) over the
+    middle of a saturating download, and how busy the whole machine was meanwhile."""
+    srv = subprocess.Popen(tb.server_argv(["iperf3", "-s", "-1", "-B", tb.state.server_ip,
+                                           "-p", "5300"]), stdout=subprocess.DEVNULL,
+                           stderr=subprocess.DEVNULL)
+    time.sleep(0.3)
+    cli = subprocess.Popen(tb.exec_argv(["iperf3", "-c", tb.state.server_ip, "-p", "5300", "-R",
+                                         "-P", str(streams), "-t", str(seconds)]),
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    pid = tb.state.pids["shaper"]
     try:
-        p = subprocess.run(tb.exec_argv(["iperf3", "-c", tb.state.server_ip, "-p", "5301", "-u",
-                                         "-l", "100", "-b", "3200000", "-k", str(packets), "-J"]),
-                           capture_output=True, text=True, timeout=60)
+        time.sleep(1.5)
+        a, ca, ma = tb.stats(reset=True), cpu_ticks(pid), machine_busy()
+        time.sleep(seconds - 2.5)
+        b, cb, mb = tb.stats(), cpu_ticks(pid), machine_busy()
     finally:
-        srv.terminate()
-        srv.wait()
-    s = json.loads(p.stdout)["end"]["sum"]
-    return float(s["lost_packets"]) / float(s["packets"])
+        cli.wait(timeout=seconds + 20)
+        srv.wait(timeout=10)
+    dt = (b["now_ns"] - a["now_ns"]) / 1e9
+    return {"rate_bps": sum(f["bytes_down"] for f in b["flows"]) * 8 / dt,
+            "cpu": (cb - ca) / 100 / dt, "lateness_p99_ns": b["lateness"]["p99_ns"],
+            "machine_busy": (mb[0] - ma[0]) / max(1, mb[1] - ma[1])}
+
+
+def rate_profile(d: Path, mbit: int, rtt_ms: float = 10) -> str:
+    """A profile whose buffer holds at least one BDP, so TCP can keep the link busy."""
+    buffer = max(200_000, int(mbit * 1e6 * rtt_ms / 1e3 / 8))
+    f = Path(d) / f"r{mbit}.toml"
+    f.write_text(f'name = "rate{mbit}"\n[link]\nrate_mbit = {mbit}\nrtt_ms = {rtt_ms}\n'
+                 f"buffer_bytes = {buffer}\n")
+    return str(f)
+
+
+def spread(xs: list[float]) -> str:
+    return f"{statistics.mean(xs):.3f} (median {statistics.median(xs):.3f}, " \
+           f"sd {statistics.pstdev(xs):.3f}, min {min(xs):.3f}, max {max(xs):.3f})"
+
+
+def rtt_rows(tb: Testbed, rounds: int) -> list[dict[str, Any]]:
+    rows = []
+    for name in ("fiber", "wifi"):
+        prof = load_profile(name)
+        target = (prof.link.delay_up_ns + prof.link.delay_down_ns) / 1e6
+        arms: dict[str, list[float]] = {"before": [], "after": []}
+        for r in range(rounds):  # interleaved, the arm order alternating per round
+            for arm in (("before", "after") if r % 2 == 0 else ("after", "before")):
+                tb.shape(prof, calibrated=arm == "after")
+                time.sleep(0.2)
+                rtts = ping_rtts(tb)
+                arms[arm].append(statistics.mean(rtts))
+        b, a = statistics.mean(arms["before"]), statistics.mean(arms["after"])
+        rows.append({"profile": name, "target_ms": target, "rounds": rounds,
+                     "pings_per_round": 100,
+                     "rtt_before_ms": round(b, 3), "ratio_before": round(b / target, 4),
+                     "rtt_after_ms": round(a, 3), "ratio_after": round(a / target, 4),
+                     "before_round_means": [round(x, 3) for x in arms["before"]],
+                     "after_round_means": [round(x, 3) for x in arms["after"]],
+                     "spread_before": spread(arms["before"]),
+                     "spread_after": spread(arms["after"])})
+    return rows
 
 
 def main() -> None:
-    as_json = "--json" in sys.argv
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rounds", type=int, default=6)
+    ap.add_argument("--json", action="store_true")
+    args = ap.parse_args()
+    load_before = os.getloadavg()
     Testbed.down(NAME)
     tb = Testbed.up(name=NAME, profile="wifi", server_cc="cubic")
-    rows: list[dict[str, Any]] = []
+    out: dict[str, Any] = {"load_avg_before": load_before, "calibration": tb.state.calibration}
     try:
-        for name in ("wifi", "wifi-lossy", "fiber"):
-            prof = load_profile(name)
-            tb.shape(prof)
-            rtt_target = (prof.link.delay_up_ns + prof.link.delay_down_ns) / 1e6
-            rtt = ping_mean(tb)
-            tb.truth(reset=True)
-            rate, _ = down_rate(tb)
-            loss = udp_loss(tb)
-            lat = tb.lateness()
-            rows.append({"profile": name, "rtt_target_ms": rtt_target, "rtt_ms": round(rtt, 3),
-                         "rtt_ratio": round(rtt / rtt_target, 4),
-                         "rate_target_mbit": prof.link.rate_down_bps / 1e6,
-                         "rate_mbit": round(rate / 1e6, 3),
-                         "rate_ratio": round(rate / prof.link.rate_down_bps, 4),
-                         "loss_target": prof.link.loss_up, "loss": round(loss, 4),
-                         "lateness_p99_us": lat["p99_ns"] / 1e3,
-                         "lateness_max_us": lat["max_ns"] / 1e3})
+        out["rtt"] = rtt_rows(tb, args.rounds)
         with tempfile.TemporaryDirectory() as d:
+            out["rate"] = []
             for mbit in (10, 50):
-                f = Path(d) / f"r{mbit}.toml"
-                f.write_text(f'name = "rate{mbit}"\n[link]\nrate_mbit = {mbit}\nrtt_ms = 20\n'
-                             "buffer_bytes = 200000\n")
-                tb.shape(str(f))
-                rate, cpu = down_rate(tb, seconds=6)
-                rows.append({"profile": f"rate{mbit}", "rate_target_mbit": mbit,
-                             "rate_mbit": round(rate / 1e6, 3),
-                             "rate_ratio": round(rate / (mbit * 1e6), 4),
-                             "shaper_cpu_percent": round(cpu * 100, 1)})
+                tb.shape(rate_profile(Path(d), mbit, rtt_ms=20))
+                w = down_window(tb, seconds=6)
+                bps = w["rate_bps"]
+                out["rate"].append({"rate_mbit": mbit, "measured_mbit": round(bps / 1e6, 3),
+                                    "ratio": round(bps / (mbit * 1e6), 4),
+                                    "shaper_cpu_percent": round(w["cpu"] * 100, 1),
+                                    "lateness_p99_us": w["lateness_p99_ns"] / 1e3,
+                                    "machine_busy_percent": round(w["machine_busy"] * 100)})
+            out["sweep"] = []
+            fails = 0
+            for mbit in SWEEP_MBIT:
+                tb.shape(rate_profile(Path(d), mbit))
+                w = down_window(tb, seconds=5, streams=4)
+                ok = abs(w["rate_bps"] / (mbit * 1e6) - 1) <= 0.02 and w["lateness_p99_ns"] < 1e6
+                ratio = round(w["rate_bps"] / (mbit * 1e6), 4)
+                out["sweep"].append({"rate_mbit": mbit, "ratio": ratio,
+                                     "lateness_p99_us": w["lateness_p99_ns"] / 1e3,
+                                     "shaper_cpu_percent": round(w["cpu"] * 100, 1),
+                                     "machine_busy_percent": round(w["machine_busy"] * 100),
+                                     "holds": ok})
+                fails = 0 if ok else fails + 1
+                if fails == 2:  # two rates in a row that do not hold: stop
+                    break
     finally:
         Testbed.down(NAME)
-    if as_json:
-        print(json.dumps(rows, indent=2))
+    held = [r["rate_mbit"] for r in out["sweep"] if r["holds"]]
+    out["highest_rate_holding_mbit"] = max(held) if held else None
+    out["load_avg_after"] = os.getloadavg()
+    if args.json:
+        print(json.dumps(out, indent=2))
         return
-    for r in rows:
-        print(" ".join(f"{k}={v}" for k, v in r.items()))
-    print("median rtt ratio", statistics.median(r["rtt_ratio"] for r in rows if "rtt_ratio" in r))
+    cal = out["calibration"] or {}
+    print(f"machine: {os.cpu_count()} cores, load average before {load_before[0]:.2f}, "
+          f"after {out['load_avg_after'][0]:.2f}")
+    for p in cal.get("probes", []):
+        print(f"calibration at up, probe RTT {p['rtt_ns'] / 1e6:g} ms: path RTT "
+              f"{p['path_rtt_ns'] / 1e3:.0f} us (median {p['median_rtt_ns'] / 1e6:.3f} ms, mean "
+              f"{p['mean_rtt_ns'] / 1e6:.3f} ms, p90 {p['p90_rtt_ns'] / 1e6:.3f} ms, n "
+              f"{p['replies']})")
+    print("\nRTT (ping mean per round, 100 pings each; before = uncalibrated, after = calibrated)")
+    print(f"{'profile':8} {'target':>7} {'before':>8} {'ratio':>7} {'after':>8} {'ratio':>7}  n")
+    for r in out["rtt"]:
+        print(f"{r['profile']:8} {r['target_ms']:7.2f} {r['rtt_before_ms']:8.3f} "
+              f"{r['ratio_before']:7.4f} {r['rtt_after_ms']:8.3f} {r['ratio_after']:7.4f}  "
+              f"{r['rounds']}x100")
+        print(f"         before {r['spread_before']}\n         after  {r['spread_after']}")
+    print("\nrate and CPU (IP bytes delivered per s / configured rate)")
+    for r in out["rate"]:
+        print(f"  {r['rate_mbit']:5} Mbit/s: measured {r['measured_mbit']:.3f}, ratio "
+              f"{r['ratio']:.4f}, shaper CPU {r['shaper_cpu_percent']}% of a core, lateness p99 "
+              f"{r['lateness_p99_us']:.0f} us, machine {r['machine_busy_percent']}% busy")
+    print("\nrate sweep (holds = within 2% and lateness p99 < 1 ms)")
+    for r in out["sweep"]:
+        print(f"  {r['rate_mbit']:5} Mbit/s: ratio {r['ratio']:.4f}, lateness p99 "
+              f"{r['lateness_p99_us']:.0f} us, shaper CPU {r['shaper_cpu_percent']}%, machine "
+              f"{r['machine_busy_percent']}% busy, {'holds' if r['holds'] else 'FAILS'}")
+    print(f"highest rate that holds: {out['highest_rate_holding_mbit']} Mbit/s")
 
 
 if __name__ == "__main__":

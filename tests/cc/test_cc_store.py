@@ -177,3 +177,5 @@ def test_page_hosts_pick_each_hosts_biggest_object(tmp_path: Path) -> None:
     assert r.exit_code == 2 and "one of them" in r.output
     r = cli("cc", "probe", "--url", "ftp://x/", "--db", str(db))
     assert r.exit_code == 2 and "not an http(s) URL" in r.output
+    r = cli("cc", "probe", "https://a.test/x", "--testbed", "nosuchtb", "--db", str(db))
+    assert r.exit_code == 2 and "is not up" in r.output

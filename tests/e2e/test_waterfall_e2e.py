@@ -125,3 +125,20 @@ def test_waterfall_page_without_a_record_says_so(browser: Cdp) -> None:
     text = page.wait("document.getElementById('waterfall').textContent")
     assert text == "No navigation recorded in this tab yet."
     assert page.js("document.querySelectorAll('.wf-row').length") == 0
+
+
+def test_waterfall_page_keeps_page_markup_as_text(browser: Cdp) -> None:
+    rec = coalesced_record()
+    evil = "<img src=x onerror=document.title='pwned'>.test"
+    for r in rec["requests"]:
+        if r["host"] == "b.test":
+            r["host"] = evil
+    rec["page"]["url"] = "https://a.test/<script>document.title='pwned'</script>"
+    _seed(browser, TAB + 5, rec)
+    page = Page(browser, f"{EXTENSION}/waterfall.html?tab={TAB + 5}", 1200, 400)
+    page.wait("document.body.dataset.ready === '1'")
+    first = page.js("document.querySelector('.wf-row .wf-label').textContent")
+    assert first == f"a.test, {evil} (coalesced) · h3 · 4 req · 60.0%"
+    assert page.js("document.querySelectorAll('img, script:not([src])').length") == 0
+    assert page.js("document.title") == "ProtoLens waterfall"
+    assert "<script>" in page.js("document.querySelector('.wf-title').textContent")

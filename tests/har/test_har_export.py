@@ -94,6 +94,8 @@ def test_round_trip_protocol_connection_bytes(
         assert len(by_id) == len(log["entries"]) == len(rec["requests"])
         for r in rec["requests"]:
             e = by_id[r["request_id"]]
+            known = [v for v in e["timings"].values() if v != -1]
+            assert e["time"] == pytest.approx(sum(known), abs=1e-9)  # HAR 1.2: time = sum
             assert e["_protocol"] == r["protocol"]
             assert e["request"]["httpVersion"] == (r["protocol"] or "")
             assert e.get("_socket") == r["connection_id"]

@@ -188,11 +188,13 @@ def test_relay_keeps_a_quic_page_on_h2(testbed: dict[str, Any], tmp_path: Path) 
                              stdout=subprocess.PIPE, text=True, start_new_session=True)
     try:
         assert relay.stdout is not None
-        port = json.loads(relay.stdout.readline())["port"]
+        ready = json.loads(relay.stdout.readline())
+        port = ready["port"]
 
         def load(*extra: str) -> set[str]:
             start = time.time() * 1000
-            env = {**os.environ, "HOME": str(tmp_path)}
+            # the relay's per-run credential, as the lab browser carries it (proxy/peer.py)
+            env = {**os.environ, "HOME": str(tmp_path), "PROTOLENS_PROXY_TOKEN": ready["password"]}
             subprocess.run(["ip", "netns", "exec", ns, "chromium", "--headless=new",
                             "--no-sandbox", "--disable-gpu", f"--user-data-dir={tmp_path}/p",
                             "--enable-quic", "--origin-to-force-quic-on=a.test:443",

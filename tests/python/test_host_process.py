@@ -30,6 +30,8 @@ class Host:
         self.db = tmp / "data" / "p.db"
         env = {"PATH": os.environ.get("PATH", ""), "HOME": str(tmp / "home"),
                "XDG_DATA_HOME": str(tmp / "xdg"), "PROTOLENS_DB": str(self.db),
+               # PYTHONPATH passes through, to run these tests against another checkout
+               **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
                **(extra_env or {})}
         self.proc = subprocess.Popen(
             argv or [sys.executable, "-m", "protolens.host", "chrome-extension://x/"],

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from navrecord_builder import make_record
 
-from protolens.messaging.dispatch import Dispatcher, encode_reply
+from protolens.messaging.dispatch import Dispatcher, RetryLater, encode_reply
 from protolens.messaging.framing import MAX_OUTGOING
 from protolens.messaging.lab import LabContext, LabError, parse_lab
 from protolens.record import NavigationRecord
@@ -79,16 +79,28 @@ def test_invalid_record_names_field_echoes_msg_id_and_writes_nothing(sink: Sqlit
 
 
 class FailingSink:
+    def __init__(self, exc: Exception) -> None:
+        self.exc = exc
+
     def ingest(self, record: NavigationRecord, context: Mapping[str, Any], now_ms: float) -> bool:
-        raise OSError("disk full")
+        raise self.exc
 
 
 def test_store_failure_is_retryable_error() -> None:
     rec = make_record(1)
-    reply = Dispatcher(FailingSink()).handle(
+    reply = Dispatcher(FailingSink(RetryLater("disk full"))).handle(
         msg({"type": "record", "schema": 1, "msg_id": "a", "record": rec}), NOW)
     assert reply["type"] == "error" and reply["retry"] is True
     assert "disk full" in reply["error"]
+
+
+def test_store_refusal_that_cannot_pass_is_final() -> None:
+    """Issue 15 item 2: only a failure that may pass is answered retry true."""
+    rec = make_record(1)
+    reply = Dispatcher(FailingSink(OverflowError("Python int too large"))).handle(
+        msg({"type": "record", "schema": 1, "msg_id": "a", "record": rec}), NOW)
+    assert reply["type"] == "error" and reply["retry"] is False and reply["msg_id"] == "a"
+    assert "cannot store this record: OverflowError" in reply["error"]
 
 
 def test_lab_hello_and_context_stamp(sink: SqliteSink) -> None:

@@ -116,3 +116,19 @@ def test_show_view_has_one_row_per_request_and_connection() -> None:
     view = show_view(parse_record(coalesced_record(upstream=True)))
     assert len(view.requests) == 6 and len(view.connections) == 2 and len(view.upstream) == 2
     assert [c["connection"] for c in view.connections] == ["7", "8"]
+
+
+def test_navigations_table_has_human_times_and_middle_shortened_urls(tmp_path: Path) -> None:
+    path = tmp_path / "p.db"
+    conn = open_rw(path, now_ms=NOW)
+    rec = coalesced_record()
+    rec["page"]["url"] = LONG
+    ingest(conn, parse_record(rec), {}, NOW)
+    conn.close()
+    code, out, _ = run("navigations", "--db", str(path))
+    assert code == 0
+    row = _line(out, "c0a1e5ce")
+    assert "2025-11-22 11:52:25 UTC" in row and "T11:52" not in out
+    assert "https://b.test/assets/" in row and "END.png" in row and "…" in row
+    code, out, _ = run("navigations", "--db", str(path), "--json")
+    assert json.loads(out)[0]["started_at"].startswith("2025-11-22T11:52:25")  # JSON unchanged

@@ -43,7 +43,9 @@ def ingest_all(db: Path, records: Iterable[dict[str, Any]]) -> int:
     conn = open_rw(db, now_ms=NOW_MS, synchronous="OFF")
     n = 0
     for rec in records:
-        n += ingest(conn, parse_record(rec), {}, NOW_MS)
+        # the lab tags come from the lab runner's context (as the host's lab context), never from
+        # the record itself (docs/RECORD.md "context")
+        n += ingest(conn, parse_record(rec), rec.get("context", {}), NOW_MS)
     conn.close()
     return n
 

@@ -343,3 +343,61 @@ def test_compare_cli_on_bundles_equals_compare_on_the_merged_store(tmp_path: Pat
     broken.write_bytes(b"junk")
     res = CliRunner().invoke(main, [*args, "--bundle", str(broken)])
     assert res.exit_code == 2 and "not a readable bundle" in res.output
+
+
+def _duplicate_request(rows: dict[str, list[dict[str, Any]]]) -> None:
+    """Valid row by row, so the bundle passes validation, but the store's UNIQUE
+    (navigation_id, request_id) refuses it at import. Fresh navigation ids, so no row of it is
+    skipped as already merged."""
+    fresh = {r["id"]: f"{i:08d}-0000-4000-8000-000000000000"
+             for i, r in enumerate(rows["navigations"])}
+    for table, items in rows.items():
+        for row in items:
+            key = "id" if table == "navigations" else "navigation_id"
+            row[key] = fresh[row[key]]
+    rows["requests"].append(dict(rows["requests"][0]))
+
+
+def test_a_refused_merge_creates_no_store(tmp_path: Path) -> None:
+    """Issue 15 item 8: neither a bundle refused by validation nor one the store refuses
+    leaves a new --into store behind."""
+    db = _store(tmp_path)
+    good, refused = tmp_path / "good.tar", tmp_path / "refused.tar"
+    _export(db, good)
+    rewrite_bundle(good, refused, _duplicate_request)
+    (tmp_path / "junk.tar").write_bytes(b"hello" * 100)
+    for bad in (tmp_path / "junk.tar", refused):
+        research = tmp_path / f"new-{bad.stem}.db"
+        res = CliRunner().invoke(main, ["merge", str(bad), "--into", str(research)])
+        assert res.exit_code == 2 and "nothing imported" in res.output, res.output
+        assert sorted(p.name for p in tmp_path.glob("new-*")) == []
+
+
+def test_a_merge_of_several_bundles_is_all_or_nothing(tmp_path: Path) -> None:
+    """Issue 15 item 9: a later bundle the store refuses rolls back the earlier ones too, and
+    the message names it; without it, every bundle is imported."""
+    db = _store(tmp_path)
+    first, second, refused = tmp_path / "1.tar", tmp_path / "2.tar", tmp_path / "3.tar"
+    _export(db, first)
+    campaign_store(tmp_path / "other.db", reps=2, seed=500)
+    _export(tmp_path / "other.db", second)
+    rewrite_bundle(first, refused, _duplicate_request)
+    research = _merged(tmp_path, first)
+    before = dump(research)
+    res = CliRunner().invoke(main, ["merge", str(second), str(refused), "--into", str(research)])
+    assert res.exit_code == 2, res.output
+    assert f"{refused}: rejected by the store's constraints" in res.output
+    assert "nothing imported" in res.output
+    assert dump(research) == before  # the valid second bundle was rolled back with it
+    ok = CliRunner().invoke(main, ["merge", str(second), str(first), "--into", str(research),
+                                   "--json"])
+    assert ok.exit_code == 0, ok.output
+    results = json.loads(ok.output)
+    assert [r["status"] for r in results] == ["imported", "already imported"]
+    n_second = read_bundle(second).tables["navigations"].num_rows
+    assert results[0]["navigations"] + results[0]["skipped"] == n_second
+    assert results[0]["navigations"] > 0
+    conn = sqlite3.connect(research)
+    assert conn.execute("SELECT count(*) FROM bundles").fetchone()[0] == 2
+    assert conn.execute("SELECT count(*) FROM navigations").fetchone()[0] == \
+        read_bundle(first).tables["navigations"].num_rows + results[0]["navigations"]

@@ -40,6 +40,16 @@ def test_missing_helper_is_one_line_and_nothing_is_built(packaged: Path) -> None
     assert not list((packaged.parent / "data").rglob("protolens-shaper"))
 
 
+def test_missing_helper_also_names_missing_build_dependencies(
+        packaged: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(build, "missing_build_deps", lambda: ["gcc", "libnetfilter-queue-dev"])
+    with pytest.raises(ShaperError) as e:
+        find_binary()
+    assert str(e.value) == ("the shaper helper is not built: run protolens testbed build (or "
+                            "scripts/setup.sh in a source checkout); its build needs: apt install "
+                            "gcc libnetfilter-queue-dev")
+
+
 def test_missing_build_dependencies_are_named(tmp_path: Path) -> None:
     assert missing_build_deps(lambda tool: None, tmp_path / "none.h") == [
         "make", "gcc", "pkg-config", "libnetfilter-queue-dev"]

@@ -69,6 +69,31 @@ def test_ping_rtt_under_wifi_is_50ms(lab: Any) -> None:
     assert abs(statistics.mean(rtts) - 50.0) <= 1.0, rtts
 
 
+def test_up_measures_the_path_latency_and_subtracts_it(lab: Any) -> None:
+    """``up`` pings through the shaper holding two probe RTTs; each median's excess over its
+    RTT is the path's own RTT there, recorded in the state and taken off configured delays."""
+    from protolens.shaper.calibration import Calibration
+    from protolens.testbed import Testbed
+
+    lab.shape("wifi")
+    cal = lab.state.calibration
+    assert cal is not None and [p["rtt_ns"] for p in cal["probes"]] == [2_000_000, 9_000_000]
+    for p in cal["probes"]:
+        assert p["replies"] >= 40 and 0 < p["path_rtt_ns"] < 5_000_000
+        assert p["median_rtt_ns"] == p["rtt_ns"] + p["path_rtt_ns"]
+    status = Testbed.load("plt").status()
+    assert status["calibration"] == cal and status["calibrated"] is True
+    params = status["shaper"]["params"]
+    cut = Calibration.from_dict(cal).path_rtt_ns(50_000_000)
+    assert cut == cal["probes"][1]["path_rtt_ns"]
+    assert params["up"]["delay_ns"] == 25_000_000 - cut // 2
+    assert params["down"]["delay_ns"] == 25_000_000 - (cut - cut // 2)
+    lab.shape("wifi", calibrated=False)
+    assert lab.stats()["dirs"]["down"]["params"]["delay_ns"] == 25_000_000
+    assert Testbed.load("plt").status()["calibrated"] is False
+    lab.shape("wifi")
+
+
 def _down_bytes(stats: dict[str, Any]) -> int:
     return sum(f["bytes_down"] for f in stats["flows"] if f["server_port"] == 443)
 

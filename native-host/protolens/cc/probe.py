@@ -96,6 +96,8 @@ def probe(path: ProbePath, url: str, *, http: str = "1.1", packet_bytes: int | N
     target = parse_target(url)
     started = now()
     previous = path.current_profile()
+    if previous.startswith("<"):  # a probe killed mid-way left its own in-memory profile
+        previous = "clean"
     try:
         path.set_advmss(None)
         path.shape(load_profile("clean"))

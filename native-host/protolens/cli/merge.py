@@ -10,7 +10,7 @@ import click
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.share.bundle import BundleError
-from protolens.share.merge import merge
+from protolens.share.merge import merge_bundles, read_all
 from protolens.store import StoreError, open_rw
 
 
@@ -21,8 +21,10 @@ from protolens.store import StoreError, open_rw
               help="The research store (created if missing).")
 @output_options
 def merge_cmd(bundles: tuple[Path, ...], into: Path, fmt: str) -> None:
-    """Validate bundles (checksums, schema version, value ranges) and import each in one
-    transaction; a bundle imported before is skipped. Any invalid bundle: nothing is imported.
+    """Validate bundles (checksums, schema version, value ranges) and import them all in one
+    transaction; a bundle imported before is skipped. Any invalid bundle, or one the store
+    refuses: nothing is imported, and a store this command would have created is not left
+    behind.
 
     Example: protolens merge alice.tar bob.tar --into research.db
     """
@@ -30,15 +32,23 @@ def merge_cmd(bundles: tuple[Path, ...], into: Path, fmt: str) -> None:
     if missing:
         raise UserError(f"{missing[0]}: no such bundle")
     try:
+        valid = read_all(list(bundles))  # before the store: a refused merge creates nothing
+    except BundleError as exc:
+        raise UserError(f"{exc}; nothing imported") from None
+    created = not into.exists()
+    try:
         conn = open_rw(into)
     except StoreError as exc:
         raise UserError(str(exc)) from None
     try:
-        results = merge(conn, list(bundles), time.time() * 1000)
+        results = merge_bundles(conn, valid, time.time() * 1000)
     except BundleError as exc:
-        raise UserError(f"{exc}; nothing imported") from None
-    finally:
         conn.close()
+        if created:  # issue 15 item 8: nothing written when nothing is imported
+            for path in (into, Path(f"{into}-wal"), Path(f"{into}-shm")):
+                path.unlink(missing_ok=True)
+        raise UserError(f"{exc}; nothing imported") from None
+    conn.close()
     emit([r.__dict__ for r in results], fmt, title=f"merged into {into}",
          columns=("bundle", "status", "navigations", "skipped", "contributor_id")
          if fmt == "table" else None)

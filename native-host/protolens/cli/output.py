@@ -42,11 +42,14 @@ def emit(rows: Sequence[dict[str, Any]] | dict[str, Any], fmt: str, title: str |
         return
     table = Table(title=title)
     for col in cols:  # epoch columns (``*_at_ms``) are shown as times: the header loses ``_ms``
-        table.add_column(col[:-3] if _is_epoch(col) else col)
+        header = col[:-3] if _is_epoch(col) else col
+        # URLs are already shortened in the middle: in a narrow terminal rich must fold them
+        # (and times) onto a second line rather than cut their end off
+        table.add_column(header, overflow="fold" if col == "url" or _is_time(col) else "ellipsis")
     for row in items:
         table.add_row(*(_table_cell(c, row.get(c)) for c in cols))
     # piped or in CI there is no terminal width: don't squeeze columns to 80 characters
-    console = Console() if sys.stdout.isatty() else Console(width=max(120, 14 * len(cols)))
+    console = Console() if sys.stdout.isatty() else Console(width=max(160, 24 * len(cols)))
     console.print(table)
 
 
@@ -57,6 +60,8 @@ URL_WIDTH = 60
 def _table_cell(column: str, value: Any) -> str:
     if _is_epoch(column):
         return human_time(value)
+    if _is_time(column) and isinstance(value, str):
+        return _iso_to_human(value)
     if column == "url" and isinstance(value, str):
         return shorten_middle(value, URL_WIDTH)
     return _cell(value)
@@ -64,6 +69,22 @@ def _table_cell(column: str, value: Any) -> str:
 
 def _is_epoch(column: str) -> bool:
     return column.endswith("_at_ms")
+
+
+def _is_time(column: str) -> bool:
+    return column.endswith("_at_ms") or column.endswith("_at")
+
+
+def _iso_to_human(text: str) -> str:
+    """``2025-11-22T11:52:25.678Z`` (the views' ``started_at``) -> ``2025-11-22 11:52:25 UTC``;
+    anything else unchanged."""
+    try:
+        when = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return text
+    if when.tzinfo is None:
+        return text
+    return when.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def human_time(epoch_ms: Any) -> str:

@@ -142,14 +142,22 @@ def test_cmd(url: str, db: Path | None, fmt: str) -> None:
               help="Print the PAC script for these comma-separated no-h3 domains and exit.")
 def relay_cmd(port: int, maps: tuple[str, ...], pac_for: str | None) -> None:
     """Run the local CONNECT relay: a plain tunnel (never intercepts) that keeps no-h3 domains
-    off HTTP/3 when the extension routes them to it (docs/POLICY.md).
+    off HTTP/3 when the extension routes them to it (docs/POLICY.md). Like the host's own relay
+    it requires a credential, drawn afresh for each run and printed with the port
+    ({"port": ..., "username": "protolens", "password": ...}): as Proxy-Authorization Basic, or
+    as PROTOLENS_PROXY_TOKEN=password in the environment of the browser that connects. It
+    relays only ports 443 and 80 of hosts a no-h3 rule names (with --map: only mapped hosts).
 
     Example: protolens relay --port 8853
     """
     import asyncio
     import json
+    import os
+    import secrets
 
-    from protolens.proxy.relay import pac_script, serve
+    from protolens.host.relay import StorePolicies
+    from protolens.paths import default_db
+    from protolens.proxy.relay import Relay, pac_script, serve
     if pac_for is not None:
         click.echo(pac_script(port, [d.strip() for d in pac_for.split(",") if d.strip()]), nl=False)
         return
@@ -161,9 +169,15 @@ def relay_cmd(port: int, maps: tuple[str, ...], pac_for: str | None) -> None:
             if not sep or not host or not ip:
                 raise UserError(f"--map {item!r}: expected HOST=IP")
             hosts[host.lower()] = ip
+    token = secrets.token_urlsafe(24)  # issue 15 item 5: no open proxy for local processes
+    relay = Relay(token, hosts=hosts, check_process=True,
+                  allowed=StorePolicies(default_db(os.environ), os.environ).relayed)
+
+    def ready(bound: int) -> None:
+        click.echo(json.dumps({"port": bound, "username": "protolens", "password": token}))
+
     try:
-        asyncio.run(serve(port, hosts=hosts,
-                          ready=lambda p: click.echo(json.dumps({"port": p}))))
+        asyncio.run(serve(relay, port, ready=ready))
     except OSError as exc:
         raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     except KeyboardInterrupt:

@@ -148,6 +148,12 @@ def _emit_status(st: dict[str, Any], fmt: str) -> None:
     lat = sh.get("lateness", {})
     flat["shaper"] = (f"running, lateness p99 {lat.get('p99_ns', 0) / 1e3:.0f} us, max "
                       f"{lat.get('max_ns', 0) / 1e3:.0f} us" if sh["running"] else "NOT RUNNING")
+    cal = st.get("calibration")
+    flat.pop("calibrated", None)
+    flat["calibration"] = "none" if not cal else ", ".join(
+        f"path RTT {p['path_rtt_ns'] / 1e3:.0f} us at {p['rtt_ns'] / 1e6:g} ms"
+        for p in cal["probes"]) + (" (taken off the delay)" if st.get("calibrated") else
+                                   " (not applied)")
     rows = [{"key": k, "value": v} for k, v in flat.items()]
     emit(rows, fmt, title=f"testbed {st['name']}", columns=["key", "value"])
 
@@ -198,16 +204,36 @@ def truth(name: str, reset: bool, fmt: str) -> None:
 
 @testbed.command()
 @_name_option
-@click.argument("profile")
-def shape(name: str, profile: str) -> None:
+@click.argument("profile", required=False)
+@click.option("--trace-down", type=click.Path(dir_okay=False), default=None,
+              help="Mahimahi trace (one line per 1500-byte delivery opportunity, in ms, looped) "
+                   "for server -> client; replaces the profile's rate.")
+@click.option("--trace-up", type=click.Path(dir_okay=False), default=None,
+              help="Mahimahi trace for client -> server.")
+def shape(name: str, profile: str | None, trace_down: str | None, trace_up: str | None) -> None:
     """Switch the shaper to another profile now (restarts the shaper if it is not running).
 
+    With --trace-down / --trace-up the link delivers packets only at the trace's opportunities,
+    with the profile's delay, loss and buffer (PROFILE defaults to the one in use).
+
     Example: protolens testbed shape cell-poor
+    (or: protolens testbed shape wifi --trace-down Verizon-LTE-driving.down)
     """
+    from protolens.shaper.catalogue import load_profile, with_traces
     from protolens.testbed import Testbed
 
-    prof = _guard(lambda: Testbed.load(name).shape(profile))
-    click.echo(f"shaping with {prof.name}")
+    if profile is None and trace_down is None and trace_up is None:
+        raise UserError("give a PROFILE, --trace-down FILE or --trace-up FILE")
+
+    def apply() -> Any:
+        tb = Testbed.load(name)
+        base = load_profile(profile or tb.state.profile_path or tb.state.profile)
+        return tb.shape(with_traces(base, down=trace_down, up=trace_up))
+
+    prof = _guard(apply)
+    traces = [f"{d} trace {t.source} ({t.rate_bps / 1e6:.3g} Mbit/s mean)"
+              for d, t in (("down", prof.link.trace_down), ("up", prof.link.trace_up)) if t]
+    click.echo(f"shaping with {prof.name}" + (f", {', '.join(traces)}" if traces else ""))
 
 
 @testbed.command()

@@ -15,11 +15,11 @@ import logging
 import secrets
 import sqlite3
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from protolens.messaging.policies import PolicySnapshot, needs_relay
-from protolens.policy.rules import PolicyError, Rule
+from protolens.policy.rules import PolicyError, Rule, match
 from protolens.proxy import relay
 from protolens.store import policy as policystore
 
@@ -56,9 +56,9 @@ def read_rules(db: Path) -> list[Rule]:
 class RelayThread:
     """One relay per host process, on an ephemeral loopback port, serving until the process ends."""
 
-    def __init__(self, hosts: Mapping[str, str] | None) -> None:
-        self.hosts = hosts
+    def __init__(self, hosts: Mapping[str, str] | None, allowed: Callable[[str], bool]) -> None:
         self.token = secrets.token_urlsafe(24)
+        self.relay = relay.Relay(self.token, hosts=hosts, allowed=allowed)
         self.port: int | None = None
         self._ready = threading.Event()
         self._error: str | None = None
@@ -78,7 +78,7 @@ class RelayThread:
 
     def _run(self) -> None:
         try:
-            asyncio.run(relay.serve(0, hosts=self.hosts, token=self.token, ready=self._ready_cb))
+            asyncio.run(relay.serve(self.relay, 0, ready=self._ready_cb))
         except Exception as exc:  # reported to the caller of start(); the host keeps serving
             self._error = f"relay: {type(exc).__name__}: {exc}"
             log.error("%s", self._error)
@@ -93,17 +93,33 @@ class StorePolicies:
         self.db = db
         self._env = env
         self._relay: RelayThread | None = None
+        self._experiment = False
+
+    def relayed(self, host: str) -> bool:
+        """Whether the relay may carry ``host`` (issue 15 item 7): a stored ``no-h3`` rule
+        routes it there. Once the extension asked for the relay for its A/B experiment
+        (``want_relay``), whose enrolled domains only the extension knows, any host name may
+        pass; the port and address checks of ``proxy/targets.py`` still apply."""
+        if self._experiment:
+            return True
+        try:
+            rule = match(read_rules(self.db), host)
+        except (sqlite3.Error, PolicyError):
+            return False
+        return rule is not None and rule.arm.name == "no-h3"
 
     def snapshot(self, want_relay: bool = False) -> PolicySnapshot:
         try:
             rules = read_rules(self.db)
         except (sqlite3.Error, PolicyError) as exc:
             return PolicySnapshot([], None, None, f"store: {exc}")
+        self._experiment = self._experiment or want_relay
         if not (want_relay or needs_relay(rules) or self._relay is not None):
             return PolicySnapshot(rules, None, None)
         try:
             if self._relay is None:
-                self._relay = RelayThread(parse_relay_hosts(self._env.get(RELAY_HOSTS_ENV)))
+                self._relay = RelayThread(parse_relay_hosts(self._env.get(RELAY_HOSTS_ENV)),
+                                          self.relayed)
             port = self._relay.start()
         except (OSError, ValueError) as exc:
             self._relay = None

@@ -20,6 +20,7 @@ from protolens.host.relay import StorePolicies
 from protolens.messaging.dispatch import (
     ContributeSource,
     Dispatcher,
+    RetryLater,
     encode_reply,
     error_reply,
 )
@@ -29,7 +30,7 @@ from protolens.messaging.queries import StoreQueries
 from protolens.paths import default_db
 from protolens.record import NavigationRecord
 from protolens.record.enums import IngestOutcome
-from protolens.store import SqliteSink, open_rw
+from protolens.store import SqliteSink, is_transient, open_rw, private_dir, private_file
 
 LAB_ENV = "PROTOLENS_LAB_CONTEXT"
 READ_CHUNK = 1 << 16
@@ -40,7 +41,8 @@ log = logging.getLogger("protolens.host")
 class LazySink:
     """Opens (creating and migrating) the store on the first record, not at start: a ``hello``
     or ``ping`` (e.g. from ``protolens doctor``) never creates a database. If opening fails,
-    that record gets a retryable error and the next one tries again."""
+    that record gets a retryable error and the next one tries again. A failure that resending
+    cannot cure (``store.is_transient`` false) is raised as is: the record is refused for good."""
 
     def __init__(self, db: Path) -> None:
         self.db = db
@@ -48,10 +50,15 @@ class LazySink:
 
     def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
                now_ms: float) -> IngestOutcome:
-        if self._sink is None:
-            self._sink = SqliteSink(open_rw(self.db, now_ms=now_ms))
-            log.debug("opened store %s", self.db)
-        return self._sink.ingest(record, context, now_ms)
+        try:
+            if self._sink is None:
+                self._sink = SqliteSink(open_rw(self.db, now_ms=now_ms))
+                log.debug("opened store %s", self.db)
+            return self._sink.ingest(record, context, now_ms)
+        except Exception as exc:
+            if is_transient(exc):
+                raise RetryLater(f"{type(exc).__name__}: {exc}") from exc
+            raise
 
 
 def load_lab(env: Mapping[str, str]) -> tuple[LabContext | None, str | None]:
@@ -93,10 +100,18 @@ def main(env: Mapping[str, str] | None = None,
     (``collector/schedule.py``, wired by ``host/__main__.py``)."""
     env = os.environ if env is None else env
     logfile = env.get("PROTOLENS_HOST_LOG")
+    if logfile:  # it names pages and errors: the user's alone, like the store (issue 15 item 10)
+        try:
+            private_dir(Path(logfile).parent)
+            private_file(Path(logfile))
+        except OSError:
+            pass  # logging.basicConfig below reports it
     logging.basicConfig(
         level=logging.DEBUG if env.get("PROTOLENS_DEBUG") else logging.WARNING,
         format="%(asctime)s protolens.host[%(process)d] %(levelname)s %(message)s",
-        **({"filename": logfile} if logfile else {"stream": sys.stderr}),
+        # anything logged must be writable, whatever text reached it (issue 15 item 1)
+        **({"filename": logfile, "encoding": "utf-8", "errors": "backslashreplace"} if logfile
+           else {"stream": sys.stderr}),
     )
     lab, lab_error = load_lab(env)
     db = default_db(env)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import stat
 import struct
 import subprocess
 from collections.abc import Mapping
@@ -151,6 +152,31 @@ def _store_check(env: Mapping[str, str]) -> Check:
     return Check("store", "ok", f"{db}: {count} navigations")
 
 
+def loose_permissions(modes: Mapping[Path, int]) -> list[str]:
+    """``path (mode)`` for each path that group or others may read or write (issue 15 item 10:
+    a browsing history belongs to its user: the store's directory 0700, its files 0600)."""
+    return [f"{p} ({stat.S_IMODE(m):04o})" for p, m in modes.items() if stat.S_IMODE(m) & 0o077]
+
+
+def _permission_check(env: Mapping[str, str]) -> Check | None:
+    db = default_db(env)
+    if not db.exists():
+        return None
+    log = env.get("PROTOLENS_HOST_LOG")
+    paths = [db.parent, db, Path(f"{db}-wal"), Path(f"{db}-shm"), *([Path(log)] if log else [])]
+    modes = {p: p.stat().st_mode for p in paths if p.exists()}
+    loose = loose_permissions(modes)
+    if not loose:
+        return Check("store permissions", "ok", f"{db.parent}: only its owner can read it")
+    loose_dir = stat.S_IMODE(modes[db.parent]) & 0o077
+    files = " ".join(str(p) for p, m in modes.items()
+                     if p != db.parent and stat.S_IMODE(m) & 0o077)
+    fix = "; ".join([*([f"chmod 700 {db.parent}"] if loose_dir else []),
+                     *([f"chmod 600 {files}"] if files else [])])
+    return Check("store permissions", "warn",
+                 f"others can read your browsing history: {', '.join(loose)}", fix)
+
+
 def diagnose(platform: str, env: Mapping[str, str], user_data_dir: Path | None = None,
              probe: bool = True) -> list[Check]:
     """Every check, in order: extension ID, each manifest location, the host itself, the store."""
@@ -176,4 +202,7 @@ def diagnose(platform: str, env: Mapping[str, str], user_data_dir: Path | None =
                                 "protolens install (rewrites the wrapper for this Python)"
                                 if problem else ""))
     checks.append(_store_check(env))
+    perms = _permission_check(env)
+    if perms is not None:
+        checks.append(perms)
     return checks

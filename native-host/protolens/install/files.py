@@ -68,6 +68,9 @@ def apply_install(plan: InstallPlan) -> list[Action]:
     actions: list[Action] = []
     created: list[Path] = []
     try:
+        if plan.private_dir is not None and not Path(plan.private_dir).exists():
+            _mkdirs(Path(plan.private_dir), created)
+            Path(plan.private_dir).chmod(0o700)  # mkdir's mode is masked by the umask
         for f in plan.files:
             path = Path(f.path)
             _mkdirs(path.parent, created)

@@ -39,6 +39,9 @@ class InstallPlan:
     """Receipt path."""
     reg_file: PurePath | None
     """Windows: the .reg file to import; None elsewhere."""
+    private_dir: PurePath | None = None
+    """Created 0700 if missing: a user install's directory, which is also where the store is
+    kept by default (``paths.data_home``; issue 15 item 10)."""
 
 
 def plan_install(platform: str, env: Mapping[str, str], python: str,
@@ -67,4 +70,5 @@ def plan_install(platform: str, env: Mapping[str, str], python: str,
     text = manifest_text(str(wrapper), extension_id, extra_ids)
     for t in places:
         files.append(PlannedFile(PurePath(t.location) / f"{HOST_NAME}.json", text, 0o644))
-    return InstallPlan(platform, places, tuple(files), (), base / RECEIPT_NAME, None)
+    return InstallPlan(platform, places, tuple(files), (), base / RECEIPT_NAME, None,
+                       None if system else base)

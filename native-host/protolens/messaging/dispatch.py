@@ -1,8 +1,10 @@
 """Pure dispatch of one decoded frame to a reply (docs/MESSAGES.md).
 
-``Dispatcher.handle(payload, now)`` parses the frame's bytes, validates the message, calls the
-store passed in (``RecordSink``) for records, and returns the reply object. It never raises for
-bad input: every problem becomes an ``error`` reply naming it. ``encode_reply`` keeps replies under
+``Dispatcher.handle(payload, now)`` parses the frame's bytes (``inbound``: bounded, text only),
+validates the message, hands it to its type's handler (``HANDLERS``, one per ``MESSAGE_TYPES``)
+and returns the reply object. It never raises: every problem, a handler's bug included, becomes
+an ``error`` reply naming it, with ``retry`` true only when the store says a resend may pass
+(``RetryLater``; issue 15 items 1 and 2). ``encode_reply`` keeps replies under
 Chromium's 1 MB host -> extension limit.
 """
 
@@ -10,12 +12,15 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Protocol
+from types import MappingProxyType
+from typing import Any, Literal, Protocol, get_args
 
 from protolens import __version__
+from protolens.messaging import inbound
 from protolens.messaging.framing import MAX_OUTGOING, FrameTooLarge, encode_frame
+from protolens.messaging.inbound import well_formed
 from protolens.messaging.lab import LabContext
 from protolens.messaging.policies import PolicySource, policies_reply
 from protolens.messaging.queries import QueryError, QuerySource, handle_query
@@ -34,14 +39,15 @@ CONFLICT = "different content, kept the stored one"
 log = logging.getLogger("protolens.host")
 
 
-class RecordSink(Protocol):
-    """Where validated records go; the SQLite store implements it."""
+IncomingType = Literal["hello", "record", "ping", "policies", "query", "contribute_settings",
+                       "contribute_status"]
+"""The extension -> host message types (``ExtensionMsg`` in src/messages/protocol.ts)."""
+MESSAGE_TYPES: tuple[str, ...] = get_args(IncomingType)
 
-    def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
-               now_ms: float) -> IngestOutcome:
-        """Store ``record`` with ``context`` stamped: ``stored``, or its id was stored before
-        with the same content (``duplicate``) or a different one (``conflict``)."""
-        ...
+
+class RetryLater(Exception):
+    """Raised by a ``RecordSink`` when storing the same record again may succeed (a locked or
+    busy store, a store that cannot be opened yet). Any other exception is final."""
 
 
 class ContributeSource(Protocol):
@@ -50,6 +56,17 @@ class ContributeSource(Protocol):
     def set(self, raw: Any) -> dict[str, Any]: ...
 
     def status(self) -> dict[str, Any]: ...
+
+
+class RecordSink(Protocol):
+    """Where validated records go; the SQLite store implements it."""
+
+    def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
+               now_ms: float) -> IngestOutcome:
+        """Store ``record`` with ``context`` stamped: ``stored``, or its id was stored before
+        with the same content (``duplicate``) or a different one (``conflict``). Raise
+        ``RetryLater`` for a failure that may pass, anything else for one that will not."""
+        ...
 
 
 class _BadMessage(Exception):
@@ -61,31 +78,31 @@ class _BadMessage(Exception):
 
 def error_reply(error: str, msg_id: str | None = None, retry: bool = False) -> dict[str, Any]:
     """An ``error`` reply; ``retry`` says whether resending the same message may succeed."""
-    one_line = " ".join(error.split())
+    one_line = " ".join(well_formed(error).split())
     if len(one_line) > MAX_ERROR:
         one_line = one_line[: MAX_ERROR - 3] + "..."
     return {"type": "error", "schema": MESSAGE_SCHEMA, "msg_id": msg_id, "error": one_line,
             "retry": retry}
 
 
-def _reject_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def decode_message(payload: bytes) -> dict[str, Any]:
     """UTF-8 JSON object -> dict, or raise ``_BadMessage`` naming the problem."""
     try:
-        text = payload.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise _BadMessage(f"message: not UTF-8 (byte 0x{payload[exc.start]:02x} at offset "
-                          f"{exc.start})") from None
-    try:
-        value = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        raise _BadMessage(f"message: invalid JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise _BadMessage(f"message: expected a JSON object, got {type(value).__name__}")
-    return value
+        return inbound.decode_message(payload)
+    except inbound.BadMessage as exc:
+        raise _BadMessage(str(exc)) from None
+
+
+def _msg_id(msg: Mapping[str, Any]) -> str | None:
+    msg_id = msg.get("msg_id")
+    if msg_id is not None and not (isinstance(msg_id, str) and len(msg_id) <= MAX_MSG_ID
+                                   and well_formed(msg_id) == msg_id):
+        raise _BadMessage(f"msg_id: expected a string of at most {MAX_MSG_ID} characters of "
+                          "well-formed text")
+    return msg_id
+
+
+Handler = Callable[["Dispatcher", dict[str, Any], "str | None", float], dict[str, Any]]
 
 
 @dataclass
@@ -108,10 +125,15 @@ class Dispatcher:
         ``policies`` message (docs/MESSAGES.md)."""
         reply = self.handle(payload, now_ms)
         if reply["type"] == "hello" and self.policies is not None:
-            return [reply, policies_reply(self.policies.snapshot())]
+            try:
+                return [reply, policies_reply(self.policies.snapshot())]
+            except Exception as exc:  # the hello stands; the extension asks again later
+                log.exception("policies after hello failed")
+                return [reply, error_reply(f"policies: {type(exc).__name__}: {exc}")]
         return [reply]
 
     def handle(self, payload: bytes, now_ms: float) -> dict[str, Any]:
+        """The reply to one frame. Never raises: every message is answered (issue 15 item 1)."""
         try:
             return self._handle(payload, now_ms)
         except _BadMessage as bad:
@@ -119,9 +141,11 @@ class Dispatcher:
 
     def _handle(self, payload: bytes, now_ms: float) -> dict[str, Any]:
         msg = decode_message(payload)
-        msg_id = msg.get("msg_id")
-        if msg_id is not None and not (isinstance(msg_id, str) and len(msg_id) <= MAX_MSG_ID):
-            raise _BadMessage(f"msg_id: expected a string of at most {MAX_MSG_ID} characters")
+        msg_id = _msg_id(msg)
+        try:
+            inbound.check_text(payload, msg)
+        except inbound.BadMessage as exc:
+            raise _BadMessage(str(exc), msg_id) from None
         kind = msg.get("type")
         schema = msg.get("schema")
         if not isinstance(kind, str):
@@ -129,40 +153,23 @@ class Dispatcher:
         if schema != MESSAGE_SCHEMA or isinstance(schema, bool):
             raise _BadMessage(f"schema: unsupported message schema {schema!r}, this host speaks "
                               f"{MESSAGE_SCHEMA}", msg_id)
-        reply: dict[str, Any]
-        if kind == "ping":
-            reply = {"type": "pong", "schema": MESSAGE_SCHEMA}
-        elif kind == "hello":
-            if self.lab_error:
-                raise _BadMessage(self.lab_error, msg_id)
-            reply = {"type": "hello", "schema": MESSAGE_SCHEMA, "host_version": __version__,
-                     "lab": self.lab.to_json() if self.lab else None}
-        elif kind == "record":
-            reply = self._record(msg, msg_id, now_ms)
-        elif kind == "policies":
-            if self.policies is None:
-                raise _BadMessage("policies: this host has no policy store", msg_id)
-            want = msg.get("want_relay", False)
-            if not isinstance(want, bool):
-                raise _BadMessage("want_relay: expected a boolean", msg_id)
-            reply = policies_reply(self.policies.snapshot(want_relay=want))
-        elif kind == "query":
-            if self.queries is None:
-                raise _BadMessage("query: this host has no store to query", msg_id)
-            try:
-                reply = {**handle_query(msg, self.queries), "schema": MESSAGE_SCHEMA}
-            except QueryError as exc:
-                raise _BadMessage(str(exc), msg_id) from None
-        elif kind in ("contribute_settings", "contribute_status"):
-            reply = self._contribute(kind, msg, msg_id)
-        else:
+        handler = HANDLERS.get(kind)
+        if handler is None:
             raise _BadMessage(f"type: unknown message type {kind[:40]!r}", msg_id)
+        try:
+            reply = handler(self, msg, msg_id, now_ms)
+        except _BadMessage:
+            raise
+        except Exception as exc:  # a bug must cost one reply, never the host (issue 15 item 1)
+            log.exception("%s message failed", kind)
+            raise _BadMessage(f"{kind}: host error {type(exc).__name__}: {exc}", msg_id) from None
         if msg_id is not None:
             reply["msg_id"] = msg_id
         return reply
 
-    def _contribute(self, kind: str, msg: dict[str, Any], msg_id: str | None
+    def _contribute(self, msg: dict[str, Any], msg_id: str | None, now_ms: float
                     ) -> dict[str, Any]:
+        kind = str(msg.get("type"))
         if self.contribute is None:
             raise _BadMessage(f"{kind}: this host does not contribute", msg_id)
         try:
@@ -174,8 +181,34 @@ class Dispatcher:
         except OSError as exc:
             raise _BadMessage(f"{kind}: {exc}", msg_id, retry=True) from None
 
-    def _record(self, msg: dict[str, Any], msg_id: str | None, now_ms: float) -> dict[str, Any]:
+    def _ping(self, msg: dict[str, Any], msg_id: str | None, now_ms: float) -> dict[str, Any]:
+        return {"type": "pong", "schema": MESSAGE_SCHEMA}
+
+    def _hello(self, msg: dict[str, Any], msg_id: str | None, now_ms: float) -> dict[str, Any]:
         if self.lab_error:
+            raise _BadMessage(self.lab_error, msg_id)
+        return {"type": "hello", "schema": MESSAGE_SCHEMA, "host_version": __version__,
+                "lab": self.lab.to_json() if self.lab else None}
+
+    def _policies(self, msg: dict[str, Any], msg_id: str | None, now_ms: float
+                  ) -> dict[str, Any]:
+        if self.policies is None:
+            raise _BadMessage("policies: this host has no policy store", msg_id)
+        want = msg.get("want_relay", False)
+        if not isinstance(want, bool):
+            raise _BadMessage("want_relay: expected a boolean", msg_id)
+        return policies_reply(self.policies.snapshot(want_relay=want))
+
+    def _query(self, msg: dict[str, Any], msg_id: str | None, now_ms: float) -> dict[str, Any]:
+        if self.queries is None:
+            raise _BadMessage("query: this host has no store to query", msg_id)
+        try:
+            return {**handle_query(msg, self.queries), "schema": MESSAGE_SCHEMA}
+        except QueryError as exc:
+            raise _BadMessage(str(exc), msg_id) from None
+
+    def _record(self, msg: dict[str, Any], msg_id: str | None, now_ms: float) -> dict[str, Any]:
+        if self.lab_error:  # the lab runner may still fix its context file: worth a resend
             raise _BadMessage(self.lab_error, msg_id, retry=True)
         if "record" not in msg:
             raise _BadMessage("record: missing from the record message", msg_id)
@@ -186,9 +219,13 @@ class Dispatcher:
         context = self.lab.context if self.lab else {}
         try:
             outcome = self.sink.ingest(record, context, now_ms)
-        except Exception as exc:  # the host must keep serving; the extension keeps the record
-            log.exception("store failed for record %s", record.id)
-            raise _BadMessage(f"store: {type(exc).__name__}: {exc}", msg_id, retry=True) from None
+        except RetryLater as exc:  # the extension keeps the record and resends it
+            log.warning("store busy for record %s: %s", record.id, exc)
+            raise _BadMessage(f"store: {exc}", msg_id, retry=True) from None
+        except Exception as exc:  # resending the same record cannot help (issue 15 item 2)
+            log.warning("store refused record %s: %s: %s", record.id, type(exc).__name__, exc)
+            raise _BadMessage(f"store: cannot store this record: {type(exc).__name__}: {exc}",
+                              msg_id) from None
         reply = {"type": "ack", "schema": MESSAGE_SCHEMA, "id": record.id,
                  "duplicate": outcome != "stored"}
         if outcome != "stored":
@@ -198,9 +235,30 @@ class Dispatcher:
         return reply
 
 
+HANDLERS: Mapping[str, Handler] = MappingProxyType({
+    "ping": Dispatcher._ping,
+    "hello": Dispatcher._hello,
+    "record": Dispatcher._record,
+    "policies": Dispatcher._policies,
+    "query": Dispatcher._query,
+    "contribute_settings": Dispatcher._contribute,
+    "contribute_status": Dispatcher._contribute,
+})
+"""One handler per message type; checked complete against ``MESSAGE_TYPES`` below and, in the
+tests, against the TypeScript union (as ``satisfies Record<Msg["type"], ...>`` does there)."""
+if set(HANDLERS) != set(MESSAGE_TYPES):
+    raise TypeError(f"dispatch: handlers for {sorted(HANDLERS)} but message types "
+                    f"{sorted(MESSAGE_TYPES)}")
+
+
 def encode_reply(reply: Mapping[str, Any]) -> bytes:
-    """Frame a reply; one that would exceed 1 MB becomes an error reply instead."""
-    body = json.dumps(reply, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    """Frame a reply; one that would exceed 1 MB becomes an error reply instead. Always valid
+    UTF-8: a lone surrogate that reached a reply becomes U+FFFD (issue 15 item 1)."""
+    text = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
+    try:
+        body = text.encode("utf-8")
+    except UnicodeEncodeError:
+        body = well_formed(text).encode("utf-8")
     try:
         return encode_frame(body, MAX_OUTGOING)
     except FrameTooLarge as exc:

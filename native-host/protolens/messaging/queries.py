@@ -20,6 +20,10 @@ from protolens.store.research import DASHBOARD, dashboard_query
 
 REPLY_BUDGET = 256 * 1024
 """Bytes of row JSON per reply: a quarter of the 1 MB limit, leaving room for the envelope."""
+MAX_CELL = 4096
+"""Longest text cell, in characters, of a row that alone would exceed ``REPLY_BUDGET``: such a
+row is sent with its longer cells cut (ending in an ellipsis) rather than failing every query
+that includes it (issue 15 item 11: one 1 MB origin made every dashboard query fail)."""
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 5000
 SOURCES = (*RECORD_SOURCES, "all")
@@ -84,14 +88,29 @@ def handle_query(msg: Mapping[str, Any], source: QuerySource,
     columns, rows = source.rows(str(name), params, offset, limit + 1)
     more = len(rows) > limit
     rows = rows[:limit]
-    used = 0
-    for i, row in enumerate(rows):
-        used += len(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()) + 1
-        if used > budget and i > 0:
-            rows, more = rows[:i], True
+    used = truncated = 0
+    page: list[list[Any]] = []
+    for row in rows:
+        size = _size(row)
+        if size > budget:  # alone over the budget: cut its long cells, and send it on its own
+            row, truncated = _cut(row), truncated + 1
+            size = _size(row)
+        if page and used + size > budget:
+            more = True
             break
-    return {"type": "query_result", "query": name, "columns": list(columns), "rows": rows,
-            "next_cursor": str(offset + len(rows)) if more else None}
+        page.append(row)
+        used += size
+    return {"type": "query_result", "query": name, "columns": list(columns), "rows": page,
+            "next_cursor": str(offset + len(page)) if more else None, "truncated": truncated}
+
+
+def _size(row: list[Any]) -> int:
+    return len(json.dumps(row, ensure_ascii=False, separators=(",", ":")).encode()) + 1
+
+
+def _cut(row: list[Any]) -> list[Any]:
+    return [c[: MAX_CELL - 1] + "\u2026" if isinstance(c, str) and len(c) > MAX_CELL else c
+            for c in row]
 
 
 class StoreQueries:

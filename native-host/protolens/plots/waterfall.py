@@ -32,8 +32,10 @@ def waterfall_figure(wf: Waterfall) -> Figure:
             ax.broken_barh([(first, max(b.end_ms - first, 0.5))],
                            (y - BAR_HEIGHT / 2, BAR_HEIGHT),
                            facecolors="white" if b.failed else color,
-                           edgecolors=color, linewidth=0.6 if b.failed else 0,
-                           hatch="//" if row.upstream else None)
+                           # hatch lines take the edge colour: white stripes mark upstream rows
+                           edgecolors="white" if row.upstream else color,
+                           linewidth=0.6 if b.failed else 0,
+                           hatch="///" if row.upstream else None)
             if b.first_byte_ms is not None:
                 ax.plot([first, first], [y - BAR_HEIGHT / 2, y + BAR_HEIGHT / 2], color="black",
                         linewidth=0.8)
@@ -55,5 +57,5 @@ def waterfall_figure(wf: Waterfall) -> Figure:
     handles: list[Patch | Line2D] = [Patch(color=ARM_COLORS.get(f, OTHER), label=f)
                                      for f in families]
     handles.append(Line2D([], [], color="black", linewidth=0.8, label="first byte"))
-    ax.legend(handles=handles, fontsize=7, loc="lower right")
+    ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0))
     return fig

@@ -11,6 +11,7 @@ import contextlib
 import datetime
 import json
 import os
+import resource
 import ssl
 import tempfile
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from protolens.proxy.core import (
     decide,
     is_loopback,
 )
+from protolens.proxy.targets import Limits, connection_cap
 from protolens.proxy.upstream import Pool, Target, now_ms
 
 
@@ -49,6 +51,8 @@ class Config:
     """Also accept peers whose process carries the token in its environment."""
     workdir: Path | None = None
     """Private directory for the per-host leaf chains (removed by ``control.stop``)."""
+    limits: Limits = field(default_factory=Limits)
+    """Handshake time and connection cap (issue 15 item 6; idle tunnels are the browser's)."""
 
 
 class ProxyState:
@@ -63,6 +67,9 @@ class ProxyState:
         self.leaf_dir = cfg.workdir or Path(tempfile.mkdtemp(prefix="protolens-proxy-"))
         self.contexts: dict[tuple[str, tuple[str, ...]], ssl.SSLContext] = {}
         self.client_ctx = ssl.create_default_context(cafile=cfg.upstream_ca)
+        self.limits = cfg.limits
+        self.cap = connection_cap(self.limits, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+        self.active = 0
 
     def new_stats(self, host: str, family: str) -> ConnStats:
         self.conn_ids += 1
@@ -120,16 +127,21 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
                         writer: asyncio.StreamWriter) -> None:
     peername = writer.get_extra_info("peername")
     sockname = writer.get_extra_info("sockname")
+    state.active += 1
     try:
         if not is_loopback(peername[0]):
             state.refused.append({"peer": peername[0], "reason": "not loopback"})
             return
+        if state.active > state.cap:  # issue 15 item 6: descriptors stay for the lab run
+            state.refused.append({"peer": peername[0], "reason": "too many connections"})
+            return
         conn = h11.Connection(h11.SERVER)
         ev: Any = h11.NEED_DATA
-        while ev is h11.NEED_DATA:
-            data = await reader.read(65536)
-            conn.receive_data(data)
-            ev = conn.next_event()
+        async with asyncio.timeout(state.limits.handshake_s):  # no idle unauthenticated sockets
+            while ev is h11.NEED_DATA:
+                data = await reader.read(65536)
+                conn.receive_data(data)
+                ev = conn.next_event()
         if not isinstance(ev, h11.Request) or ev.method != b"CONNECT":
             await _refuse(writer, conn, 405, "only CONNECT is served")
             return
@@ -151,9 +163,11 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
             await _tunnel(state, host, d, reader, writer)
         else:
             await _intercept(state, host, d, reader, writer)
-    except (OSError, h11.ProtocolError, ssl.SSLError, asyncio.IncompleteReadError):
+    except (OSError, h11.ProtocolError, ssl.SSLError, asyncio.IncompleteReadError,
+            TimeoutError):
         pass
     finally:
+        state.active -= 1
         writer.close()
 
 

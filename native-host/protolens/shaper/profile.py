@@ -9,10 +9,16 @@ profile by name is ``catalogue.py``'s job.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
-from protolens.shaper.records import Ecmp, GilbertElliott, Link, Profile, ScheduleSpec
+from protolens.shaper.records import Ecmp, GilbertElliott, Link, Profile, ScheduleSpec, Trace
 from protolens.shaper.schedule import expand
+from protolens.shaper.trace import TraceError, parse_mahimahi
+
+TraceReader = Callable[[str], tuple[str, str]]
+"""A trace file name as written in a profile -> (its resolved path, its text); raises OSError."""
 
 SCHEDULE_KINDS = ("steps", "slowdown", "cellular", "jitter")
 
@@ -21,7 +27,9 @@ class ProfileError(ValueError):
     """A profile file that cannot be used; the message is one line naming the file and the key."""
 
 
-_TOP = {"name", "description", "source", "link", "gilbert_elliott", "ecmp", "schedule"}
+_TOP = {"name", "description", "source", "link", "gilbert_elliott", "ecmp", "schedule",
+        "trace"}
+_TRACE = {"down", "up"}
 _LINK = {"rate_mbit", "rate_up_mbit", "rate_down_mbit", "rtt_ms", "buffer_bytes", "loss",
          "loss_up", "loss_down", "jitter_ms"}
 _GE = {"p", "r", "bad_loss", "good_loss"}
@@ -38,7 +46,9 @@ STEP_KEYS = {"at_ms", "rate_mbit", "rate_up_mbit", "rate_down_mbit", "rtt_ms", "
              "loss", "loss_up", "loss_down", "jitter_ms"}
 
 
-def parse_profile(text: str, where: str = "<profile>", default_name: str = "custom") -> Profile:
+def parse_profile(text: str, where: str = "<profile>", default_name: str = "custom",
+                  read_trace: TraceReader | None = None) -> Profile:
+    """``read_trace`` reads the Mahimahi files a ``[trace]`` table names (catalogue.py)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as e:
@@ -48,6 +58,8 @@ def parse_profile(text: str, where: str = "<profile>", default_name: str = "cust
     link_t = v.table(data, "link")
     v.keys(link_t, _LINK, "link")
     link = _link(v, link_t, data)
+    if "trace" in data:
+        link = _traces(v, link, v.table(data, "trace"), read_trace)
     ecmp = None
     if "ecmp" in data:
         et = v.table(data, "ecmp")
@@ -119,6 +131,36 @@ def _link(v: _V, t: dict[str, Any], data: dict[str, Any]) -> Link:
         jitter_ns=v.ms(t, "jitter_ms", "link"),
         gilbert_elliott=ge,
     )
+
+
+def _traces(v: _V, link: Link, t: dict[str, Any], read: TraceReader | None) -> Link:
+    v.keys(t, _TRACE, "trace")
+    found: dict[str, Trace | None] = {"down": link.trace_down, "up": link.trace_up}
+    for direction in ("down", "up"):
+        if direction not in t:
+            continue
+        name = t[direction]
+        if not isinstance(name, str) or not name:
+            raise v.fail(f"trace.{direction} must be a trace file name, got {name!r}")
+        if read is None:
+            raise v.fail(f"trace.{direction}: trace files can only be read from a profile file")
+        found[direction] = read_trace_file(name, read)
+    return replace(link, trace_down=found["down"], trace_up=found["up"])
+
+
+def read_trace_file(name: str, read: TraceReader) -> Trace:
+    """Read and parse one Mahimahi trace; errors become one-line ``ProfileError``s."""
+    try:
+        path, text = read(name)
+    except OSError as e:
+        raise ProfileError(f"cannot read trace {name}: {e.strerror or e}") from None
+    except UnicodeDecodeError:
+        msg = f"{name}: not a text file (a Mahimahi trace is one number a line)"
+        raise ProfileError(msg) from None
+    try:
+        return parse_mahimahi(text, path)
+    except TraceError as e:
+        raise ProfileError(str(e)) from None
 
 
 def _check_steps(v: _V, s: dict[str, Any]) -> None:

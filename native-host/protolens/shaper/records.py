@@ -1,5 +1,6 @@
 """The frozen records a link profile is made of (pure data, no parsing): the static link per
-direction, Gilbert-Elliott loss, ECMP paths, a schedule's generator parameters, and the profile.
+direction, Gilbert-Elliott loss, Mahimahi delivery traces, ECMP paths, a schedule's generator
+parameters, and the profile.
 
 ``profile.py`` builds them from TOML; ``schedule.py`` and ``config.py`` read them.
 """
@@ -24,6 +25,29 @@ class GilbertElliott:
     """Drop probability in the good state."""
 
 
+MTU_BYTES = 1500
+"""Bytes one trace delivery opportunity carries (Mahimahi's LinkShell; shaper/trace.c)."""
+
+
+@dataclass(frozen=True)
+class Trace:
+    """A Mahimahi packet-delivery trace: the bottleneck releases packets only at these
+    opportunities (ms from the start, nondecreasing), looped with the last one as the period."""
+
+    opportunities_ms: tuple[int, ...]
+    source: str
+    """The file it was read from."""
+
+    @property
+    def period_ms(self) -> int:
+        return self.opportunities_ms[-1]
+
+    @property
+    def rate_bps(self) -> float:
+        """The mean rate the trace offers: one MTU per opportunity over the period."""
+        return MTU_BYTES * 8 * len(self.opportunities_ms) / (self.period_ms / 1000)
+
+
 @dataclass(frozen=True)
 class Link:
     """The static link, per direction (up = client to server)."""
@@ -42,6 +66,9 @@ class Link:
     jitter_ns: int
     """Stdev of per-packet normal jitter, clamped so packets never reorder."""
     gilbert_elliott: GilbertElliott | None
+    trace_up: Trace | None = None
+    """Delivery trace replacing ``rate_up_bps`` (delay, loss and buffer still apply)."""
+    trace_down: Trace | None = None
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,8 @@ def summarize(p: Profile) -> dict[str, Any]:
         "loss_down": link.loss_down,
         "loss_up": link.loss_up,
         "jitter_ms": link.jitter_ns / 1e6,
+        "trace_down": link.trace_down.source if link.trace_down else None,
+        "trace_up": link.trace_up.source if link.trace_up else None,
         "schedule": None,
         "ecmp": None,
         "description": p.description,

@@ -9,6 +9,8 @@ import re
 import secrets
 from pathlib import Path
 
+from protolens.store import private_dir
+
 FILE = "contributor_id"
 _HEX32 = re.compile(r"^[0-9a-f]{32}$")
 
@@ -27,7 +29,7 @@ def ensure_id(data_dir: Path) -> str:
     found = read_id(data_dir)
     if found:
         return found
-    data_dir.mkdir(parents=True, exist_ok=True)
+    private_dir(data_dir)  # the store's directory by default: the user's alone (issue 15 item 10)
     new = secrets.token_hex(16)
     tmp = data_dir / f".{FILE}.{os.getpid()}"
     tmp.write_text(new + "\n")

@@ -26,6 +26,12 @@ UNKNOWN = -1
 available``)."""
 
 
+_DEVTOOLS_TYPES = {"SignedExchange": "signed-exchange",
+                   "CSPViolationReport": "csp-violation-report"}
+"""CDP ``Network.ResourceType`` values whose DevTools name is not just the lower-case spelling
+(DevTools ``Common.ResourceType`` names)."""
+
+
 def iso(epoch_ms: float) -> str:
     """ISO 8601 with milliseconds and ``Z``, as HAR's ``startedDateTime`` wants."""
     when = datetime.fromtimestamp(epoch_ms / 1000, tz=UTC)
@@ -59,9 +65,10 @@ def _timings(r: Request) -> tuple[float, dict[str, float]]:
     first = r.first_byte_ms if r.first_byte_ms is not None else end
     wait = max(0.0, first - r.start_ms)
     receive = max(0.0, end - max(first, r.start_ms))
-    return round(wait + receive, 3), {
+    wait, receive = round(wait, 3), round(receive, 3)
+    return round(wait + receive, 3), {  # HAR: time is the sum of the known timings
         "blocked": UNKNOWN, "dns": UNKNOWN, "connect": UNKNOWN, "ssl": UNKNOWN, "send": 0,
-        "wait": round(wait, 3), "receive": round(receive, 3)}
+        "wait": wait, "receive": receive}
 
 
 def _entry(rec: NavigationRecord, r: Request,
@@ -71,8 +78,8 @@ def _entry(rec: NavigationRecord, r: Request,
                                                            keep_blank_values=True)]
     version = r.protocol or ""
     total, timings = _timings(r)
-    share, conn_bytes = shares.get(r.connection_id, (None, None)) \
-        if r.connection_id is not None else (None, None)
+    share, conn_bytes = (None, None) if r.connection_id is None else shares.get(
+        r.connection_id, (None, None))
     entry: dict[str, Any] = {
         "pageref": rec.id,
         "startedDateTime": iso(rec.page.started_at_ms + r.start_ms),
@@ -91,8 +98,11 @@ def _entry(rec: NavigationRecord, r: Request,
         "_protocol": r.protocol,
         "_alternateProtocolUsage": r.alternate_protocol_usage,
         "_priority": r.priority,
-        "_resourceType": r.resource_type,
+        # DevTools writes and reads its own lower-case type names (``fetch``, ``xhr``); the CDP
+        # spelling stays under _protolens
+        "_resourceType": _DEVTOOLS_TYPES.get(r.resource_type, r.resource_type.lower()),
         "_protolens": {"request_id": r.request_id, "family": r.family,
+                       "resource_type": r.resource_type,
                        "connection_id": r.connection_id, "connection_reused": r.connection_reused,
                        "connection_share": share, "connection_bytes": conn_bytes,
                        "first_byte_ms": r.first_byte_ms, "start_ms": r.start_ms,

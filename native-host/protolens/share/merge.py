@@ -1,7 +1,7 @@
 """Importing bundles into a research store: validate every bundle first (``bundle.read_bundle``),
-then import each in one transaction with provenance (``store/research.py``). A bundle imported
-before (same checksum) is skipped; a navigation already present (same record id, e.g. from an
-overlapping export) is skipped with its rows."""
+then import them all in one transaction with provenance (``store/research.py``): all or none.
+A bundle imported before (same checksum) is skipped; a navigation already present (same record
+id, e.g. from an overlapping export) is skipped with its rows."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from typing import Any
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from protolens.share.bundle import TABLES, Bundle, BundleError, read_bundle
-from protolens.store.research import import_bundle
+from protolens.store.research import BundleRows, import_bundles
 
 
 @dataclass(frozen=True)
@@ -38,29 +38,50 @@ def _rows(table: pa.Table) -> Iterator[tuple[Any, ...]]:
         yield from zip(*(col.to_pylist() for col in batch.columns), strict=True)
 
 
-def merge_one(conn: sqlite3.Connection, bundle: Bundle, now_ms: float) -> MergeResult:
-    """Import one validated bundle in one transaction (all its rows or none)."""
+def _rows_of(bundle: Bundle) -> BundleRows:
     m = bundle.manifest
-    tables = {name: (tuple(bundle.tables[name].column_names), _rows(bundle.tables[name]))
-              for name in TABLES}
+    return BundleRows(
+        checksum=bundle.checksum, manifest=json.dumps(m, sort_keys=True),
+        contributor_id=m["contributor_id"], protolens_version=m.get("protolens_version"),
+        exported_at=m.get("exported_at"),
+        tables={name: (tuple(bundle.tables[name].column_names), _rows(bundle.tables[name]))
+                for name in TABLES},
+        nav_ids=bundle.tables["navigations"].column("id").to_pylist())
+
+
+def read_all(paths: Sequence[Path]) -> list[Bundle]:
+    """Validate every bundle (``BundleError`` on the first bad one); touches no store."""
+    return [read_bundle(p) for p in paths]
+
+
+def merge_bundles(conn: sqlite3.Connection, bundles: Sequence[Bundle], now_ms: float
+                  ) -> list[MergeResult]:
+    """Import validated bundles, all in one transaction: all of them or none (issue 15 item 9)."""
     try:
-        done = import_bundle(
-            conn, checksum=bundle.checksum, manifest=json.dumps(m, sort_keys=True),
-            contributor_id=m["contributor_id"], protolens_version=m.get("protolens_version"),
-            exported_at=m.get("exported_at"), tables=tables,
-            nav_ids=bundle.tables["navigations"].column("id").to_pylist(), now_ms=now_ms)
+        done = import_bundles(conn, [_rows_of(b) for b in bundles], now_ms)
     except sqlite3.IntegrityError as exc:
-        raise BundleError(f"{bundle.path}: rejected by the store's constraints ({exc}); "
-                          "nothing imported") from None
-    if done is None:
-        return MergeResult(str(bundle.path), bundle.checksum, m["contributor_id"],
-                           "already imported", 0, 0)
-    return MergeResult(str(bundle.path), bundle.checksum, m["contributor_id"], "imported",
-                       done[0], done[1])
+        raise BundleError(f"{_culprit(conn, bundles, now_ms)}: rejected by the store's "
+                          f"constraints ({exc})") from None
+    out = []
+    for b, d in zip(bundles, done, strict=True):
+        cid = b.manifest["contributor_id"]
+        out.append(MergeResult(str(b.path), b.checksum, cid, "already imported", 0, 0)
+                   if d is None else
+                   MergeResult(str(b.path), b.checksum, cid, "imported", d[0], d[1]))
+    return out
+
+
+def _culprit(conn: sqlite3.Connection, bundles: Sequence[Bundle], now_ms: float) -> str:
+    """The first bundle the store refuses (each tried alone, rolled back); for the message."""
+    for i in range(len(bundles)):
+        try:
+            import_bundles(conn, [_rows_of(b) for b in bundles[: i + 1]], now_ms, dry_run=True)
+        except sqlite3.IntegrityError:
+            return str(bundles[i].path)
+    return str(bundles[-1].path)
 
 
 def merge(conn: sqlite3.Connection, paths: Sequence[Path], now_ms: float) -> list[MergeResult]:
-    """Validate every bundle, then import each; a bad bundle stops everything before any
-    import."""
-    bundles = [read_bundle(p) for p in paths]
-    return [merge_one(conn, b, now_ms) for b in bundles]
+    """Validate every bundle, then import them all in one transaction; a bad bundle stops
+    everything before any import, a bundle the store refuses rolls every one back."""
+    return merge_bundles(conn, read_all(paths), now_ms)

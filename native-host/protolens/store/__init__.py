@@ -5,7 +5,8 @@
 ``queries``: what the CLI and analyses read. Schema documented in docs/SCHEMA.md.
 """
 
-from protolens.store.db import StoreError, open_ro, open_rw
+from protolens.store.db import StoreError, is_transient, open_ro, open_rw, private_dir, private_file
 from protolens.store.ingest import SqliteSink, ingest
 
-__all__ = ["SqliteSink", "StoreError", "ingest", "open_ro", "open_rw"]
+__all__ = ["SqliteSink", "StoreError", "ingest", "is_transient", "open_ro", "open_rw",
+           "private_dir", "private_file"]

@@ -3,6 +3,7 @@ read-only opens use ``mode=ro`` and never create anything (house style)."""
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -12,6 +13,47 @@ from protolens.store.migrate import apply_migrations
 
 class StoreError(Exception):
     """The database cannot be opened or is not a ProtoLens store; the message says why."""
+
+
+_TRANSIENT_CODES = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED, sqlite3.SQLITE_FULL,
+                              sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN,
+                              sqlite3.SQLITE_READONLY, sqlite3.SQLITE_PROTOCOL,
+                              sqlite3.SQLITE_NOMEM, sqlite3.SQLITE_PERM, sqlite3.SQLITE_CORRUPT,
+                              sqlite3.SQLITE_NOTADB})
+"""Result codes (https://www.sqlite.org/rescode.html) that say the store, not the record, is the
+problem: locked or busy by another process, a full disk, a file that cannot be opened or is
+damaged. The record may be stored once that is fixed, so it is kept and resent, never dropped."""
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True if the same write may succeed later (issue 15 item 2); False for what never will:
+    an integer SQLite cannot hold (OverflowError), text it cannot encode, a constraint."""
+    if isinstance(exc, StoreError | OSError):
+        return True
+    if isinstance(exc, sqlite3.Error):
+        code = getattr(exc, "sqlite_errorcode", None)
+        if code is None:
+            return isinstance(exc, sqlite3.OperationalError)
+        return (code & 0xFF) in _TRANSIENT_CODES
+    return False
+
+
+STORE_DIR_MODE = 0o700
+STORE_FILE_MODE = 0o600
+"""A browsing history belongs to its user (issue 15 item 10): the store's directory and files."""
+
+
+def private_dir(path: Path) -> None:
+    """Create ``path`` (and parents) as 0700 if missing; an existing directory is left alone."""
+    if not path.is_dir():
+        path.mkdir(mode=STORE_DIR_MODE, parents=True, exist_ok=True)
+        path.chmod(STORE_DIR_MODE)  # mkdir's mode is masked by the umask
+
+
+def private_file(path: Path) -> None:
+    """Create ``path`` empty as 0600 if missing, so SQLite (or a log) opens a private file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, STORE_FILE_MODE)
+    os.close(fd)
 
 
 def _configure(conn: sqlite3.Connection) -> None:
@@ -55,7 +97,11 @@ def open_rw(path: Path, now_ms: float | None = None, migrate: bool = True,
     if synchronous not in ("OFF", "NORMAL", "FULL", "EXTRA"):
         raise ValueError(f"synchronous: unknown level {synchronous!r}")
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
+        if not path.exists():
+            # SQLite gives the -wal and -shm files the main file's permissions (its unix VFS,
+            # os_unix.c findCreateFileMode(): "the permissions on the corresponding database")
+            private_file(path)
         conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
         _configure(conn)
         mode = _switch_to_wal(conn)

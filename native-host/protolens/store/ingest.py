@@ -61,14 +61,24 @@ def _context_cell(key: str, value: Any) -> Any:
     return json.dumps(value, sort_keys=True)
 
 
+def own_context(record: NavigationRecord) -> dict[str, Any]:
+    """The record's own ``context`` less the lab tags (``CONTEXT_COLUMNS``) and ``experiment``:
+    those come only from the host's lab context and the record's ``experiment`` field, never
+    from what the extension wrote (docs/RECORD.md "context"; issue 15 item 4: a passive record
+    tagged with a campaign was counted in that campaign's report)."""
+    return {k: v for k, v in record.context.items()
+            if k not in CONTEXT_COLUMNS and k != "experiment"}
+
+
 def navigation_row(record: NavigationRecord, context: Mapping[str, Any],
                    now_ms: float) -> tuple[Any, ...]:
-    """The ``navigations`` row; ``context`` overrides the record's own context keys."""
+    """The ``navigations`` row; ``context`` is the host's lab context (the lab runner's own
+    bookkeeping), the only source of the lab tags."""
     page = record.page
     # an experiment's arm goes where `protolens compare --source experiment` reads it (arm column)
     exp = ({"arm": record.experiment.arm, "experiment": record.experiment.name}
            if record.experiment else {})
-    merged = {**record.context, **exp, **context}
+    merged = {**own_context(record), **exp, **context}
     row = {name: _at(record, path) for name, path in _NAV_FIELDS}
     row["redirects"] = json.dumps(list(page.redirects))
     row["failed"] = page.error is not None or page.aborted

@@ -76,11 +76,11 @@ def load_record(conn: sqlite3.Connection, nav_id: str) -> NavigationRecord:
     requests = tuple(_request(r) for r in conn.execute(
         "SELECT * FROM requests WHERE navigation_id = ? ORDER BY seq", (nav_id,)))
     connections = tuple(_connection(c) for c in conn.execute(
-        "SELECT * FROM connections WHERE navigation_id = ? ORDER BY upstream, connection_id",
+        "SELECT * FROM connections WHERE navigation_id = ? ORDER BY rowid",  # ingest order
         (nav_id,)))
     hosts = tuple(HostSummary(h["host"], h["connections"], tuple(json.loads(h["families"])))
                   for h in conn.execute("SELECT * FROM hosts WHERE navigation_id = ? "
-                                        "ORDER BY host", (nav_id,)))
+                                        "ORDER BY rowid", (nav_id,)))
     return NavigationRecord(
         schema=n["schema"] if n["schema"] is not None else SCHEMA_VERSION, id=n["id"],
         source=n["source"], page=_page(n),

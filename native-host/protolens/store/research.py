@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
+
+from protolens.store.tx import transaction
 
 COMPARE_COLUMNS = ("id", "source", "origin", "page", "campaign", "condition", "arm",
                    "main_family", "warm", "failed", "plt_ms", "ttfb_ms", "fcp_ms", "lcp_ms",
@@ -125,38 +128,59 @@ def _existing_ids(conn: sqlite3.Connection, ids: Sequence[str]) -> set[str]:
     return found
 
 
-def import_bundle(conn: sqlite3.Connection, *, checksum: str, manifest: str,
-                  contributor_id: str, protolens_version: str | None, exported_at: str | None,
-                  tables: Mapping[str, tuple[Sequence[str], Iterable[Sequence[Any]]]],
-                  nav_ids: Sequence[str], now_ms: float) -> tuple[int, int] | None:
-    """One bundle in one transaction: its ``bundles`` row, then every table's rows stamped with
-    it. Navigations already present (by id) are skipped with their child rows. Returns
-    (navigations imported, skipped), or None if the bundle was imported before. ``conn`` must
-    be in autocommit mode; any exception rolls everything back."""
-    conn.execute("BEGIN IMMEDIATE")
+@dataclass(frozen=True)
+class BundleRows:
+    """One validated bundle's rows and provenance, ready to import."""
+
+    checksum: str
+    manifest: str
+    contributor_id: str
+    protolens_version: str | None
+    exported_at: str | None
+    tables: Mapping[str, tuple[Sequence[str], Iterable[Sequence[Any]]]]
+    nav_ids: Sequence[str]
+
+
+def _import_one(conn: sqlite3.Connection, b: BundleRows, now_ms: float
+                ) -> tuple[int, int] | None:
+    if bundle_imported(conn, b.checksum):
+        return None
+    skip = _existing_ids(conn, b.nav_ids)
+    cur = conn.execute(
+        "INSERT INTO bundles (checksum, contributor_id, protolens_version, exported_at, "
+        "imported_at_ms, navigations, skipped, manifest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+        (b.checksum, b.contributor_id, b.protolens_version, b.exported_at, now_ms,
+         len(b.nav_ids) - len(skip), len(skip), b.manifest))
+    bundle = cur.lastrowid
+    for table in DATA_TABLES:
+        columns, rows = b.tables[table]
+        key = columns.index("id" if table == "navigations" else "navigation_id")
+        sql = (f"INSERT INTO {table} ({', '.join(columns)}, bundle) "
+               f"VALUES ({_placeholders(columns)}, ?)")
+        conn.executemany(sql, ((*row, bundle) for row in rows if row[key] not in skip))
+    return len(b.nav_ids) - len(skip), len(skip)
+
+
+def import_bundles(conn: sqlite3.Connection, bundles: Sequence[BundleRows], now_ms: float,
+                   dry_run: bool = False) -> list[tuple[int, int] | None]:
+    """All bundles in ONE transaction (issue 15 item 9: a merge of N bundles is all or
+    nothing): each its ``bundles`` row, then every table's rows stamped with it. Navigations
+    already present (by id, also from an earlier bundle of the same call) are skipped with
+    their child rows. Per bundle: (navigations imported, skipped), or None if it was imported
+    before. ``conn`` must be in autocommit mode; any exception rolls everything back, and so
+    does ``dry_run``."""
     try:
-        if bundle_imported(conn, checksum):
-            conn.execute("ROLLBACK")
-            return None
-        skip = _existing_ids(conn, nav_ids)
-        cur = conn.execute(
-            "INSERT INTO bundles (checksum, contributor_id, protolens_version, exported_at, "
-            "imported_at_ms, navigations, skipped, manifest) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            (checksum, contributor_id, protolens_version, exported_at, now_ms,
-             len(nav_ids) - len(skip), len(skip), manifest))
-        bundle = cur.lastrowid
-        for table in DATA_TABLES:
-            columns, rows = tables[table]
-            key = columns.index("id" if table == "navigations" else "navigation_id")
-            sql = (f"INSERT INTO {table} ({', '.join(columns)}, bundle) "
-                   f"VALUES ({_placeholders(columns)}, ?)")
-            conn.executemany(sql, ((*row, bundle) for row in rows if row[key] not in skip))
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
-    return len(nav_ids) - len(skip), len(skip)
+        with transaction(conn):
+            done = [_import_one(conn, b, now_ms) for b in bundles]
+            if dry_run:
+                raise _RolledBack
+    except _RolledBack:
+        pass
+    return done
+
+
+class _RolledBack(Exception):
+    """Leaves a dry run's transaction through its rollback."""
 
 
 # --- plots ---------------------------------------------------------------------------------

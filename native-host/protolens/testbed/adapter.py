@@ -11,13 +11,21 @@ import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
 from protolens.paths import data_home
 from protolens.shaper import Profile, ProfileError, load_profile
 from protolens.shaper.build import ShaperError, find_binary
+from protolens.shaper.calibration import (
+    PROBES,
+    Calibration,
+    CalibrationError,
+    ping_rtts_ms,
+    probe,
+    probe_config,
+)
 from protolens.shaper.config import shaper_config
 from protolens.shaper.control import ShaperClient, start_shaper
 from protolens.shaper.summary import truth_rows
@@ -71,7 +79,9 @@ class Testbed:
             shaper_log=str(rd / "shaper.log"), shaper_sock=str(rd / "shaper.sock"),
             profile=prof.name, profile_path=prof.path, server_cc=server_cc, initcwnd=initcwnd,
             created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            bbr_hosts=list(dict.fromkeys(bbr_hosts)))
+            bbr_hosts=list(dict.fromkeys(bbr_hosts)),
+            trace_down=prof.link.trace_down.source if prof.link.trace_down else None,
+            trace_up=prof.link.trace_up.source if prof.link.trace_up else None)
         tb = cls(state, root)
         tb._save()
         try:
@@ -81,9 +91,12 @@ class Testbed:
             pid = tb._start_caddy(certs.key, data / "static")
             tb.state = replace(tb.state, pids={**tb.state.pids, "caddy": pid})
             tb._save()
-            tb._start_shaper(prof)
+            first = Path(tb.state.run_dir) / "calibrate.conf"
+            first.write_text(probe_config(PROBES[0][0]))
+            tb._start_shaper(first)
             links.queue_rules(tb.topo)
-            tb._cross_traffic(prof)
+            tb._calibrate()
+            tb.shape(prof)
         except BaseException:
             cls.down(name, env)
             raise
@@ -192,20 +205,27 @@ class Testbed:
         return self._stats(reset)
 
     # ---- actions ----
-    def shape(self, profile: str | Profile) -> Profile:
-        """Switch the shaper to ``profile`` now (its schedule restarts); restart it if needed."""
+    def shape(self, profile: str | Profile, calibrated: bool = True) -> Profile:
+        """Switch the shaper to ``profile`` now (its schedule restarts); restart it if needed.
+        ``calibrated``: take the path's own latency, measured at ``up``, off the delay."""
         prof = profile if isinstance(profile, Profile) else _profile(profile)
+        cal = self.state.calibration
+        use = Calibration.from_dict(cal) if calibrated and cal else None
         conf = Path(self.state.run_dir) / "shaper.conf"
-        conf.write_text(shaper_config(prof))
+        conf.write_text(shaper_config(prof, use))
         try:
             if self.shaper_running():
                 self.shaper().load(conf)
             else:
-                self._start_shaper(prof)
+                self._start_shaper(conf)
         except ShaperError as e:
             raise TestbedError(str(e)) from None
         self._stop_cross()
-        self.state = replace(self.state, profile=prof.name, profile_path=prof.path)
+        link = prof.link
+        self.state = replace(self.state, profile=prof.name, profile_path=prof.path,
+                             trace_down=link.trace_down.source if link.trace_down else None,
+                             trace_up=link.trace_up.source if link.trace_up else None,
+                             calibrated=use is not None)
         self._cross_traffic(prof)
         self._save()
         return prof
@@ -277,16 +297,35 @@ class Testbed:
         proc.kill()
         raise TestbedError("caddy did not listen on 443 (tcp and udp) within 15 s")
 
-    def _start_shaper(self, prof: Profile) -> None:
-        rd = Path(self.state.run_dir)
-        conf = rd / "shaper.conf"
-        conf.write_text(shaper_config(prof))
+    def _start_shaper(self, conf: Path) -> None:
         try:
             pid = start_shaper(self.topo.rtr_ns, conf, Path(self.state.shaper_sock),
                                Path(self.state.shaper_log), QUEUE_UP, QUEUE_DOWN)
         except ShaperError as e:
             raise TestbedError(str(e)) from None
         self.state = replace(self.state, pids={**self.state.pids, "shaper": pid})
+        self._save()
+
+    def _calibrate(self) -> None:
+        """Ping through the shaper under each probe config; record the path's own RTT."""
+        probes = []
+        conf = Path(self.state.run_dir) / "calibrate.conf"
+        for rtt_ns, count, interval in PROBES:
+            conf.write_text(probe_config(rtt_ns))
+            try:
+                self.shaper().load(conf)
+            except ShaperError as e:
+                raise TestbedError(str(e)) from None
+            out = run(in_ns(self.topo.cli_ns, [
+                "ping", "-n", "-c", str(count), "-i", str(interval), "-W", "1",
+                self.state.server_ip]), check=False, timeout=60)
+            try:
+                probes.append(probe(rtt_ns, ping_rtts_ms(out), count))
+            except CalibrationError as e:
+                raise TestbedError(str(e)) from None
+        now = datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds")
+        self.state = replace(self.state, calibration={"probes": [asdict(p) for p in probes],
+                                                      "measured_at": now})
         self._save()
 
     def _cross_traffic(self, prof: Profile) -> None:

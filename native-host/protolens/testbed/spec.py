@@ -76,6 +76,13 @@ class TestbedState:
     cross_pids: list[int] = field(default_factory=list)
     bbr_hosts: list[str] = field(default_factory=list)
     """Hosts served from the second address, whose TCP connections use BBR (``--bbr-host``)."""
+    trace_down: str | None = None
+    """The Mahimahi trace file shaping each direction, if any (``testbed shape --trace-down``)."""
+    trace_up: str | None = None
+    calibration: dict[str, Any] | None = None
+    """What the path-latency probes measured at ``up`` (shaper/calibration.py ``Calibration``)."""
+    calibrated: bool = False
+    """Whether the current shaping takes the path's own RTT off the configured delay."""
 
 
 def state_to_json(state: TestbedState) -> str:
@@ -126,6 +133,8 @@ def status(state: TestbedState, topo: Topology, probs: list[str], shaper: dict[s
         "hosts": s.hosts, "spki": s.spki, "ca": s.ca, "site": s.site,
         "static_url": f"https://{s.hosts[0]}/_testbed/",
         "profile": s.profile, "profile_path": s.profile_path, "server_cc": s.server_cc,
+        "trace_down": s.trace_down, "trace_up": s.trace_up,
+        "calibration": s.calibration, "calibrated": s.calibrated,
         "server_cc_note": "applies to TCP (h1, h2) only; caddy's HTTP/3 uses quic-go's own CC",
         "bbr_hosts": s.bbr_hosts,
         "bbr_ip": topo.bbr_srv_ip if s.bbr_hosts else None,
