@@ -85,7 +85,7 @@ def error_reply(error: str, msg_id: str | None = None, retry: bool = False) -> d
             "retry": retry}
 
 
-def decode_message(payload: bytes) -> dict[str, Any]:
+def decode_message(payload: bytes | bytearray) -> dict[str, Any]:
     """UTF-8 JSON object -> dict, or raise ``_BadMessage`` naming the problem."""
     try:
         return inbound.decode_message(payload)
@@ -120,7 +120,7 @@ class Dispatcher:
     contribute: ContributeSource | None = None
     """Answers ``contribute_settings`` and ``contribute_status`` (issue 11)."""
 
-    def handle_all(self, payload: bytes, now_ms: float) -> list[dict[str, Any]]:
+    def handle_all(self, payload: bytes | bytearray, now_ms: float) -> list[dict[str, Any]]:
         """The replies to one frame: the reply, and after a successful ``hello`` the
         ``policies`` message (docs/MESSAGES.md)."""
         reply = self.handle(payload, now_ms)
@@ -132,14 +132,14 @@ class Dispatcher:
                 return [reply, error_reply(f"policies: {type(exc).__name__}: {exc}")]
         return [reply]
 
-    def handle(self, payload: bytes, now_ms: float) -> dict[str, Any]:
+    def handle(self, payload: bytes | bytearray, now_ms: float) -> dict[str, Any]:
         """The reply to one frame. Never raises: every message is answered (issue 15 item 1)."""
         try:
             return self._handle(payload, now_ms)
         except _BadMessage as bad:
             return error_reply(str(bad), bad.msg_id, bad.retry)
 
-    def _handle(self, payload: bytes, now_ms: float) -> dict[str, Any]:
+    def _handle(self, payload: bytes | bytearray, now_ms: float) -> dict[str, Any]:
         msg = decode_message(payload)
         msg_id = _msg_id(msg)
         try:

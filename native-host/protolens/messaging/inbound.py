@@ -36,7 +36,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _check_shape(payload: bytes) -> None:
+def _check_shape(payload: bytes | bytearray) -> None:
     containers = payload.count(b"{") + payload.count(b"[")
     if containers > MAX_CONTAINERS:
         raise BadMessage(f"message: {containers} objects and arrays, more than the "
@@ -65,7 +65,7 @@ def lone_surrogate_path(value: Any, path: str = "") -> str | None:
     return None
 
 
-def check_text(payload: bytes, value: Any) -> None:
+def check_text(payload: bytes | bytearray, value: Any) -> None:
     """Raise ``BadMessage`` if the decoded ``value`` of ``payload`` holds a lone surrogate."""
     # only an escape can make one (the UTF-8 decoder refuses encoded surrogates): the walk runs
     # only for the rare frame that has such an escape
@@ -77,7 +77,7 @@ def check_text(payload: bytes, value: Any) -> None:
                          "that can be stored")
 
 
-def decode_message(payload: bytes) -> dict[str, Any]:
+def decode_message(payload: bytes | bytearray) -> dict[str, Any]:
     """UTF-8 JSON object -> dict, or raise ``BadMessage`` naming the problem."""
     _check_shape(payload)  # before decoding: a refused frame costs no text copy
     try:
