@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 APT_PACKAGES=(chromium caddy libnetfilter-queue-dev libmnl-dev build-essential pkg-config
-  iperf3 tcpdump ethtool iptables iproute2 sqlite3 curl procps python3-venv iputils-ping)
+  iperf3 tcpdump ethtool iptables iproute2 sqlite3 curl procps python3-venv iputils-ping
+  openjdk-17-jre-headless)
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -6,6 +6,7 @@
 import { isUrlDetail } from "../record/url-detail.ts";
 import { PolicyMessageError, parsePolicySet, type PolicyRule, type RelayInfo } from "./policies.ts";
 import type { NavigationRecord, UrlDetail } from "../record/types.ts";
+import { ContributeStatusError, parseContributeStatus, type ContributeStatus } from "../contribute/status.ts";
 
 export const MSG_SCHEMA = 1 as const;
 
@@ -42,7 +43,10 @@ export type ExtensionMsg =
   | {
     type: "query"; schema: typeof MSG_SCHEMA; msg_id: string; query: QueryName; params: QueryParams;
     cursor: string | null; limit?: number;
-  };
+  }
+  /** The options page's contribution settings (docs/COLLECTOR.md); the host answers contribute_status. */
+  | { type: "contribute_settings"; schema: typeof MSG_SCHEMA; msg_id: string; settings: { enabled: boolean; url: string; token: string } }
+  | { type: "contribute_status"; schema: typeof MSG_SCHEMA; msg_id: string };
 
 export type HostMsg =
   | { type: "hello"; schema: typeof MSG_SCHEMA; host_version: string; lab: LabConfig | null }
@@ -53,6 +57,7 @@ export type HostMsg =
     type: "query_result"; schema: typeof MSG_SCHEMA; msg_id: string; query: QueryName; columns: string[];
     rows: Cell[][]; next_cursor: string | null;
   }
+  | ContributeStatus
   | { type: "error"; schema: typeof MSG_SCHEMA; msg_id: string | null; error: string; retry: boolean };
 
 export type HostMsgOf<T extends HostMsg["type"]> = Extract<HostMsg, { type: T }>;
@@ -132,6 +137,13 @@ export function parseHostMessage(v: unknown): HostMsg {
       return { type: "pong", schema: MSG_SCHEMA };
     case "query_result":
       return parseQueryResult(v);
+    case "contribute_status":
+      try {
+        return parseContributeStatus(v);
+      } catch (e) {
+        if (e instanceof ContributeStatusError) throw new MessageError(e.message);
+        throw e;
+      }
     case "policies": {
       const err = v.error ?? null;
       if (err !== null && typeof err !== "string") throw new MessageError("error: expected a string or null");

@@ -6,6 +6,7 @@ import { enrol, newExperiment, normalizeDomain, pendingArm, unenrol, type Experi
 import { parseHostList, parseSettings, type Scope } from "../policy/settings.ts";
 import { isUrlDetail } from "../record/url-detail.ts";
 import { byId } from "./dom.ts";
+import { initContribute } from "./contribute-section.ts";
 
 async function init(): Promise<void> {
   const s = await loadSettings();
@@ -78,3 +79,4 @@ async function initExperiment(): Promise<void> {
 
 void init();
 void initExperiment();
+void initContribute();

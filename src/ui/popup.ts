@@ -5,6 +5,7 @@ import { activeTabId, labState, readLast } from "../adapters/tab-view.ts";
 import { renderPause } from "./pause-control.ts";
 import { popupModel } from "./popup-model.ts";
 import { byId, el } from "./dom.ts";
+import { showContribution } from "./popup-contribute.ts";
 import type { NavigationRecord } from "../record/types.ts";
 
 async function render(): Promise<void> {
@@ -58,3 +59,4 @@ async function render(): Promise<void> {
 }
 
 void render();
+void showContribution();

@@ -298,6 +298,7 @@ function onHost(o: Out, m: HostMsg): void {
     }
     case "pong":
     case "query_result": // only the dashboard's own port sends queries
+    case "contribute_status": // only the options page and popup ask (their own port)
       return;
   }
 }

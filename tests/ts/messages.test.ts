@@ -42,7 +42,7 @@ describe("parseHostMessage", () => {
 
 describe("dispatchHost", () => {
   it("calls exactly the handler for the type", () => {
-    const handlers = { hello: vi.fn(), ack: vi.fn(), pong: vi.fn(), query_result: vi.fn(), policies: vi.fn(), error: vi.fn() } satisfies HostHandlers;
+    const handlers = { hello: vi.fn(), ack: vi.fn(), pong: vi.fn(), query_result: vi.fn(), policies: vi.fn(), error: vi.fn(), contribute_status: vi.fn() } satisfies HostHandlers;
     void dispatchHost(handlers, { type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: false });
     expect(handlers.ack).toHaveBeenCalledOnce();
     expect(handlers.hello).not.toHaveBeenCalled();

@@ -30,6 +30,8 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "export": ("export", "export_cmd"),
     "merge": ("merge", "merge_cmd"),
     "plot": ("plot", "plot_cmd"),
+    "collector": ("collector", "collector_group"),
+    "contribute": ("contribute", "contribute_cmd"),
     "cc": ("cc", "cc_group"),
 }
 

@@ -3,13 +3,15 @@ median difference with a bootstrap 95% CI, a Mann-Whitney U p-value and a verdic
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import replace
 from pathlib import Path
 
 import click
 
 from protolens.analysis.compare import compare
-from protolens.analysis.observe import METRICS, observations
+from protolens.analysis.observe import METRICS, Observation, observations
+from protolens.analysis.stratified import compare_stratified
 from protolens.cc.share import UNLABELLED, nav_class
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
@@ -18,6 +20,8 @@ from protolens.share import duck
 from protolens.share.bundle import BundleError
 from protolens.store import Connection, DatabaseError
 from protolens.store import cc as ccstore
+from protolens.store.dataset import DatasetError
+from protolens.store.dataset import cells as dataset_cells
 from protolens.store.research import compare_rows, known_campaigns
 
 TABLE_COLUMNS = ("group", "condition", "arm_a", "arm_b", "n_a", "n_b", "median_a_ms",
@@ -51,12 +55,19 @@ def _arms(text: str | None) -> list[str] | None:
 @click.option("--bundle", "bundles", multiple=True, type=click.Path(path_type=Path),
               help="Read shared bundles (.tar or directory) with DuckDB instead of the store; "
                    "repeatable.")
+@click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
+              help="A collector's data directory: compare across contributors (each one a "
+                   "stratum), per domain and network type.")
+@click.option("--engine", type=click.Choice(["duckdb", "spark"]), default="duckdb",
+              show_default=True, help="With --dataset: who scans and aggregates the files.")
+@click.option("--spark-master", help="With --engine spark: a cluster URL (default local[*]).")
 @db_option
 @output_options
 def compare_cmd(campaign: str | None, source: str | None, domain: str | None, metric: str,
                 arms: str | None, warm: bool, seed: int, resamples: int,
                 bundles: tuple[Path, ...], db: Path | None, fmt: str,
-                by_cc: bool = False) -> None:
+                by_cc: bool = False, dataset: Path | None = None, engine: str = "duckdb",
+                spark_master: str | None = None) -> None:
     """Compare arms (or protocols) per page and condition, with confidence intervals.
 
     Example: protolens compare --campaign ifip18-loss --metric plt --csv
@@ -66,6 +77,16 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
     if domain is not None and campaign is not None:
         raise UserError("--domain applies to --source data, not to a campaign")
     wanted = _arms(arms)
+    if dataset is not None:
+        if bundles or db is not None or by_cc:
+            raise UserError("--dataset: not with --bundle, --db or --by-cc")
+        if domain is not None:
+            raise UserError("--domain: not with --dataset (its groups are the domains already)")
+        _compare_dataset(dataset, campaign, source, metric, warm, seed, resamples, wanted,
+                         engine, spark_master, fmt)
+        return
+    if engine != "duckdb" or spark_master is not None:
+        raise UserError("--engine and --spark-master apply to --dataset only")
     if by_cc and bundles:
         raise UserError("--by-cc reads the CC labels of the store, not bundles")
     classes: dict[str, str] = {}
@@ -110,3 +131,40 @@ def cc_classes(conn: Connection, campaign: str | None) -> dict[str, str]:
         raise UserError("--by-cc: no CC labels in this store yet (protolens cc probe URL)")
     return {str(r["navigation_id"]): nav_class(r)
             for r in ccstore.navigation_cc_bytes(conn, campaign=campaign)}
+
+
+def dataset_observations(data: Path, mode: str, key: str, metric: str, warm: bool,
+                         engine: str, master: str | None) -> dict[str, list[Observation]]:
+    """Observations per contributor from the cells DuckDB or Spark computed."""
+    if engine == "spark":
+        from protolens.store import spark
+
+        rows = spark.cells(data, mode, metric, warm, key, master or "local[*]")
+    else:
+        rows = dataset_cells(data, mode, metric, warm, key)
+    out: dict[str, list[Observation]] = defaultdict(list)
+    for r in rows:
+        out[str(r["contributor"])].extend(
+            Observation(str(r["grp"]), str(r["cond"]), str(r["arm"]), float(v))
+            for v in r["vals"])
+    return out
+
+
+def _compare_dataset(data: Path, campaign: str | None, source: str | None, metric: str,
+                     warm: bool, seed: int, resamples: int, arms: list[str] | None,
+                     engine: str, master: str | None, fmt: str) -> None:
+    """``compare --dataset``: cells from DuckDB (or Spark) over the collector's Parquet
+    dataset, compared with the contributor as a stratum (``analysis/stratified.py``)."""
+    mode = "campaign" if campaign is not None else str(source)
+    try:
+        obs = dataset_observations(data, mode, str(campaign or source), metric, warm, engine,
+                                   master)
+    except DatasetError as exc:
+        raise UserError(str(exc)) from None
+    result = [c.to_row() | {"contributors": n, "metric": metric}
+              for c, n in compare_stratified(obs, seed=seed, resamples=resamples, arms=arms)]
+    if not result and fmt == "table":
+        raise UserError(f"nothing to compare in {data}: no cell with two arms")
+    emit(result, fmt, title=f"{metric}: {campaign or source} across contributors",
+         columns=(*TABLE_COLUMNS[:6], "contributors", *TABLE_COLUMNS[6:])
+         if fmt == "table" else None)

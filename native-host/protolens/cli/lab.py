@@ -163,18 +163,33 @@ def campaigns_cmd(fmt: str, db: Path | None) -> None:
                    "2(c); labels from protolens cc probe); all navigations unless --campaign.")
 @output_options
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
+              help="A collector's data directory instead of --db (DuckDB over its Parquet).")
 def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
-               by_cc: bool = False) -> None:
+               by_cc: bool = False, dataset: Path | None = None) -> None:
     """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image; ratio to h2.
 
     Example: protolens report --campaign wifi-test --json
     """
     if by_cc:
+        if dataset is not None:
+            raise UserError("--by-cc reads the CC labels of the store, not a --dataset")
         from protolens.cli.cc_report import report_by_cc
         report_by_cc(campaign, fmt, db)
         return
     if campaign is None:
         raise UserError("give --campaign NAME (or --by-cc)")
+    if dataset is not None:
+        from protolens.store import dataset as ds
+
+        try:
+            navs = ds.campaign_navigations(dataset, campaign)
+        except ds.DatasetError as exc:
+            raise UserError(str(exc)) from None
+        if not navs:
+            raise UserError(f"no campaign named {campaign!r} in {dataset}")
+        _emit_report(report_rows(navs, warm=warm), campaign, warm, fmt)
+        return
     try:
         with closing(open_ro(db or default_db(os.environ))) as conn:
             if labstore.campaign_spec(conn, campaign) is None:
@@ -182,6 +197,10 @@ def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
             rows = report_rows(labstore.campaign_navigations(conn, campaign), warm=warm)
     except StoreError as exc:
         raise UserError(str(exc)) from None
+    _emit_report(rows, campaign, warm, fmt)
+
+
+def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str) -> None:
     if fmt == "table":
         cols = ["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms", "plt_p75_ms",
                 "plt_ratio_to_h2", "ttfb_median_ms", "fcp_median_ms", "first_image_median_ms",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 from matplotlib.figure import Figure
@@ -11,7 +12,7 @@ from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
-from protolens.store import DatabaseError
+from protolens.store import DatabaseError, dataset
 from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
 
 KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness", "waterfall",
@@ -24,6 +25,19 @@ def _arms(text: str | None, kind: str) -> tuple[str, str]:
     if len(arms) != 2:
         raise UserError(f"{kind}: give two arms to compare with --arms A,B (e.g. h2,h1)")
     return arms[0], arms[1]
+
+
+def _dataset_rows(kind: str, data: Path, campaign: str, warm: bool) -> list[dict[str, Any]]:
+    try:
+        if kind == "byte-shares":
+            rows = dataset.plot_connection_shares(data, campaign, warm)
+        else:
+            rows = dataset.plot_navigations(data, campaign, warm)
+    except dataset.DatasetError as exc:
+        raise UserError(str(exc)) from None
+    if not rows:
+        raise UserError(f"no successful loads in campaign {campaign!r} in {data}")
+    return rows
 
 
 def _waterfall(nav_id: str | None, db: Path | None) -> Figure:
@@ -48,7 +62,7 @@ def _waterfall(nav_id: str | None, db: Path | None) -> Figure:
 
 def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | None,
           limit: int, warm: bool, db: Path | None, nav_id: str | None = None,
-          host: str | None = None) -> Figure:
+          host: str | None = None, data: Path | None = None) -> Figure:
     """The figure for ``kind`` (the I/O around the pure figure functions)."""
     if kind == "waterfall":
         return _waterfall(nav_id, db)
@@ -63,18 +77,41 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
                               f"server cwnd ({tcpstats.name})")
     if campaign is None:
         raise UserError(f"{kind}: give --campaign NAME (see: protolens lab campaigns)")
-    conn = connect_ro(db)
     if kind == "fairness":
-        from protolens.plots.fairness import fairness
-        from protolens.store.fairness import fairness_rows
-        try:
-            frows = fairness_rows(conn, campaign)
-        except DatabaseError as exc:
-            raise store_failure(db, exc) from None
-        if not frows:
-            raise UserError(f"no fairness results in campaign {campaign!r} "
-                            "(run: protolens lab fairness)")
-        return fairness(frows, f"bandwidth share on one bottleneck\n{campaign}")
+        if data is not None:
+            raise UserError("fairness: not from a --dataset (lab fairness runs stay in --db)")
+        return _fairness(db, campaign)
+    if data is not None:
+        rows = _dataset_rows(kind, data, campaign, warm)
+    else:
+        rows = _store_rows(kind, db, campaign, warm)
+    if kind == "plt-box":
+        return figures.plt_box(rows, f"page load time\n{campaign}")
+    if kind == "byte-shares":
+        return figures.byte_shares(rows, f"bytes per connection\n{campaign}", limit)
+    a, b = _arms(arms, kind)
+    if kind == "delta-cdf":
+        return figures.delta_cdf(rows, a, b, f"{a} vs {b}\n{campaign}")
+    return figures.speedup(rows, a, b, f"{b} against {a}\n{campaign}")
+
+
+def _fairness(db: Path | None, campaign: str) -> Figure:
+    from protolens.plots.fairness import fairness
+    from protolens.store.fairness import fairness_rows
+
+    conn = connect_ro(db)
+    try:
+        frows = fairness_rows(conn, campaign)
+    except DatabaseError as exc:
+        raise store_failure(db, exc) from None
+    if not frows:
+        raise UserError(f"no fairness results in campaign {campaign!r} "
+                        "(run: protolens lab fairness)")
+    return fairness(frows, f"bandwidth share on one bottleneck\n{campaign}")
+
+
+def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool) -> list[dict[str, Any]]:
+    conn = connect_ro(db)
     try:
         if kind == "byte-shares":
             rows = plot_connection_shares(conn, campaign, warm)
@@ -86,14 +123,7 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
                             f"{', '.join(names[:5]) or 'none'})")
     except DatabaseError as exc:
         raise store_failure(db, exc) from None
-    if kind == "plt-box":
-        return figures.plt_box(rows, f"page load time\n{campaign}")
-    if kind == "byte-shares":
-        return figures.byte_shares(rows, f"bytes per connection\n{campaign}", limit)
-    a, b = _arms(arms, kind)
-    if kind == "delta-cdf":
-        return figures.delta_cdf(rows, a, b, f"{a} vs {b}\n{campaign}")
-    return figures.speedup(rows, a, b, f"{b} against {a}\n{campaign}")
+    return rows
 
 
 @click.command("plot")
@@ -108,12 +138,14 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
 @click.option("--limit", type=click.IntRange(1, 500), default=40, show_default=True,
               help="byte-shares: at most this many page loads.")
 @click.option("--warm", is_flag=True, help="Plot warm loads instead of cold ones.")
+@click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
+              help="A collector's data directory instead of --db (DuckDB over its Parquet).")
 @click.option("--host", help="cc-queue: the newest stored probe of this host (default: the "
               "newest probe).")
 @db_option
 def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | None,
              arms: str | None, tcpstats: Path | None, limit: int, warm: bool,
-             db: Path | None, host: str | None = None) -> None:
+             db: Path | None, host: str | None = None, dataset: Path | None = None) -> None:
     """Draw a paper figure (plt-box, byte-shares, delta-cdf, speedup, cwnd, fairness, cc-queue:
     a CC probe's queue over time, CoNEXT'20 Fig. 2(a)) or one page load's connection waterfall
     (waterfall NAVIGATION_ID; docs/WATERFALL.md).
@@ -134,7 +166,7 @@ def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | No
                                 "legend.fontsize": 7, "xtick.labelsize": 7,
                                 "ytick.labelsize": 7}):  # sizes for a two-column paper
         try:
-            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, nav_id, host)
+            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, nav_id, host, dataset)
         except figures.PlotError as exc:
             raise UserError(f"{kind}: {exc}") from None
         try:

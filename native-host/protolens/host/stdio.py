@@ -12,12 +12,18 @@ import logging
 import os
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
 from protolens.host.relay import StorePolicies
-from protolens.messaging.dispatch import Dispatcher, RetryLater, encode_reply, error_reply
+from protolens.messaging.dispatch import (
+    ContributeSource,
+    Dispatcher,
+    RetryLater,
+    encode_reply,
+    error_reply,
+)
 from protolens.messaging.framing import Frame, FrameDecoder
 from protolens.messaging.lab import LabContext, LabError, parse_lab
 from protolens.messaging.queries import StoreQueries
@@ -88,7 +94,10 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher) -> int:
             stdout.flush()
 
 
-def main(env: Mapping[str, str] | None = None) -> int:
+def main(env: Mapping[str, str] | None = None,
+         contribute: Callable[[Mapping[str, str]], ContributeSource] | None = None) -> int:
+    """Serve; ``contribute`` builds the contribution settings and schedule from the environment
+    (``collector/schedule.py``, wired by ``host/__main__.py``)."""
     env = os.environ if env is None else env
     logfile = env.get("PROTOLENS_HOST_LOG")
     if logfile:  # it names pages and errors: the user's alone, like the store (issue 15 item 10)
@@ -110,10 +119,11 @@ def main(env: Mapping[str, str] | None = None) -> int:
     if lab_error:
         log.error("%s", lab_error)
     log.debug("serving; db=%s lab=%s", db, lab is not None)
+    source = contribute(env) if contribute is not None else None
     try:
         return serve(sys.stdin.buffer, sys.stdout.buffer,
                      Dispatcher(sink, lab, lab_error, queries=StoreQueries(db),
-                                policies=StorePolicies(db, env)))
+                                policies=StorePolicies(db, env), contribute=source))
     except BrokenPipeError:  # the browser closed the port while we were replying
         return 0
     except KeyboardInterrupt:

@@ -39,7 +39,8 @@ CONFLICT = "different content, kept the stored one"
 log = logging.getLogger("protolens.host")
 
 
-IncomingType = Literal["hello", "record", "ping", "policies", "query"]
+IncomingType = Literal["hello", "record", "ping", "policies", "query", "contribute_settings",
+                       "contribute_status"]
 """The extension -> host message types (``ExtensionMsg`` in src/messages/protocol.ts)."""
 MESSAGE_TYPES: tuple[str, ...] = get_args(IncomingType)
 
@@ -47,6 +48,14 @@ MESSAGE_TYPES: tuple[str, ...] = get_args(IncomingType)
 class RetryLater(Exception):
     """Raised by a ``RecordSink`` when storing the same record again may succeed (a locked or
     busy store, a store that cannot be opened yet). Any other exception is final."""
+
+
+class ContributeSource(Protocol):
+    """The host's contribution settings and status (``collector/schedule.py``)."""
+
+    def set(self, raw: Any) -> dict[str, Any]: ...
+
+    def status(self) -> dict[str, Any]: ...
 
 
 class RecordSink(Protocol):
@@ -108,6 +117,8 @@ class Dispatcher:
     """Answers ``query`` messages (dashboard data); None: they get an error reply."""
     policies: PolicySource | None = None
     """Rules and relay for the ``policies`` message; None: that message gets an error reply."""
+    contribute: ContributeSource | None = None
+    """Answers ``contribute_settings`` and ``contribute_status`` (issue 11)."""
 
     def handle_all(self, payload: bytes | bytearray, now_ms: float) -> list[dict[str, Any]]:
         """The replies to one frame: the reply, and after a successful ``hello`` the
@@ -155,6 +166,20 @@ class Dispatcher:
         if msg_id is not None:
             reply["msg_id"] = msg_id
         return reply
+
+    def _contribute(self, msg: dict[str, Any], msg_id: str | None, now_ms: float
+                    ) -> dict[str, Any]:
+        kind = str(msg.get("type"))
+        if self.contribute is None:
+            raise _BadMessage(f"{kind}: this host does not contribute", msg_id)
+        try:
+            if kind == "contribute_settings":
+                return {**self.contribute.set(msg.get("settings")), "schema": MESSAGE_SCHEMA}
+            return {**self.contribute.status(), "schema": MESSAGE_SCHEMA}
+        except ValueError as exc:
+            raise _BadMessage(str(exc), msg_id) from None
+        except OSError as exc:
+            raise _BadMessage(f"{kind}: {exc}", msg_id, retry=True) from None
 
     def _ping(self, msg: dict[str, Any], msg_id: str | None, now_ms: float) -> dict[str, Any]:
         return {"type": "pong", "schema": MESSAGE_SCHEMA}
@@ -216,6 +241,8 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType({
     "record": Dispatcher._record,
     "policies": Dispatcher._policies,
     "query": Dispatcher._query,
+    "contribute_settings": Dispatcher._contribute,
+    "contribute_status": Dispatcher._contribute,
 })
 """One handler per message type; checked complete against ``MESSAGE_TYPES`` below and, in the
 tests, against the TypeScript union (as ``satisfies Record<Msg["type"], ...>`` does there)."""

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import ipaddress
 import json
 import os
 import tarfile
@@ -168,6 +169,24 @@ def _check_manifest(path: Path, manifest: Any) -> dict[str, Any]:
     return manifest
 
 
+_HOST_COLUMNS = {"navigations": ("origin", "url"), "requests": ("host", "url"),
+                 "connections": ("host",), "hosts": ("host",)}
+
+
+def _ip_literal(value: str) -> bool:
+    """``203.0.113.7``, ``[2001:db8::1]:443`` or ``https://10.0.0.1:8443`` names an IP."""
+    host = value.split("://", 1)[-1].split("/", 1)[0]
+    if host.startswith("["):
+        host = host[1:].split("]", 1)[0]
+    elif host.count(":") == 1:
+        host = host.split(":", 1)[0]
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def _check_column(table: pa.Table, c: columns.Column) -> str | None:
     """What is wrong with column ``c`` of ``table`` against its ranges, or None."""
     data = table.column(c.name)
@@ -222,6 +241,9 @@ def _check_values(path: Path, name: str, table: pa.Table, nav_ids: pa.Array | No
             raise bad(c.name, problem)
     if name == "connections" and (problem := _check_shares(table)):
         raise bad("share", problem)
+    for col in _HOST_COLUMNS[name]:  # anonymized hosts are tokens or allowlisted names
+        if any(_ip_literal(v) for v in pc.unique(table.column(col).drop_null()).to_pylist()):
+            raise bad(col, "an IP address (not an anonymized bundle)")
     if name == "navigations":
         ids = table.column("id")
         if pc.count_distinct(ids).as_py() != len(ids):

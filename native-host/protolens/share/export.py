@@ -42,12 +42,13 @@ def iso_minute(ms: float) -> str:
 
 
 def _table_file(conn: Connection, name: str, anon: Anonymizer, since_ms: float | None,
-                kept: list[dict[str, Any]] | None) -> tuple[bytes, int]:
+                kept: list[dict[str, Any]] | None, ingested: tuple[float, float],
+                ) -> tuple[bytes, int]:
     """One table as Parquet bytes, written batch by batch; its row count."""
     buf = io.BytesIO()
     count = 0
     with pq.ParquetWriter(buf, SCHEMAS[name], compression="zstd") as writer:
-        for batch in export_rows(conn, name, since_ms):
+        for batch in export_rows(conn, name, since_ms, ingested=ingested):
             rows = anon.table(name, batch)
             writer.write_table(to_table(name, rows))
             count += len(rows)
@@ -58,10 +59,12 @@ def _table_file(conn: Connection, name: str, anon: Anonymizer, since_ms: float |
 
 def build(conn: Connection, *, allow: frozenset[str], since_ms: float | None,
           now_ms: float, contributor_id: str, salt: bytes | None = None,
-          keep_rows: bool = False, keep_campaigns: frozenset[str] = frozenset()) -> Built:
+          keep_rows: bool = False, keep_campaigns: frozenset[str] = frozenset(),
+          ingested: tuple[float, float] = (-1.0, float("inf"))) -> Built:
     """Anonymized tables and their manifest. ``salt`` defaults to 32 fresh random bytes;
     ``keep_rows`` also returns the rows (for ``--preview``); ``keep_campaigns`` are campaign
-    names the volunteer shares in clear."""
+    names the volunteer shares in clear; ``ingested``: only navigations stored in this window
+    (``store.research.export_rows``)."""
     anon = Anonymizer(salt if salt is not None else secrets.token_bytes(32), allow,
                       keep_campaigns)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}
@@ -69,7 +72,7 @@ def build(conn: Connection, *, allow: frozenset[str], since_ms: float | None,
     counts: dict[str, int] = {}
     for name in TABLES:
         files[name], counts[name] = _table_file(conn, name, anon, since_ms,
-                                                rows[name] if keep_rows else None)
+                                                rows[name] if keep_rows else None, ingested)
     info: Mapping[str, Any] = {
         "protolens_version": __version__,
         "record_schema": SCHEMA_VERSION,

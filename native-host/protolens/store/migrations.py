@@ -322,6 +322,21 @@ def m010_cc_probes(conn: sqlite3.Connection) -> None:
         WHERE k = 1""")
 
 
+def m011_contributions(conn: sqlite3.Connection) -> None:
+    """``contributions``: one row per upload a collector accepted (``store/contribute.py``,
+    docs/COLLECTOR.md)."""
+    conn.execute("""
+        CREATE TABLE contributions (
+            id INTEGER PRIMARY KEY,
+            collector TEXT NOT NULL,
+            checksum TEXT NOT NULL,
+            ingested_upto_ms REAL NOT NULL,
+            navigations INTEGER NOT NULL,
+            accepted_at_ms REAL NOT NULL,
+            receipt TEXT NOT NULL
+        ) STRICT""")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
@@ -333,5 +348,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m008_late_attach", m008_late_attach),
     ("m009_fairness", m009_fairness),
     ("m010_cc_probes", m010_cc_probes),
+    ("m011_contributions", m011_contributions),
 )
 """Every migration in order. Append only."""

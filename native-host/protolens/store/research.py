@@ -50,6 +50,15 @@ def compare_rows(conn: sqlite3.Connection, campaign: str | None = None,
     return [dict(zip(names, row, strict=True)) for row in cur]
 
 
+def local_ingest_window(conn: sqlite3.Connection, after_ms: float) -> tuple[int, float | None]:
+    """Locally recorded navigations stored after ``after_ms``: their count and the latest
+    ``ingested_at_ms`` (``contribute``'s next high-water mark)."""
+    count, latest = conn.execute(
+        "SELECT count(*), max(ingested_at_ms) FROM navigations WHERE bundle IS NULL "
+        "AND ingested_at_ms > ?", (after_ms,)).fetchone()
+    return int(count), latest
+
+
 def known_campaigns(conn: sqlite3.Connection) -> list[str]:
     """Campaign names present in ``navigations`` (for error messages)."""
     return [r[0] for r in conn.execute(
@@ -75,22 +84,30 @@ DATA_TABLES = ("navigations", "requests", "connections", "hosts")
 
 _EXPORT_SQL = {
     "navigations": "SELECT * FROM navigations n WHERE n.bundle IS NULL AND n.started_at_ms >= ? "
+                   "AND n.ingested_at_ms > ? AND n.ingested_at_ms <= ? "
                    "ORDER BY n.started_at_ms, n.id",
     "requests": "SELECT t.* FROM requests t JOIN navigations n ON n.id = t.navigation_id "
-                "WHERE n.bundle IS NULL AND n.started_at_ms >= ? ORDER BY t.navigation_id, t.seq",
+                "WHERE n.bundle IS NULL AND n.started_at_ms >= ? "
+                "AND n.ingested_at_ms > ? AND n.ingested_at_ms <= ? "
+                "ORDER BY t.navigation_id, t.seq",
     "connections": "SELECT t.* FROM connections t JOIN navigations n ON n.id = t.navigation_id "
                    "WHERE n.bundle IS NULL AND n.started_at_ms >= ? "
+                   "AND n.ingested_at_ms > ? AND n.ingested_at_ms <= ? "
                    "ORDER BY t.navigation_id, t.upstream, t.connection_id",
     "hosts": "SELECT t.* FROM hosts t JOIN navigations n ON n.id = t.navigation_id "
-             "WHERE n.bundle IS NULL AND n.started_at_ms >= ? ORDER BY t.navigation_id, t.host",
+             "WHERE n.bundle IS NULL AND n.started_at_ms >= ? "
+             "AND n.ingested_at_ms > ? AND n.ingested_at_ms <= ? ORDER BY t.navigation_id, t.host",
 }
 
 
 def export_rows(conn: sqlite3.Connection, table: str, since_ms: float | None,
-                batch: int = 50_000) -> Iterator[list[dict[str, Any]]]:
+                batch: int = 50_000, ingested: tuple[float, float] = (-1.0, float("inf")),
+                ) -> Iterator[list[dict[str, Any]]]:
     """Every locally recorded row of ``table`` whose navigation started at or after
-    ``since_ms``, in batches (a large store is never held in memory at once)."""
-    cur = conn.execute(_EXPORT_SQL[table], (since_ms or 0.0,))
+    ``since_ms`` and was stored in ``ingested`` (after the first time, up to and including the
+    second; ``contribute`` sends only what is new), in batches (a large store is never held in
+    memory at once)."""
+    cur = conn.execute(_EXPORT_SQL[table], (since_ms or 0.0, *ingested))
     names = [d[0] for d in cur.description]
     while rows := cur.fetchmany(batch):
         yield [dict(zip(names, row, strict=True)) for row in rows]

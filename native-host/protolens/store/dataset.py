@@ -1,0 +1,242 @@
+"""SQL over a collector's Parquet dataset (issue 11), run by DuckDB (embedded) or handed to Spark
+(``store/spark.py``): rows for ``compare --dataset`` and the cells of ``collector publish``.
+
+The dataset is Hive-partitioned (``table=<name>/day=<day>/<bundle>.parquet``, see
+``collector/layout.py``) and each row carries ``contributor`` and ``bundle``. Navigation ids are
+unique only within a bundle, so joins are on (bundle, id). The main document's protocol is taken
+with a GROUP BY (``arg_max``), not a correlated subquery, so it scales as a join.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import pyarrow as pa  # type: ignore[import-untyped]
+
+DATASET_COMPARE_SQL = """
+SELECT n.id, n.source, n.origin, n.page, n.campaign,
+       coalesce(n.condition, n.network_effective_type) AS condition, n.arm,
+       m.family AS main_family, n.warm, n.failed, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms,
+       n.lcp_ms, n.first_image_ms, n.contributor, n.bundle,
+       n.network_effective_type AS network
+FROM navigations n
+LEFT JOIN (SELECT bundle, navigation_id, {argmax}(family, seq) AS family FROM requests
+           WHERE is_main_document = 1 GROUP BY bundle, navigation_id) m
+  ON m.bundle = n.bundle AND m.navigation_id = n.id
+"""
+"""``{argmax}``: DuckDB ``arg_max``, Spark ``max_by``. ``condition``: the condition tag, else the
+network's effective type (navigator.connection.effectiveType), so real-user data are compared per
+network type."""
+
+
+DATASET = "dataset"
+"""The dataset's folder under a collector's data directory (written by ``collector/``)."""
+
+
+def table_glob(data: Path, table: str) -> str:
+    """The files of one table (``dataset/table=<t>/day=<d>/<bundle>.parquet``), for DuckDB's or
+    Spark's readers."""
+    return str(data / DATASET / f"table={table}" / "*" / "*.parquet")
+
+
+class DatasetError(Exception):
+    """No dataset at the path, or unreadable files."""
+
+
+def where(campaign: str | None, source: str | None) -> tuple[str, list[Any]]:
+    if campaign is not None:
+        return " WHERE n.campaign = ?", [campaign]
+    if source is not None:
+        return " WHERE n.source = ?", [source]
+    return "", []
+
+
+def connect(data: Path) -> duckdb.DuckDBPyConnection:
+    """An in-memory DuckDB with one view per table over the dataset's files."""
+    if not any((data / "dataset").glob("table=navigations/*/*.parquet")):
+        raise DatasetError(f"{data}: no collector dataset here (no dataset/table=navigations/)")
+    con = duckdb.connect()
+    for name in ("navigations", "requests", "connections", "hosts"):
+        glob = table_glob(data, name).replace("'", "''")
+        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{glob}', "
+                    "hive_partitioning = true, union_by_name = true)")
+    return con
+
+
+_HOST = "regexp_extract(x.origin, '^[a-z]+://([^:/]+)', 1)"
+_CELL_KEYS = {
+    "campaign": ("x.page", "x.condition", "x.arm"),
+    "passive": (_HOST, "'all'", "x.main_family"),
+    "experiment": (f"coalesce(nullif(x.page, ''), {_HOST})",
+                   "coalesce(nullif(x.condition, ''), 'all')",
+                   "coalesce(nullif(x.arm, ''), x.main_family)"),
+}
+METRIC_COLUMNS = {"plt": "plt_ms", "ttfb": "ttfb_ms", "fcp": "fcp_ms", "lcp": "lcp_ms",
+                  "first_image": "first_image_ms"}
+DIALECTS = {"duckdb": {"argmax": "arg_max", "values": "list(v ORDER BY v)"},
+            "spark": {"argmax": "max_by", "values": "array_sort(collect_list(v))"}}
+
+
+def cells_sql(mode: str, metric: str, dialect: str) -> str:
+    """Per contributor and cell (group, condition, arm) of ``analysis/observe.py``'s ``mode``:
+    n, the median and the sorted values of ``metric`` over successful loads, cold or warm (the
+    first ``?``) of one campaign or source (the second ``?``). The same text runs on DuckDB and
+    Spark SQL (``dialect`` fills in the two functions they name differently)."""
+    group, condition, arm = _CELL_KEYS[mode]
+    d = DIALECTS[dialect]
+    column = "campaign" if mode == "campaign" else "source"
+    return f"""
+SELECT contributor, grp, cond, arm, count(*) AS n, median(v) AS median_ms,
+       {d['values']} AS vals
+FROM (SELECT x.contributor, {group} AS grp, {condition} AS cond, {arm} AS arm,
+             x.{METRIC_COLUMNS[metric]} AS v
+      FROM ({DATASET_COMPARE_SQL.format(argmax=d['argmax'])}) x
+      WHERE x.failed = 0 AND x.warm = ? AND x.{column} = ?) y
+WHERE grp IS NOT NULL AND cond IS NOT NULL AND arm IS NOT NULL AND v IS NOT NULL
+GROUP BY contributor, grp, cond, arm
+ORDER BY contributor, grp, cond, arm"""
+
+
+def cells(data: Path, mode: str, metric: str, warm: bool, key: str) -> list[dict[str, Any]]:
+    """``cells_sql`` run by DuckDB (``key``: the campaign or the source)."""
+    return _query(data, cells_sql(mode, metric, "duckdb"), [int(warm), key])
+
+
+def _query(data: Path, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+    try:
+        con = connect(data)
+        try:
+            cur = con.execute(sql, params)
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        raise DatasetError(f"{data}: {exc}") from None
+
+
+def compare_rows(data: Path, campaign: str | None = None, source: str | None = None
+                 ) -> list[dict[str, Any]]:
+    """The rows of ``store.research.compare_rows`` plus ``contributor`` and ``bundle``, from
+    every navigation in the dataset, in (bundle, id) order."""
+    clause, params = where(campaign, source)
+    return _query(data, DATASET_COMPARE_SQL.format(argmax="arg_max") + clause
+                  + " ORDER BY n.bundle, n.id", params)
+
+
+_SUMMARY = """
+WITH r AS (SELECT bundle, navigation_id, sum(encoded_bytes) AS bytes FROM requests
+           GROUP BY ALL),
+     c AS (SELECT bundle, navigation_id, count(*) AS connections FROM connections
+           WHERE upstream = 0 GROUP BY ALL)
+SELECT n.bundle || ':' || n.id AS id, n.page, n.condition, n.arm, n.repetition,
+       n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms,
+       coalesce(c.connections, 0) AS connections, coalesce(r.bytes, 0) AS bytes, n.warm,
+       n.failed, n.started_at_ms
+FROM navigations n
+LEFT JOIN r ON r.bundle = n.bundle AND r.navigation_id = n.id
+LEFT JOIN c ON c.bundle = n.bundle AND c.navigation_id = n.id
+WHERE n.campaign = ?
+"""
+
+
+def campaign_navigations(data: Path, campaign: str) -> list[dict[str, Any]]:
+    """``store.lab.campaign_navigations`` over the dataset (ids are ``bundle:id``)."""
+    rows = _query(data, _SUMMARY + " ORDER BY n.started_at_ms, id", [campaign])
+    hosts: dict[str, dict[str, int]] = {}
+    for h in _query(data, "SELECT h.bundle || ':' || h.navigation_id AS id, h.host, "
+                          "h.connections FROM hosts h JOIN navigations n ON n.bundle = h.bundle "
+                          "AND n.id = h.navigation_id WHERE n.campaign = ?", [campaign]):
+        hosts.setdefault(h["id"], {})[h["host"]] = int(h["connections"])
+    for row in rows:
+        row["hosts"] = hosts.get(row["id"], {})
+    return rows
+
+
+def plot_navigations(data: Path, campaign: str, warm: bool = False) -> list[dict[str, Any]]:
+    """``store.research.plot_navigations`` over the dataset."""
+    return _query(data, "SELECT id, page, condition, arm, repetition, plt_ms, bytes FROM ("
+                  + _SUMMARY + ") WHERE failed = 0 AND warm = ? ORDER BY page, condition, "
+                  "arm, repetition, id", [campaign, int(warm)])
+
+
+def plot_connection_shares(data: Path, campaign: str, warm: bool = False
+                           ) -> list[dict[str, Any]]:
+    """``store.research.plot_connection_shares`` over the dataset (upstream connections where
+    the proxy reported them, else the browser's)."""
+    return _query(data, """
+        WITH s AS (
+            SELECT bundle, navigation_id, connection_id, bytes, upstream,
+                   CASE WHEN sum(bytes) OVER w > 0 THEN bytes / sum(bytes) OVER w ELSE 0.0 END
+                       AS share,
+                   max(upstream) OVER (PARTITION BY bundle, navigation_id) AS top
+            FROM connections WINDOW w AS (PARTITION BY bundle, navigation_id, upstream))
+        SELECT s.bundle || ':' || s.navigation_id AS navigation_id, n.page, n.condition, n.arm,
+               n.repetition, s.connection_id, s.bytes, s.share, s.upstream
+        FROM s JOIN navigations n ON n.bundle = s.bundle AND n.id = s.navigation_id
+        WHERE n.campaign = ? AND n.failed = 0 AND n.warm = ? AND s.upstream = s.top
+        ORDER BY n.page, n.arm, n.condition, n.repetition, s.navigation_id, s.bytes DESC""",
+                  [campaign, int(warm)])
+
+
+# --- collector publish ---------------------------------------------------------------------
+
+_REAL_USERS = ("WHERE n.source IN ('passive', 'experiment') AND n.failed = 0 AND n.warm = 0 "
+               "AND n.load_ms IS NOT NULL")
+
+
+def published_origins(data: Path) -> list[str]:
+    """Origins of the loads ``publish`` aggregates (successful cold real-user loads)."""
+    return [r["origin"] for r in _query(
+        data, f"SELECT DISTINCT n.origin FROM navigations n {_REAL_USERS} ORDER BY 1", [])]
+
+
+PUBLISH_SQL = """
+WITH base AS (
+    SELECT d.domain, coalesce(x.arm, x.main_family, 'unknown') AS arm,
+           coalesce(x.network, 'unknown') AS network, x.contributor, x.plt_ms AS plt
+    FROM ({compare}) x JOIN domains d ON d.origin = x.origin
+    WHERE x.source IN ('passive', 'experiment') AND x.failed = 0 AND x.warm = 0
+      AND x.plt_ms IS NOT NULL),
+cells AS (
+    SELECT domain, arm, network, count(*) AS n, count(DISTINCT contributor) AS contributors,
+           median(plt) AS median_plt_ms,
+           greatest(1, floor(count(*) / 2.0 - 0.98 * sqrt(count(*))))::BIGINT AS lo_rank,
+           least(count(*), ceil(1 + count(*) / 2.0 + 0.98 * sqrt(count(*))))::BIGINT AS hi_rank
+    FROM base GROUP BY domain, arm, network HAVING count(DISTINCT contributor) >= ?),
+ranked AS (
+    SELECT b.domain, b.arm, b.network, b.plt,
+           row_number() OVER (PARTITION BY b.domain, b.arm, b.network ORDER BY b.plt) AS rn
+    FROM base b SEMI JOIN cells c USING (domain, arm, network))
+SELECT c.domain, c.arm, c.network, c.n, c.contributors, c.median_plt_ms,
+       min(CASE WHEN r.rn = c.lo_rank THEN r.plt END) AS ci_low_ms,
+       min(CASE WHEN r.rn = c.hi_rank THEN r.plt END) AS ci_high_ms
+FROM cells c JOIN ranked r USING (domain, arm, network)
+GROUP BY c.domain, c.arm, c.network, c.n, c.contributors, c.median_plt_ms
+ORDER BY c.domain, c.arm, c.network
+"""
+"""Per registrable domain, arm and network type: n, contributors, median PLT and its
+distribution-free 95% interval, the order statistics at ranks n/2 -+ 1.96 sqrt(n)/2 (Conover,
+*Practical Nonparametric Statistics*, 3rd ed., section 3.2); only cells with at least K
+contributors."""
+
+
+def publish_cells(data: Path, domains: dict[str, str], min_contributors: int
+                  ) -> list[dict[str, Any]]:
+    """``PUBLISH_SQL`` with ``domains`` (origin -> registrable domain; origins not in it are
+    left out)."""
+    try:
+        con = connect(data)
+        try:
+            con.register("domains", pa.table({"origin": list(domains),
+                                              "domain": list(domains.values())}))
+            cur = con.execute(PUBLISH_SQL.format(
+                compare=DATASET_COMPARE_SQL.format(argmax="arg_max")), [min_contributors])
+            names = [d[0] for d in cur.description]
+            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        raise DatasetError(f"{data}: {exc}") from None

@@ -1,0 +1,45 @@
+"""The Spark engine for ``compare --dataset --engine spark`` (an SQL engine, so in ``store/``;
+issue 11): the scan of the
+collector's Parquet dataset, the filters, the join of navigations with their main document and
+the per-contributor, per-cell aggregation run in Spark SQL (``store/dataset.cells_sql``, the
+same text DuckDB runs); only one row per (contributor, cell) comes back to Python, where
+``analysis/stratified.py`` computes the statistics exactly as for DuckDB.
+
+``master``: ``local[*]`` by default (Spark in this process's machine), or a cluster URL such as
+``spark://host:7077``. pyspark is imported here only, so other commands never start a JVM.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from protolens.store.dataset import DATASET, DatasetError, cells_sql
+
+
+def cells(data: Path, mode: str, metric: str, warm: bool, key: str,
+          master: str = "local[*]") -> list[dict[str, Any]]:
+    """``store.dataset.cells`` computed by Spark."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, never eth0
+    from pyspark.errors import PySparkException
+    from pyspark.sql import SparkSession
+
+    root = data / DATASET
+    if not any(root.glob("table=navigations/*/*.parquet")):
+        raise DatasetError(f"{data}: no collector dataset here (no dataset/table=navigations/)")
+    spark = (SparkSession.builder.master(master).appName("protolens-compare")
+             .config("spark.ui.enabled", "false")
+             .config("spark.sql.shuffle.partitions", "8")
+             .config("spark.driver.bindAddress", "127.0.0.1")
+             .config("spark.driver.host", "127.0.0.1")
+             .getOrCreate())
+    try:
+        for name in ("navigations", "requests"):
+            spark.read.parquet(str(root / f"table={name}")).createOrReplaceTempView(name)
+        rows = spark.sql(cells_sql(mode, metric, "spark"), args=[int(warm), key]).collect()
+        return [{**r.asDict(), "vals": list(r["vals"])} for r in rows]
+    except PySparkException as exc:
+        raise DatasetError(f"{data}: Spark: {exc}") from None
+    finally:
+        spark.stop()

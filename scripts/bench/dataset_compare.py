@@ -1,0 +1,146 @@
+#!/usr/bin/env python3
+"""``compare --dataset`` at scale: a generated collector dataset (default 1,000,000 navigations x
+50 requests from 1,000 contributors, written straight as the collector's Parquet layout), then
+the cells of ``compare --source experiment`` computed by DuckDB and by Spark (local mode), each
+followed by the same statistics, beside a plain DuckDB GROUP BY over the navigations files (the
+limit: no join with the requests, no per-cell value lists). Prints each time and the ratios.
+
+Usage: .venv/bin/python scripts/bench/dataset_compare.py [--navigations 1000000]
+       [--requests 50] [--contributors 1000] [--no-spark] [--dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+import duckdb  # noqa: E402
+import numpy as np  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from protolens.analysis.observe import Observation  # noqa: E402
+from protolens.analysis.stratified import compare_stratified  # noqa: E402
+from protolens.collector.layout import dataset_dir, table_glob  # noqa: E402
+from protolens.share.bundle import SCHEMAS  # noqa: E402
+from protolens.store import dataset  # noqa: E402
+
+DOMAINS = [f"site{i}.example" for i in range(50)]
+
+
+def _table(name: str, cols: dict[str, object], n: int) -> pa.Table:
+    schema = SCHEMAS[name].append(pa.field("contributor", pa.string())).append(
+        pa.field("bundle", pa.string()))
+    arrays = [cols.get(f.name, pa.nulls(n, f.type)) for f in schema]
+    return pa.Table.from_arrays([a if isinstance(a, pa.Array) else pa.array(a, f.type)
+                                 for a, f in zip(arrays, schema, strict=True)], schema=schema)
+
+
+def generate(data: Path, navs: int, reqs: int, contributors: int, files: int) -> None:
+    rng = np.random.default_rng(1)
+    per_file = navs // files
+    for f in range(files):
+        g = np.arange(f * per_file, (f + 1) * per_file)
+        contrib = g % contributors
+        arm = np.where(rng.random(per_file) < 0.5, "h2", "h3")
+        net = np.where(rng.random(per_file) < 0.3, "3g", "4g")
+        dom = rng.integers(0, len(DOMAINS), per_file)
+        plt = 800 + 5 * contrib + rng.gamma(4, 100, per_file)
+        plt = np.where((arm == "h3") & (net == "3g"), plt - 80, plt)
+        ids = np.char.add("n", g.astype(str))
+        bundle = np.char.add("b", (contrib * 1000 + f).astype(str))
+        origin = np.char.add("https://", np.asarray(DOMAINS)[dom])
+        nav = _table("navigations", {
+            "id": pa.array(ids), "schema": pa.array(np.ones(per_file, int)),
+            "source": pa.array(["experiment"] * per_file), "url": pa.array(origin),
+            "origin": pa.array(origin), "url_detail": pa.array(["origin"] * per_file),
+            "started_at_ms": pa.array(1.76e12 + g * 1000.0),
+            "network_effective_type": pa.array(net), "warm": pa.array(np.zeros(per_file, int)),
+            "failed": pa.array(np.zeros(per_file, int)), "load_ms": pa.array(plt),
+            "ttfb_ms": pa.array(plt / 10), "arm": pa.array(arm),
+            "contributor": pa.array(np.char.add("vol-", contrib.astype(str))),
+            "bundle": pa.array(bundle)}, per_file)
+        rep = np.repeat(np.arange(per_file), reqs)
+        seq = np.tile(np.arange(reqs), per_file)
+        req = _table("requests", {
+            "navigation_id": pa.array(ids[rep]), "seq": pa.array(seq),
+            "request_id": pa.array(seq.astype(str)), "url": pa.array(origin[rep]),
+            "host": pa.array(np.asarray(DOMAINS)[dom][rep]),
+            "family": pa.array(np.where(seq == 0, arm[rep], "h2")),
+            "encoded_bytes": pa.array(rng.integers(100, 100_000, per_file * reqs)),
+            "is_main_document": pa.array((seq == 0).astype(int)),
+            "start_ms": pa.array(seq * 10.0), "failed": pa.array(np.zeros(per_file * reqs, int)),
+            "bundle": pa.array(bundle[rep])}, per_file * reqs)
+        empty = [] if f else [(t, _table(t, {}, 0)) for t in ("connections", "hosts")]
+        for name, table in [("navigations", nav), ("requests", req), *empty]:
+            out = dataset_dir(data) / f"table={name}" / "day=2025-11-24" / f"part{f}.parquet"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            pq.write_table(table, out, compression="zstd")
+
+
+def stats(rows: list[dict[str, object]]) -> int:
+    obs: dict[str, list[Observation]] = {}
+    for r in rows:
+        obs.setdefault(str(r["contributor"]), []).extend(
+            Observation(str(r["grp"]), str(r["cond"]), str(r["arm"]), float(v))
+            for v in r["vals"])  # type: ignore[attr-defined]
+    return sum(c.significant for c, _ in compare_stratified(obs))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--navigations", type=int, default=1_000_000)
+    ap.add_argument("--requests", type=int, default=50)
+    ap.add_argument("--contributors", type=int, default=1000)
+    ap.add_argument("--files", type=int, default=50)
+    ap.add_argument("--no-spark", action="store_true")
+    ap.add_argument("--dir", type=Path)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench-dataset-", dir=args.dir) as name:
+        data = Path(name)
+        t = time.perf_counter()
+        generate(data, args.navigations, args.requests, args.contributors, args.files)
+        size = sum(p.stat().st_size for p in data.rglob("*.parquet"))
+        print(f"generated {args.navigations:,} navigations x {args.requests} requests from "
+              f"{args.contributors} contributors in {time.perf_counter() - t:.0f} s, "
+              f"{size / 1e6:.0f} MB Parquet")
+        t = time.perf_counter()
+        con = duckdb.connect()
+        plain = con.execute(
+            "SELECT contributor, origin, network_effective_type, arm, count(*), median(load_ms) "
+            f"FROM read_parquet('{table_glob(data, 'navigations')}') GROUP BY ALL").fetchall()
+        con.close()
+        plain_s = time.perf_counter() - t
+        print(f"plain DuckDB GROUP BY: {len(plain):,} groups in {plain_s:.2f} s")
+        t = time.perf_counter()
+        rows = dataset.cells(data, "experiment", "plt", False, "experiment")
+        duck_s = time.perf_counter() - t
+        t = time.perf_counter()
+        sig = stats(rows)
+        stats_s = time.perf_counter() - t
+        print(f"DuckDB cells: {len(rows):,} cells in {duck_s:.2f} s; statistics {stats_s:.2f} s "
+              f"({sig} significant); total {duck_s + stats_s:.2f} s = "
+              f"{(duck_s + stats_s) / plain_s:.1f}x the plain GROUP BY")
+        if not args.no_spark:
+            from protolens.store import spark
+
+            t = time.perf_counter()
+            srows = spark.cells(data, "experiment", "plt", False, "experiment")
+            spark_s = time.perf_counter() - t
+            same = [(r["contributor"], r["grp"], r["n"], r["median_ms"]) for r in rows] == \
+                [(r["contributor"], r["grp"], r["n"], r["median_ms"]) for r in srows]
+            print(f"Spark local cells: {len(srows):,} cells in {spark_s:.2f} s (JVM start "
+                  f"included), same cells as DuckDB: {same}; total with statistics "
+                  f"{spark_s + stats_s:.2f} s = {(spark_s + stats_s) / plain_s:.1f}x the plain "
+                  f"GROUP BY, {spark_s / duck_s:.1f}x DuckDB's cells")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

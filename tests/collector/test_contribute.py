@@ -1,0 +1,77 @@
+"""``protolens contribute`` against a real collector over TLS: dry run sends nothing; an upload
+prints the receipt; the next run sends only loads stored since; a wrong token is a one-line
+error that changes nothing; ``--forget`` forgets the uploads."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from protolens.collector.settings import ContributeSettings, load, save
+from protolens.record import parse_record
+from protolens.store import ingest, open_rw
+from tests.collector.helpers import cli, running_collector, small_store
+from tests.research.store_builder import NOW_MS, lab_record
+
+
+def _count(c_data: Path) -> int:
+    conn = sqlite3.connect(f"file:{c_data / 'catalog.db'}?mode=ro", uri=True)
+    try:
+        return int(conn.execute("SELECT count(*) FROM bundles").fetchone()[0])
+    finally:
+        conn.close()
+
+
+def test_contribute_sends_only_what_is_new(tmp_path: Path) -> None:
+    db = small_store(tmp_path / "s.db", n=6)
+    with running_collector(tmp_path) as c:
+        token = c.token("vol-1")
+        env = {"PROTOLENS_DB": str(db), "XDG_DATA_HOME": str(tmp_path / "xdg"),
+               "PROTOLENS_CA_CERT": str(c.ca)}
+
+        def run(*args: str, check: bool = True) -> dict[str, object]:
+            res = cli("contribute", "--to", c.url, *args, "--json", env=env, check=check)
+            return json.loads(res.stdout) if res.returncode == 0 else {"stderr": res.stderr}
+
+        dry = run("--dry-run")
+        assert dry["navigations"] == 6 and "origin" in dry["columns"]["navigations"]  # type: ignore[index]
+        assert "remote_ip" not in dry["columns"]["requests"]  # type: ignore[index]
+        assert _count(c.data) == 0
+
+        bad = cli("contribute", "--to", c.url, "--token", "plc_" + "y" * 43, env=env,
+                  check=False)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1 and "401" in bad.stderr
+        assert "y" * 43 not in bad.stderr and _count(c.data) == 0
+
+        # the failed run left its bundle pending; the next run (good token) sends that one
+        first = run("--token", token)
+        assert first["status"] == "stored" and first["rows"]["navigations"] == 6  # type: ignore[index]
+        assert run("--token", token)["status"] == "nothing new"
+
+        conn = open_rw(db)
+        for i in range(3):
+            ingest(conn, parse_record(lab_record(50_000 + i, "camp", "p", "c", "h2", i, 900.0,
+                                                 source="experiment")), {}, NOW_MS + 60_000)
+        conn.close()
+        second = run("--token", token)
+        assert second["status"] == "stored" and second["rows"]["navigations"] == 3  # type: ignore[index]
+        assert second["checksum"] != first["checksum"] and _count(c.data) == 2
+
+        home = tmp_path / "xdg" / "protolens"
+        save(home, ContributeSettings(True, c.url, token))  # the options page's switch is on
+        assert run("--forget")["forgotten_uploads"] == 2
+        assert load(home) == ContributeSettings()  # leaving switches the schedule off too
+        assert run("--dry-run")["navigations"] == 9
+    assert cli("collector", "verify", "--data", str(c.data)).returncode == 0
+
+
+def test_contribute_errors(tmp_path: Path) -> None:
+    env = {"PROTOLENS_DB": str(tmp_path / "none.db"), "XDG_DATA_HOME": str(tmp_path / "x")}
+    res = cli("contribute", "--to", "https://127.0.0.1:1", "--token", "t", env=env, check=False)
+    assert res.returncode == 2 and "no database" in res.stderr
+    assert not (tmp_path / "none.db").exists()
+    res = cli("contribute", "--to", "ftp://x", "--token", "t", env=env, check=False)
+    assert res.returncode == 2 and "https" in res.stderr
+    res = cli("contribute", env=env, check=False)
+    assert res.returncode == 2 and "--to" in res.stderr
