@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 from protolens.analysis.compare import compare  # noqa: E402
 from protolens.analysis.observe import observations  # noqa: E402
 from protolens.store import open_ro  # noqa: E402
-from protolens.store.research import campaign_aggregate, compare_rows  # noqa: E402
+from protolens.store.compare import campaign_aggregate, compare_rows  # noqa: E402
 from tests.research.synthetic import generate  # noqa: E402
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 
 from protolens.store import open_rw
-from protolens.store.research import insert_rows
+from protolens.store.bundles import insert_rows
 
 NAV_COLUMNS = ("id", "schema", "source", "url", "origin", "url_detail", "started_at_ms",
                "browser_name", "browser_version", "extension_version", "warm", "redirects",

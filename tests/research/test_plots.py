@@ -16,7 +16,7 @@ from protolens.cli import main
 from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
 from protolens.store import open_ro
-from protolens.store.research import plot_connection_shares, plot_navigations
+from protolens.store.compare import plot_connection_shares, plot_navigations
 from protolens.testbed.tcpstats import parse_stream
 from tests.research.store_builder import campaign_store
 

@@ -13,7 +13,7 @@ from protolens.messaging.dispatch import Dispatcher, encode_reply
 from protolens.messaging.framing import MAX_OUTGOING
 from protolens.messaging.queries import StoreQueries
 from protolens.store import open_ro
-from protolens.store.research import dashboard_query
+from protolens.store.dashboard import dashboard_query
 from tests.research.synthetic import generate
 
 

@@ -19,7 +19,7 @@ from protolens.share.bundle import (
     read_bundle,
 )
 from protolens.store import open_ro
-from protolens.store.research import compare_rows
+from protolens.store.compare import compare_rows
 from tests.research.store_builder import dump, ingest_all, lab_record
 from tests.research.test_share import rewrite_bundle
 

@@ -12,7 +12,7 @@ from protolens.cli.errors import UserError
 from protolens.cli.output import emit
 from protolens.store import DatabaseError
 from protolens.store import cc as ccstore
-from protolens.store.research import known_campaigns
+from protolens.store.compare import known_campaigns
 
 
 def report_by_cc(campaign: str | None, fmt: str, db: Path | None) -> None:

@@ -20,9 +20,9 @@ from protolens.share import duck
 from protolens.share.bundle import BundleError
 from protolens.store import Connection, DatabaseError
 from protolens.store import cc as ccstore
+from protolens.store.compare import compare_rows, known_campaigns
 from protolens.store.dataset import DatasetError
 from protolens.store.dataset import cells as dataset_cells
-from protolens.store.research import compare_rows, known_campaigns
 
 TABLE_COLUMNS = ("group", "condition", "arm_a", "arm_b", "n_a", "n_b", "median_a_ms",
                  "median_b_ms", "diff_ms", "ci_low_ms", "ci_high_ms", "p_value", "verdict")

@@ -13,7 +13,7 @@ from protolens.cli.errors import UserError
 from protolens.plots import cwnd as cwnd_plot
 from protolens.plots import figures
 from protolens.store import DatabaseError, dataset
-from protolens.store.research import known_campaigns, plot_connection_shares, plot_navigations
+from protolens.store.compare import known_campaigns, plot_connection_shares, plot_navigations
 
 KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness", "waterfall",
          "cc-queue")

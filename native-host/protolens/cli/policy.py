@@ -201,7 +201,7 @@ def suggest_cmd(campaign: str | None, source: str | None, apply_: bool, seed: in
     """
     from protolens.cc.suggest import domains_to_apply, suggest
     from protolens.store import cc as ccstore
-    from protolens.store.research import compare_rows
+    from protolens.store.compare import compare_rows
     if (campaign is None) == (source is None):
         raise UserError("give exactly one of --campaign NAME or --source passive|experiment")
     conn = connect_ro(db)

@@ -25,7 +25,7 @@ from protolens.share import contributor, export
 from protolens.share.bundle import SCHEMAS, TABLES, BundleError, read_bundle
 from protolens.store import StoreError, open_rw
 from protolens.store import contribute as state
-from protolens.store.research import local_ingest_window
+from protolens.store.bundles import local_ingest_window
 
 PENDING = "pending.tar"
 PENDING_INFO = "pending.json"

@@ -15,7 +15,7 @@ from typing import Any, Protocol
 
 from protolens.record.enums import SOURCES as RECORD_SOURCES
 from protolens.store import DatabaseError, StoreError, open_ro
-from protolens.store.research import DASHBOARD, dashboard_query
+from protolens.store.dashboard import DASHBOARD, dashboard_query
 
 REPLY_BUDGET = 256 * 1024
 """Bytes of row JSON per reply: a quarter of the 1 MB limit, leaving room for the envelope."""

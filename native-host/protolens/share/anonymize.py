@@ -159,7 +159,7 @@ class Anonymizer:
     def request_id(self, navigation_id: str, request_id: str) -> str:
         """CDP's requestId carries the renderer's process id (``<pid>.<n>``) or a loader id:
         renumbered per navigation in order of appearance, the redirect hop kept (``r3:1``).
-        Rows come in (navigation, seq) order (``store.research.export_rows``)."""
+        Rows come in (navigation, seq) order (``store.bundles.export_rows``)."""
         cdp, sep, hop = request_id.rpartition(":")
         if not sep:
             cdp, hop = request_id, "0"

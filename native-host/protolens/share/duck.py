@@ -27,7 +27,7 @@ def _select(name: str, present: set[str]) -> str:
 
 def compare_rows(bundles: Sequence[Path], campaign: str | None = None,
                  source: str | None = None) -> list[dict[str, Any]]:
-    """``store.research.compare_rows`` over validated bundles (.tar or directories)."""
+    """``store.compare.compare_rows`` over validated bundles (.tar or directories)."""
     with tempfile.TemporaryDirectory(prefix="protolens-duck-") as tmp:
         files: dict[str, list[str]] = {name: [] for name in TABLES}
         present: dict[str, set[str]] = {name: set() for name in TABLES}

@@ -1,4 +1,4 @@
-"""Building an anonymized bundle from a store: read local rows (``store/research.py``), pass
+"""Building an anonymized bundle from a store: read local rows (``store/bundles.py``), pass
 them through the ``Anonymizer`` with a fresh random salt, turn them into Parquet, write the tar.
 ``build`` does everything in memory (``--preview`` shows its result and writes nothing)."""
 
@@ -20,7 +20,7 @@ from protolens.record.enums import SCHEMA_VERSION
 from protolens.share.anonymize import Anonymizer
 from protolens.share.bundle import SCHEMAS, TABLES, make_manifest, to_table, write_tar
 from protolens.store import Connection
-from protolens.store.research import export_rows
+from protolens.store.bundles import export_rows
 
 DROPPED = tuple(sorted({c.name for t in TABLES for c in COLUMN_TABLES[t]
                        if c.export == "drop" and c.name != "bundle"}))
@@ -64,7 +64,7 @@ def build(conn: Connection, *, allow: frozenset[str], since_ms: float | None,
     """Anonymized tables and their manifest. ``salt`` defaults to 32 fresh random bytes;
     ``keep_rows`` also returns the rows (for ``--preview``); ``keep_campaigns`` are campaign
     names the volunteer shares in clear; ``ingested``: only navigations stored in this window
-    (``store.research.export_rows``)."""
+    (``store.bundles.export_rows``)."""
     anon = Anonymizer(salt if salt is not None else secrets.token_bytes(32), allow,
                       keep_campaigns)
     rows: dict[str, list[dict[str, Any]]] = {name: [] for name in TABLES}

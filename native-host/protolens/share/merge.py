@@ -1,5 +1,5 @@
 """Importing bundles into a research store: validate every bundle first (``bundle.read_bundle``),
-then import them all in one transaction with provenance (``store/research.py``): all or none.
+then import them all in one transaction with provenance (``store/bundles.py``): all or none.
 A bundle imported before (same checksum) is skipped; a navigation already present (same record
 id, e.g. from an overlapping export) is skipped with its rows."""
 
@@ -15,7 +15,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 
 from protolens.share.bundle import TABLES, Bundle, BundleError, read_bundle
 from protolens.store import Connection, IntegrityError
-from protolens.store.research import BundleRows, import_bundles
+from protolens.store.bundles import BundleRows, import_bundles
 
 
 @dataclass(frozen=True)

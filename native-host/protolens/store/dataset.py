@@ -119,7 +119,7 @@ def _query(data: Path, sql: str, params: list[Any]) -> list[dict[str, Any]]:
 
 def compare_rows(data: Path, campaign: str | None = None, source: str | None = None
                  ) -> list[dict[str, Any]]:
-    """The rows of ``store.research.compare_rows`` plus ``contributor`` and ``bundle``, from
+    """The rows of ``store.compare.compare_rows`` plus ``contributor`` and ``bundle``, from
     every navigation in the dataset, in (bundle, id) order."""
     clause, params = where(campaign, source)
     return _query(data, DATASET_COMPARE_SQL.format(argmax="arg_max") + clause
@@ -156,7 +156,7 @@ def campaign_navigations(data: Path, campaign: str) -> list[dict[str, Any]]:
 
 
 def plot_navigations(data: Path, campaign: str, warm: bool = False) -> list[dict[str, Any]]:
-    """``store.research.plot_navigations`` over the dataset."""
+    """``store.compare.plot_navigations`` over the dataset."""
     return _query(data, "SELECT id, page, condition, arm, repetition, plt_ms, bytes FROM ("
                   + _SUMMARY + ") WHERE failed = 0 AND warm = ? ORDER BY page, condition, "
                   "arm, repetition, id", [campaign, int(warm)])
@@ -164,7 +164,7 @@ def plot_navigations(data: Path, campaign: str, warm: bool = False) -> list[dict
 
 def plot_connection_shares(data: Path, campaign: str, warm: bool = False
                            ) -> list[dict[str, Any]]:
-    """``store.research.plot_connection_shares`` over the dataset (upstream connections where
+    """``store.compare.plot_connection_shares`` over the dataset (upstream connections where
     the proxy reported them, else the browser's)."""
     return _query(data, """
         WITH s AS (

@@ -1,5 +1,5 @@
 """DuckDB, the store's second engine (``share/duck.py`` hands it validated bundles' Parquet
-files): each table becomes a view over its files, then ``research.COMPARE_SQL`` runs on the views,
+files): each table becomes a view over its files, then ``compare.COMPARE_SQL`` runs on the views,
 the same text as on SQLite."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import duckdb
 
-from protolens.store.research import COMPARE_SQL, compare_where
+from protolens.store.compare import COMPARE_SQL, compare_where
 
 
 def compare_over_parquet(views: Mapping[str, tuple[Sequence[str], str]],
