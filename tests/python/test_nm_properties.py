@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,9 @@ def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 RECORD = make_record(4)
+SCHEMA = Path(__file__).resolve().parents[2] / "schema" / "navigation-record.schema.json"
+RECORD_FIELDS = {"record", *json.loads(SCHEMA.read_text())["properties"]}
+FIELD_PATH = re.compile(r"[A-Za-z_]+(\[\d+\])?(\.[A-Za-z_]+(\[\d+\])?)*")
 PATHS = _paths(RECORD)
 
 
@@ -50,8 +54,12 @@ def test_mutated_record_parses_or_raises_record_error(path: tuple[Any, ...], val
         parse_record(raw)
     except RecordError as exc:
         assert "\n" not in str(exc)
-        name = str(exc).split(":")[0]
-        assert name  # the error always starts by naming a field
+        name, sep, why = str(exc).partition(": ")
+        # the error starts by naming a field of the record's schema (a path such as
+        # requests[2].url, or "record" itself), then says what is wrong with it
+        assert sep and why, exc
+        assert FIELD_PATH.fullmatch(name), exc
+        assert name.split(".")[0].split("[")[0] in RECORD_FIELDS, exc
 
 
 @settings(max_examples=200, deadline=None)

@@ -90,13 +90,15 @@ describe("scenario facts", () => {
 
   it("h2: exactly one connection per host", () => {
     const [r] = golden("h2");
-    for (const h of r?.hosts ?? []) expect(h).toMatchObject({ connections: 1, families: ["h2"] });
     expect(r?.hosts.map((h) => h.host)).toEqual(["a.test", "b.test"]);
+    for (const h of r?.hosts ?? []) expect(h).toMatchObject({ connections: 1, families: ["h2"] });
   });
 
   it("h3: family h3, raw protocol kept", () => {
     const [r] = golden("h3");
-    expect(r?.connections.every((c) => c.family === "h3")).toBe(true);
+    // the list is checked non-empty first: every() is true on an empty list
+    expect(r?.connections.length).toBeGreaterThan(0);
+    expect(r?.connections.map((c) => c.family)).toEqual(r?.connections.map(() => "h3"));
     expect(main(r as NavigationRecord)[0]?.protocol).toMatch(/^h3/);
   });
 

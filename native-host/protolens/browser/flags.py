@@ -8,25 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-# The three protocol arms a stock browser can be forced into (docs/ARCHITECTURE.md, protocol table).
-BASE_ARMS = ("h1", "h2", "h3")
-
-PROXY_ARMS = ("h2-parallel:N", "proxy-h1", "proxy-h2", "proxy-h3", "policy")
-"""Arms applied by the protocol-translating lab proxy (issue 6): ``h2-parallel:N`` (N 1-8) and
-``proxy-h1|h2|h3`` on every host of the page, ``policy`` per domain from ``--policy FILE``. The
-runner adds the proxy's flags (``--proxy-server``...) to ``LaunchSpec.extra``."""
-
-
-def is_proxied(arm: str) -> bool:
-    """True for an arm the lab proxy applies (see ``PROXY_ARMS``)."""
-    if arm.startswith("h2-parallel:"):
-        n = arm.split(":", 1)[1]
-        return n.isdigit() and 1 <= int(n) <= 8
-    return arm in ("proxy-h1", "proxy-h2", "proxy-h3", "policy")
-
-
-def known_arms() -> str:
-    return ", ".join((*BASE_ARMS, *PROXY_ARMS))
+from protolens.arms import is_proxied, known_arms
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from protolens import __version__
-from protolens.browser.flags import BASE_ARMS, is_proxied, known_arms
+from protolens.arms import BASE_ARMS, is_proxied, known_arms
 from protolens.lab.network import DirectNetwork, LabNetwork
 from protolens.lab.plan import PlannedLoad, missing, plan
 from protolens.lab.runner import Progress as Counts

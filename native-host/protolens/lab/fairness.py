@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from protolens.browser.flags import BASE_ARMS, is_proxied, known_arms
+from protolens.arms import BASE_ARMS, is_proxied, known_arms
 from protolens.lab.pcap import Packet
 
 BIN_MS = 100

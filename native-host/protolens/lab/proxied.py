@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from protolens.browser.flags import is_proxied
+from protolens.arms import is_proxied, upstream_rule_arm
 from protolens.policy.file import from_stored
 from protolens.policy.mechanism import Enforcement, enforcement, whole_browser
 from protolens.policy.rules import match
@@ -18,7 +18,7 @@ def arm_rules(arm: str, hosts: Sequence[str], policy: Sequence[Mapping[str, Any]
     """The proxy rules of a load: ``policy`` for the policy arm, else the arm on every host."""
     if arm == "policy":
         return [dict(r) for r in policy]
-    upstream = arm.removeprefix("proxy-")
+    upstream = upstream_rule_arm(arm)
     return [{"domain": h, "arm": upstream} for h in dict.fromkeys(hosts)]
 
 

@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from protolens.browser.flags import LaunchSpec, is_proxied
+from protolens.arms import is_proxied
+from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import run_load
 from protolens.lab import proxied
 from protolens.lab.network import LabNetwork

@@ -17,10 +17,9 @@ from typing import Literal
 
 from publicsuffixlist import PublicSuffixList
 
-ARM_NAMES = ("h1", "h2", "h2-parallel:N", "h3", "no-h3", "default")
-MAX_PARALLEL = 8
-"""IFIP'18 used 2 connections; Chromium opens at most 6 per host for h1; 8 bounds the load a
-policy can put on a server (ProtoLens's choice)."""
+from protolens.arms import MAX_PARALLEL, POLICY_ARMS, is_parallel, parallel_connections
+
+ARM_NAMES = POLICY_ARMS
 
 _LABEL = re.compile(r"^(?!-)[a-z0-9-]{1,63}(?<!-)$")
 
@@ -54,12 +53,12 @@ def parse_arm(text: str) -> Arm:
     t = text.strip().lower()
     if t in ("h1", "h2", "h3", "no-h3", "default"):
         return Arm(t)
-    if t.startswith("h2-parallel:"):
-        n = t.split(":", 1)[1]
-        if not n.isdigit() or not 1 <= int(n) <= MAX_PARALLEL:
+    if is_parallel(t):
+        n = parallel_connections(t)
+        if n is None:
             raise PolicyError(f"arm {text!r}: N in h2-parallel:N must be a whole number from 1 "
                               f"to {MAX_PARALLEL}")
-        return Arm("h2-parallel", int(n))
+        return Arm("h2-parallel", n)
     raise PolicyError(f"unknown arm {text!r}: expected one of {', '.join(ARM_NAMES)}")
 
 

@@ -17,11 +17,11 @@ import h11
 
 from protolens.proxy.core import (
     ResponseHead,
-    next_chunk,
     request_from_h1,
     request_from_h2,
     response_to_h2,
 )
+from protolens.proxy.streams import send_windowed
 from protolens.proxy.upstream import Pool, Response, UpstreamError
 
 
@@ -160,18 +160,10 @@ class BrowserH2:
 
     async def send(self, sid: int, data: bytes) -> None:
         """DATA frames within the browser's stream and connection windows."""
-        sent = 0
-        while sent < len(data):
-            n = next_chunk(len(data) - sent, self.conn.local_flow_control_window(sid),
-                           self.conn.outbound_flow_control_window,
-                           self.conn.max_outbound_frame_size)
-            if n == 0:
-                self.window.clear()
-                await self.window.wait()
-                continue
-            self.conn.send_data(sid, data[sent:sent + n])
-            sent += n
+        async def flush() -> None:
             self.flush()
+
+        await send_windowed(self.conn, sid, data, self.window, flush)
         await self.writer.drain()
 
 

@@ -13,7 +13,6 @@ issue 15 item 6).
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import resource
 import socket
 import time
@@ -24,6 +23,7 @@ import h11
 
 from protolens.proxy import peer as peer_process
 from protolens.proxy.core import check_basic, is_loopback, parse_authority
+from protolens.proxy.streams import pipe
 from protolens.proxy.targets import Limits, Target, check_target, connection_cap, usable_addresses
 
 
@@ -50,26 +50,6 @@ class Activity:
 
     def touch(self) -> None:
         self.last = time.monotonic()
-
-
-async def _pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, seen: Activity,
-                idle_s: float) -> None:
-    with contextlib.suppress(OSError):
-        while True:
-            try:
-                data = await asyncio.wait_for(src.read(65536), idle_s)
-            except TimeoutError:
-                if time.monotonic() - seen.last < idle_s:
-                    continue  # the other direction is busy (a long download)
-                break
-            if not data:
-                break
-            seen.touch()
-            dst.write(data)
-            await dst.drain()
-    with contextlib.suppress(OSError):
-        if dst.can_write_eof():
-            dst.write_eof()
 
 
 def _response(conn: h11.Connection, status: int, reason: str = "") -> bytes:
@@ -203,8 +183,13 @@ class Relay:
         await writer.drain()
         seen = Activity()
         try:
-            await asyncio.gather(_pipe(reader, up_w, seen, self.limits.idle_s),
-                                 _pipe(up_r, writer, seen, self.limits.idle_s))
+            idle_s = self.limits.idle_s
+
+            def busy() -> bool:  # the other direction is busy (a long download)
+                return time.monotonic() - seen.last < idle_s
+
+            await asyncio.gather(pipe(reader, up_w, lambda _: seen.touch(), idle_s, busy),
+                                 pipe(up_r, writer, lambda _: seen.touch(), idle_s, busy))
         finally:
             up_w.close()
 

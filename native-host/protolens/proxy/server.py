@@ -14,6 +14,7 @@ import os
 import resource
 import ssl
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from protolens.proxy.core import (
     decide,
     is_loopback,
 )
+from protolens.proxy.streams import pipe
 from protolens.proxy.targets import Limits, connection_cap
 from protolens.proxy.upstream import Pool, Target, now_ms
 
@@ -183,20 +185,14 @@ async def _refuse(writer: asyncio.StreamWriter, conn: h11.Connection, status: in
     await writer.drain()
 
 
-async def _pipe(src: asyncio.StreamReader, dst: asyncio.StreamWriter, stats: ConnStats,
-                down: bool) -> None:
-    with contextlib.suppress(OSError):
-        while data := await src.read(65536):
-            if down:
-                stats.bytes += len(data)
-            else:
-                stats.bytes_up += len(data)
-            stats.touched(now_ms())
-            dst.write(data)
-            await dst.drain()
-    with contextlib.suppress(OSError):
-        if dst.can_write_eof():
-            dst.write_eof()
+def _counter(stats: ConnStats, down: bool) -> Callable[[bytes], None]:
+    def count(data: bytes) -> None:
+        if down:
+            stats.bytes += len(data)
+        else:
+            stats.bytes_up += len(data)
+        stats.touched(now_ms())
+    return count
 
 
 async def _tunnel(state: ProxyState, host: str, d: Tunnel, reader: asyncio.StreamReader,
@@ -208,7 +204,8 @@ async def _tunnel(state: ProxyState, host: str, d: Tunnel, reader: asyncio.Strea
         up_w.get_extra_info("sockname")[1], d.ip, d.port
     stats.first_epoch_ms = now_ms()
     try:
-        await asyncio.gather(_pipe(reader, up_w, stats, False), _pipe(up_r, writer, stats, True))
+        await asyncio.gather(pipe(reader, up_w, _counter(stats, False)),
+                             pipe(up_r, writer, _counter(stats, True)))
     finally:
         up_w.close()
 

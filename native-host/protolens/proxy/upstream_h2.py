@@ -17,10 +17,10 @@ from protolens.proxy.core import (
     ConnStats,
     RequestHead,
     ResponseHead,
-    next_chunk,
     request_to_h2,
     response_from_h2,
 )
+from protolens.proxy.streams import send_windowed
 from protolens.proxy.upstream_base import (
     CHROMIUM_SESSION_WINDOW,
     CHROMIUM_STREAM_WINDOW,
@@ -144,20 +144,12 @@ class H2Upstream:
         self.stats.streams.append(sid)
         self.conn.send_headers(sid, request_to_h2(req), end_stream=not body)
         await self._flush()
-        sent = 0
-        while sent < len(body):
-            n = next_chunk(len(body) - sent, self.conn.local_flow_control_window(sid),
-                           self.conn.outbound_flow_control_window,
-                           self.conn.max_outbound_frame_size)
-            if n == 0:
-                self.window.clear()
-                await self.window.wait()
-                if self.closed is not None:
-                    raise UpstreamError(str(self.closed))
-                continue
-            self.conn.send_data(sid, body[sent:sent + n], end_stream=sent + n == len(body))
-            sent += n
-            await self._flush()
+        def still_open() -> None:
+            if self.closed is not None:
+                raise UpstreamError(str(self.closed))
+
+        await send_windowed(self.conn, sid, body, self.window, self._flush, end_stream=True,
+                            after_wait=still_open)
         head = await self.heads[sid]
 
         def consumed(n: int) -> None:

@@ -23,14 +23,10 @@ import re
 from collections.abc import Callable
 from functools import lru_cache
 
+from protolens.arms import is_known
 from protolens.record.enums import SERVER_CCS
 
 _CUSTOM_PAGE = re.compile(r"^custom-[0-9]{1,4}x[0-9]{1,12}[kmb](-h[0-9]{1,2})?$")
-_PARALLEL = re.compile(r"^h2-parallel:[1-8]$")
-ARMS = frozenset({"h1", "h2", "h3", "no-h3", "default", "proxy-h1", "proxy-h2", "proxy-h3",
-                  "policy"})
-"""Arms of the lab (``browser/flags.py``) and of policies (``policy/rules.py``) besides
-``h2-parallel:N``."""
 
 
 @lru_cache(maxsize=1)
@@ -57,7 +53,7 @@ def builtin(key: str, value: str) -> bool:
     if key == "page":
         return value in _pages() or bool(_CUSTOM_PAGE.match(value))
     if key == "arm":
-        return value in ARMS or bool(_PARALLEL.match(value))
+        return is_known(value)
     if key == "condition":
         return value in _conditions()
     if key == "server_cc":

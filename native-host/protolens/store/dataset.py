@@ -104,10 +104,15 @@ def cells(data: Path, mode: str, metric: str, warm: bool, key: str) -> list[dict
     return _query(data, cells_sql(mode, metric, "duckdb"), [int(warm), key])
 
 
-def _query(data: Path, sql: str, params: list[Any]) -> list[dict[str, Any]]:
+def _query(data: Path, sql: str, params: list[Any],
+           tables: dict[str, pa.Table] | None = None) -> list[dict[str, Any]]:
+    """``sql`` over the dataset at ``data`` (plus ``tables``, registered under their names),
+    as dicts; a DuckDB error becomes a one-line DatasetError."""
     try:
         con = connect(data)
         try:
+            for name, table in (tables or {}).items():
+                con.register(name, table)
             cur = con.execute(sql, params)
             names = [d[0] for d in cur.description]
             return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
@@ -227,16 +232,6 @@ def publish_cells(data: Path, domains: dict[str, str], min_contributors: int
                   ) -> list[dict[str, Any]]:
     """``PUBLISH_SQL`` with ``domains`` (origin -> registrable domain; origins not in it are
     left out)."""
-    try:
-        con = connect(data)
-        try:
-            con.register("domains", pa.table({"origin": list(domains),
-                                              "domain": list(domains.values())}))
-            cur = con.execute(PUBLISH_SQL.format(
-                compare=DATASET_COMPARE_SQL.format(argmax="arg_max")), [min_contributors])
-            names = [d[0] for d in cur.description]
-            return [dict(zip(names, row, strict=True)) for row in cur.fetchall()]
-        finally:
-            con.close()
-    except duckdb.Error as exc:
-        raise DatasetError(f"{data}: {exc}") from None
+    table = pa.table({"origin": list(domains), "domain": list(domains.values())})
+    sql = PUBLISH_SQL.format(compare=DATASET_COMPARE_SQL.format(argmax="arg_max"))
+    return _query(data, sql, [min_contributors], {"domains": table})
