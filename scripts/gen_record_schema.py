@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Write schema/navigation-record.schema.json from the Python record model and column table
 (native-host/protolens/record/json_schema.py). ``--check``: exit 1 if the committed file is stale
-(tests/python/test_record_json_schema.py runs the same comparison in CI).
+(tests/record/test_record_json_schema.py runs the same comparison in CI).
 
 Usage: .venv/bin/python scripts/gen_record_schema.py [--check]
 """

@@ -1,6 +1,6 @@
 // Prints the extension's waterfall rows (src/waterfall/series.ts) for each record in a JSON file
 // (one record or a list), as JSON lines: {id, rows: [{key, label, bars: [requestId...]}],
-// milestones}. tests/python/test_waterfall_parity.py compares them with the host's rows.
+// milestones}. tests/plots/test_waterfall_parity.py compares them with the host's rows.
 // Usage: tsx scripts/waterfall-series.ts FILE
 import { readFileSync } from "node:fs";
 import type { NavigationRecord } from "../src/record/types.ts";

@@ -9,7 +9,7 @@
  *   Performance.metrics event, and for a navigation joined late (src/cdp/late.ts) the page's own
  *   Navigation Timing, read in the extension's isolated world.
  * Each of these is a Flow: a generator that yields what to do (send a command, sleep, hand out
- * records) and receives the outcome, so tests/ts/session.test.ts steps it with chosen replies.
+ * records) and receives the outcome, so tests/extension/session.test.ts steps it with chosen replies.
  * `runFlow` drives one with the caller's I/O. Events from the tab's own target carry no
  * sessionId; a command without one goes to the tab's own target.
  */

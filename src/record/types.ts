@@ -5,7 +5,7 @@
 
 export const RECORD_SCHEMA = 1 as const;
 
-/** The record's value sets; tests/ts/record-schema.test.ts checks each equals the JSON Schema's
+/** The record's value sets; tests/extension/record-schema.test.ts checks each equals the JSON Schema's
  * enum (schema/navigation-record.schema.json, generated from native-host/protolens/record/). */
 export const FAMILIES = ["h1", "h2", "h3"] as const;
 export const URL_DETAILS = ["origin", "path", "full"] as const;

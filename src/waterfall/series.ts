@@ -1,7 +1,7 @@
 /**
  * The connection waterfall's rows, pure: a record in, one row per connection out. The same rows as
  * the host's `protolens plot waterfall` (native-host/protolens/plots/waterfall_series.py, kept in
- * step by tests/ts/waterfall-series.test.ts): grouped by host in order of the host's first
+ * step by tests/extension/waterfall-series.test.ts): grouped by host in order of the host's first
  * request, labelled with protocol, request count and byte share; each request a bar from start to
  * end with its first byte; cache hits on one row per host; a proxied lab load's upstream
  * connections after them, spanning their first to last use.

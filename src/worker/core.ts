@@ -4,7 +4,7 @@
  * debugger attaches to (scope, experiment, pause) and when it lets go (a tab idle after its
  * record, issue 14 §5), which arm is in effect per enrolled domain (src/worker/apply.ts), what goes
  * to the host and when (outbox flush, retries after a retryable error), and the lab's start.
- * The adapter (src/adapters/service-worker.ts) runs the effects; tests/ts/worker-core.test.ts
+ * The adapter (src/adapters/service-worker.ts) runs the effects; tests/extension/worker-core.test.ts
  * drives it with events.
  */
 import { advance, enrolledDomain, type ArmInEffect, type ExperimentState } from "../experiment/assign.ts";

@@ -1,7 +1,7 @@
 /**
  * What the service worker's adapter tells the worker core (WorkerEvent) and what the core asks
  * it to do (Effect). Plain data, so a unit test can drive the core with a list of events and read
- * its decisions (tests/ts/worker-core.test.ts). The adapter (src/adapters/service-worker.ts)
+ * its decisions (tests/extension/worker-core.test.ts). The adapter (src/adapters/service-worker.ts)
  * turns chrome.* events into WorkerEvents and runs Effects, feeding results back as events.
  */
 import type { ExperimentState } from "../experiment/assign.ts";

@@ -148,7 +148,7 @@ def test_suggest_never_proposes_from_a_label_alone() -> None:
 
 def page_store(db: Path) -> str:
     """One navigation: a.test serves a 320 kB object (most bytes), b.test a 40 kB one."""
-    from tests.python.navrecord_builder import make_record
+    from tests.record.navrecord_builder import make_record
     from tests.research.store_builder import ingest_all
     rec = make_record(n_requests=5, seed=3)
     objs = {1: ("a.test", "320k", 320_000), 2: ("b.test", "40k", 40_000),

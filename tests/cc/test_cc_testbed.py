@@ -19,7 +19,7 @@ import pytest
 from protolens.cc.igor import TRUTH
 from protolens.cc.paths import LabPath
 from protolens.cc.probe import probe
-from tests.cli import protolens
+from tests.cli.run import protolens
 from tests.testbed.conftest import lab_available
 
 pytestmark = pytest.mark.netns

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.cli import protolens
+from tests.cli.run import protolens
 from tests.testbed.conftest import lab_available
 
 pytestmark = pytest.mark.netns

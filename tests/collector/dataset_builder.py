@@ -17,7 +17,7 @@ from protolens.collector.limits import Limits
 from protolens.share import export
 from protolens.store import open_ro
 from protolens.store.collector import add_token, open_catalog
-from tests.python.navrecord_builder import make_record
+from tests.record.navrecord_builder import make_record
 from tests.research.store_builder import ingest_all
 
 ALLOW = frozenset({"a.test", "b.test"})

@@ -29,7 +29,7 @@ from protolens.record import parse_record
 from protolens.store import SqliteSink, open_rw
 from tests.e2e.cdp import Cdp, evaluate, launch_devtools
 from tests.e2e.harness import CHROMIUM, require_dist
-from tests.python.navrecord_builder import make_record
+from tests.record.navrecord_builder import make_record
 
 pytestmark = pytest.mark.e2e
 

@@ -22,7 +22,7 @@ from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
-from tests.cli import protolens
+from tests.cli.run import protolens
 from tests.e2e.cdp import Cdp, devtools_browser
 from tests.e2e.harness import CHROMIUM, ROOT, require_dist
 from tests.e2e.test_ui_e2e import Page

@@ -4,7 +4,7 @@ As in test_ui_e2e.py, the test writes a known record where the service worker ke
 record (chrome.storage.session ``last:<tabId>``) and opens ``waterfall.html?tab=ID``. Records: the
 h1 fixture's golden record (recorded from real Chromium; several HTTP/1.1 connections, two hosts)
 and a proxied lab load with a coalesced HTTP/3 connection, a cache hit and two upstream
-connections (tests/python/coalesced_record.py). The page must draw one row per row of the host's
+connections (tests/record/coalesced_record.py). The page must draw one row per row of the host's
 waterfall (plots/waterfall_series.py), with the same labels, one bar per request (plus one span per
 upstream connection), the four milestones; the popup links to it. Screenshots go to
 $PROTOLENS_E2E_ARTIFACTS (default /tmp/protolens-e2e).
@@ -28,8 +28,8 @@ from tests.e2e.cdp import Cdp, devtools_browser
 from tests.e2e.harness import CHROMIUM, ROOT, require_dist
 from tests.e2e.test_ui_e2e import EXTENSION, Page
 
-sys.path.insert(0, str(ROOT / "tests" / "python"))  # the shared record builders live there
-from coalesced_record import coalesced_record  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests" / "record"))  # the shared record builders live there
+from tests.record.coalesced_record import coalesced_record  # noqa: E402
 
 pytestmark = pytest.mark.e2e
 TAB = 5151

@@ -20,7 +20,7 @@ from haralyzer import HarParser
 
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
-from tests.cli import protolens
+from tests.cli.run import protolens
 
 ROOT = Path(__file__).resolve().parents[2]
 FIXTURES = sorted((ROOT / "tests" / "fixtures" / "cdp").glob("*.expected.json"))

@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "python"))  # the shared record builders live there
-from navrecord_builder import make_record  # noqa: E402
+sys.path.insert(0, str(ROOT / "tests" / "record"))  # the shared record builders live there
+from tests.record.navrecord_builder import make_record  # noqa: E402
 
 
 @dataclass

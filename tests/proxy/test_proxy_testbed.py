@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from tests.cli import caddy_hits, protolens, running_testbed
-from tests.cli import store_rows as rows
+from tests.cli.run import caddy_hits, protolens, running_testbed
+from tests.cli.run import store_rows as rows
 
 pytestmark = [pytest.mark.netns, pytest.mark.e2e]
 

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from coalesced_record import coalesced_record
 
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
 from protolens.store.queries import NotFound
 from protolens.store.records import campaign_navigation_ids, load_record
+from tests.record.coalesced_record import coalesced_record
 
 FIXTURES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "cdp").glob(
     "*.expected.json"))

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from coalesced_record import LONG, coalesced_record
 
 from protolens.cli import main
 from protolens.cli.output import human_time, shorten_middle
@@ -16,6 +15,7 @@ from protolens.cli.show_view import bar, show_view
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
 from protolens.store.lab import ensure_campaign
+from tests.record.coalesced_record import LONG, coalesced_record
 
 NOW = 1_763_812_400_000.0
 

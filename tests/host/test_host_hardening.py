@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from navrecord_builder import make_record
 from test_host_process import Host, frame
 
 from protolens.messaging.framing import encode_frame
+from tests.record.navrecord_builder import make_record
 
 SURROGATE = "\ud800"  # json.dumps writes it as the escape \ud800: valid JSON, not valid text
 

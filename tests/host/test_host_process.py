@@ -13,11 +13,10 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from navrecord_builder import make_record
-
 from protolens.install.lab import register_lab_host
 from protolens.messaging.framing import encode_frame
 from protolens.store.migrations import MIGRATIONS
+from tests.record.navrecord_builder import make_record
 
 
 def frame(obj: Any) -> bytes:

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from coalesced_record import coalesced_record
 
 from protolens.plots.waterfall_series import waterfall_series
 from protolens.record import parse_record
+from tests.record.coalesced_record import coalesced_record
 
 ROOT = Path(__file__).resolve().parents[2]
 TSX = ROOT / "node_modules" / ".bin" / "tsx"

@@ -11,10 +11,10 @@ import uuid
 from pathlib import Path
 
 import pytest
-from navrecord_builder import make_record, with_change
 
 from protolens.record import RecordError, parse_record
 from protolens.store import SqliteSink, open_rw
+from tests.record.navrecord_builder import make_record, with_change
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cdp"
 

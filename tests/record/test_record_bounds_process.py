@@ -10,10 +10,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from navrecord_builder import make_record
 from test_host_process import Host, frame
 
 from protolens.record.columns import URL_MAX
+from tests.record.navrecord_builder import make_record
 
 
 def _host(tmp: Path) -> Host:

@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from navrecord_builder import make_record
 from test_host_process import Host, frame
 
 from protolens.cli import main
 from protolens.store import open_rw
+from tests.record.navrecord_builder import make_record
 
 
 def mode(p: Path) -> int:

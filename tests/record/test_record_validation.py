@@ -6,9 +6,9 @@ import dataclasses
 from typing import Any
 
 import pytest
-from navrecord_builder import DELETE, make_record, with_change
 
 from protolens.record import NavigationRecord, RecordError, parse_record
+from tests.record.navrecord_builder import DELETE, make_record, with_change
 
 
 def test_valid_record_parses_into_frozen_dataclasses() -> None:

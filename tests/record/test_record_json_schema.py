@@ -1,7 +1,7 @@
 """The committed JSON Schema of the NavigationRecord (schema/navigation-record.schema.json): fresh
 (generated from the Python model and column table), and every golden record of the TypeScript
-recorder valid under it and under the Python validator (tests/ts/record-schema.test.ts checks the
-same goldens with ajv)."""
+recorder valid under it and under the Python validator (tests/extension/record-schema.test.ts
+checks the same goldens with ajv)."""
 
 from __future__ import annotations
 

@@ -9,11 +9,11 @@ import sqlite3
 from pathlib import Path
 
 from click.testing import CliRunner
-from navrecord_builder import make_record
 from test_host_process import Host, frame
 
 from protolens.cli import main
 from tests.lab.test_report import seeded_store
+from tests.record.navrecord_builder import make_record
 
 FORGED = {"campaign": "c1", "arm": "h2", "condition": "wifi", "repetition": 5, "page": "p1",
           "server_cc": "bbr", "command_line": ["x"], "load_id": "L", "experiment": "e",

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from navrecord_builder import make_record
 from test_host_process import Host, frame
 
 from protolens.host.relay import StorePolicies, parse_relay_hosts
@@ -21,6 +20,7 @@ from protolens.policy.rules import make_rule
 from protolens.record import RecordError, parse_record
 from protolens.store import SqliteSink, open_rw
 from protolens.store import policy as policystore
+from tests.record.navrecord_builder import make_record
 
 
 class NoSink:

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from navrecord_builder import make_record
 
 from protolens.cli import main
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
+from tests.record.navrecord_builder import make_record
 
 NOW = 1_763_812_400_000.0
 

@@ -11,13 +11,13 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.parquet as pq
-from navrecord_builder import make_record
 
 from protolens.record import columns, parse_record
 from protolens.share import export
 from protolens.share.anonymize import _RULES
 from protolens.share.bundle import BUNDLE_SCHEMA, SCHEMAS, TABLES
 from protolens.store import ingest, open_ro, open_rw
+from tests.record.navrecord_builder import make_record
 
 NOW = 1_763_812_400_000.0
 ARROW = {"TEXT": pa.string(), "INTEGER": pa.int64(), "REAL": pa.float64()}

@@ -11,7 +11,6 @@ from typing import Any
 
 import pytest
 from click.testing import CliRunner
-from coalesced_record import coalesced_record
 from PIL import Image
 
 from protolens.cli import main
@@ -19,6 +18,7 @@ from protolens.plots.waterfall import waterfall_figure
 from protolens.plots.waterfall_series import waterfall_series
 from protolens.record import NavigationRecord, parse_record
 from protolens.store import ingest, open_rw
+from tests.record.coalesced_record import coalesced_record
 
 FIXTURES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "cdp").glob(
     "*.expected.json"))

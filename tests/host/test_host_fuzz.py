@@ -24,13 +24,13 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from navrecord_builder import make_record
 from test_host_process import Host, frame
 
 from protolens.host.stdio import LazySink
 from protolens.messaging.dispatch import Dispatcher, encode_reply
 from protolens.messaging.framing import MAX_OUTGOING
 from protolens.record import RecordError, parse_record
+from tests.record.navrecord_builder import make_record
 
 DELETE = object()
 

@@ -2,7 +2,7 @@
  * The NavigationRecord contract (schema/navigation-record.schema.json, generated from the Python
  * record model and column table): every record the TypeScript recorder makes from the real
  * fixtures, and every committed golden, is valid under it (ajv), and carries exactly the fields
- * it names. tests/python/test_record_json_schema.py validates the same goldens with jsonschema.
+ * it names. tests/record/test_record_json_schema.py validates the same goldens with jsonschema.
  */
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
