@@ -36,7 +36,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     db = tmp / "fair.db"
     reps: list[tuple[Pair, int, list[dict[str, Any]], list[dict[str, Any]]]] = []
     spec = fairness_run.FairnessSpec(campaign="ft", pairs=(Pair("h2", "h2"), Pair("bulk", "h2")),
-                                     page=PAGE, condition="wifi", reps=3, server_cc="cubic",
+                                     page=PAGE, condition="wifi", reps=4, server_cc="cubic",
                                      testbed=NAME, seed=1)
     settings = camp.Settings(db=db, chromium="/usr/bin/chromium",
                              extension=extension_dir(os.environ), timeout_s=90,
@@ -55,9 +55,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def test_every_repetition_ran_and_both_sides_loaded(run: dict[str, Any]) -> None:
-    assert run["outcome"].repetitions == 6 and run["outcome"].failed == 0, \
+    assert run["outcome"].repetitions == 8 and run["outcome"].failed == 0, \
         run["outcome"].failures
-    assert len(run["rows"]) == 12
+    assert len(run["rows"]) == 16
 
 
 def test_side_bytes_sum_to_the_shapers_own_count_within_2_percent(run: dict[str, Any]) -> None:
@@ -75,7 +75,7 @@ def test_side_bytes_sum_to_the_shapers_own_count_within_2_percent(run: dict[str,
 def test_two_identical_arms_share_equally(run: dict[str, Any]) -> None:
     summary = [s for s in summary_rows(run["rows"]) if s["pair"] == "h2:h2"]
     a = next(s for s in summary if s["side"] == "a")
-    assert a["n"] == 3
+    assert a["n"] == 4
     assert a["share_ci_low"] <= 0.5 <= a["share_ci_high"], a
 
 
@@ -95,4 +95,4 @@ def test_a_bulk_flow_is_attributed_to_its_side(run: dict[str, Any]) -> None:
         else:
             encoded = run["navs"][r["load_id"]]
             assert encoded <= r["bytes"] <= encoded * 1.08, (encoded, r["bytes"])
-    assert seen == 6
+    assert seen == 8
