@@ -58,6 +58,12 @@ export class DebuggerRecorder {
     await this.run(tabId, tab.session.afterAttach(committed));
   }
 
+  /** The attach ended after the tab's commit: the load it joined may be over already. */
+  async joinCommit(tabId: number): Promise<void> {
+    const t = this.tabs.get(tabId);
+    if (t !== undefined) await this.run(tabId, t.session.afterAttach(true));
+  }
+
   /** Emits what is open (as aborted if before load) and detaches. */
   async detach(tabId: number): Promise<void> {
     if (!this.tabs.has(tabId)) return;

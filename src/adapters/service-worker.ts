@@ -60,8 +60,11 @@ async function main(): Promise<Dispatch> {
           await dispatch({ type: "attach_failed", tabId: e.tabId });
           throw err;
         }
+        await dispatch({ type: "attached", tabId: e.tabId });
         await throttler.apply(e.tabId).catch((err: unknown) => console.warn("protolens: throttling", err));
         return;
+      case "join_commit":
+        return dbg.joinCommit(e.tabId);
       case "detach":
         return dbg.detach(e.tabId);
       case "query_tabs": {

@@ -35,9 +35,29 @@ function lcpEpochMs(payload: string): number | null {
   }
 }
 
+/** Just attached, nothing joined yet: does `ev` show the main frame's document already
+ * committed and loading (a subresource request of its own, a lifecycle event past the commit)? */
+function midLoad(ev: RawEvent, mainFrameId: string | null): { t: number; loaderId: string; frameId: string } | null {
+  if (ev.sessionId !== undefined || mainFrameId === null) return null;
+  if (ev.method === "Network.requestWillBeSent") {
+    const p = ev.params;
+    if (p.frameId !== mainFrameId || p.type === "Document" || p.requestId === p.loaderId || !isHttp(p.documentURL) ||
+        !isHttp(p.request.url)) return null;
+    return { t: p.timestamp, loaderId: p.loaderId, frameId: mainFrameId };
+  }
+  if (ev.method === "Page.lifecycleEvent") {
+    const p = ev.params;
+    if (p.frameId !== mainFrameId || p.name === "init" || p.name === "commit") return null;
+    return { t: p.timestamp, loaderId: p.loaderId, frameId: mainFrameId };
+  }
+  return null;
+}
+
 export class Recorder {
   private nav: Navigation | null = null;
   private committed = false;
+  /** A navigation has been recorded (or joined) since the attach. */
+  private joined = false;
   private mainFrameId: string | null;
   private readonly childFrames = new Set<string>();
   private readonly limits: Limits;
@@ -54,6 +74,20 @@ export class Recorder {
 
   /** Feeds one event; returns records it completed (a navigation replaced by a new one). */
   push(ev: RawEvent): NavigationRecord[] {
+    const out = this.step(ev);
+    if (this.nav !== null) this.joined = true;
+    return out;
+  }
+
+  private step(ev: RawEvent): NavigationRecord[] {
+    const mid = this.joined || this.nav !== null ? null : midLoad(ev, this.mainFrameId);
+    if (mid !== null) {
+      // attached during a cross-process commit (a tab that showed chrome://newtab): the commit's
+      // lifecycle replay went to the old document, so the first sign of the new one is one of its
+      // own requests or a later lifecycle event (src/cdp/late.ts, "commit")
+      this.nav = new Navigation(mid.t, NaN, mid.loaderId, mid.frameId, `|${mid.loaderId}`, "commit");
+      this.committed = true;
+    }
     const nav = this.nav;
     const key = (id: string): string => `${ev.sessionId ?? ""}|${id}`;
     // An OOPIF's document request starts in the parent's session and finishes in the child's

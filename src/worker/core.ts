@@ -38,6 +38,10 @@ export interface WorkerState {
   inflight: ReadonlySet<string>;
   /** Tabs the debugger is attached to (or attaching). */
   attached: ReadonlySet<number>;
+  /** Tabs whose attach is under way, with the commit seen meanwhile (null: none yet). An attach
+   * started at onBeforeNavigate may end after the commit: it fails (the tab still showed
+   * chrome://newtab) and is retried as a commit attach, or it succeeds and joins the commit. */
+  attaching: ReadonlyMap<number, TabInfo | null>;
   /** Tabs let go once idle after a record: attached again at their next navigation. */
   idle: ReadonlySet<number>;
   labTab: number | null;
@@ -50,7 +54,7 @@ export interface WorkerState {
 export function initialState(settings: Settings, experiment: ExperimentState | null, pause: Pause | null, outbox: OutboxState): WorkerState {
   return {
     settings, lab: null, experiment, pause, policies: NO_POLICIES, inEffect: new Map(), askedRelay: false,
-    hostReady: false, outbox, inflight: new Set(), attached: new Set(), idle: new Set(), labTab: null,
+    hostReady: false, outbox, inflight: new Set(), attached: new Set(), attaching: new Map(), idle: new Set(), labTab: null,
     labStart: "none", apply: IDLE_APPLY, welcome: "none",
   };
 }
@@ -59,6 +63,7 @@ export interface Step { state: WorkerState; effects: Effect[] }
 
 const without = <T>(s: ReadonlySet<T>, x: T): Set<T> => { const n = new Set(s); n.delete(x); return n; };
 const plus = <T>(s: ReadonlySet<T>, x: T): Set<T> => new Set(s).add(x);
+const unset = <K, V>(m: ReadonlyMap<K, V>, k: K): Map<K, V> => { const n = new Map(m); n.delete(k); return n; };
 
 /** Recording off for the user's browsing (a lab profile is the host's to switch). */
 export function paused(s: WorkerState, now: number): boolean {
@@ -86,12 +91,18 @@ class Out {
 
   attach(tabId: number, committed = false): void {
     const e = effective(this.s.settings, this.s.lab);
-    this.s = { ...this.s, attached: plus(this.s.attached, tabId), idle: without(this.s.idle, tabId) };
+    this.s = {
+      ...this.s, attached: plus(this.s.attached, tabId), attaching: new Map(this.s.attaching).set(tabId, null),
+      idle: without(this.s.idle, tabId),
+    };
     this.emit({ type: "attach", tabId, committed, source: e.source, urlDetail: e.urlDetail });
   }
 
   detach(tabId: number, idle = false): void {
-    this.s = { ...this.s, attached: without(this.s.attached, tabId), idle: idle ? plus(this.s.idle, tabId) : this.s.idle };
+    this.s = {
+      ...this.s, attached: without(this.s.attached, tabId), attaching: unset(this.s.attaching, tabId),
+      idle: idle ? plus(this.s.idle, tabId) : this.s.idle,
+    };
     this.emit({ type: "detach", tabId });
   }
 
@@ -230,15 +241,38 @@ function handle(o: Out, ev: WorkerEvent): void {
     case "committed":
       // a tab that could not be attached before its navigation (chrome://newtab): attach at
       // the commit; the recorder joins the load under way (src/cdp/late.ts, "commit")
-      if (ev.tab.tabId === o.s.labTab || o.s.attached.has(ev.tab.tabId)) return;
+      if (ev.tab.tabId === o.s.labTab) return;
+      if (o.s.attaching.has(ev.tab.tabId)) {
+        // an attach under way may end after this commit: remembered for its outcome
+        o.s = { ...o.s, attaching: new Map(o.s.attaching).set(ev.tab.tabId, ev.tab) };
+        return;
+      }
+      if (o.s.attached.has(ev.tab.tabId)) return;
       if (wanted(o.s, ev.tab.url, ev.tab.incognito, o.now)) o.attach(ev.tab.tabId, true);
       return;
-    case "attach_failed":
+    case "attached": {
+      const commit = o.s.attaching.get(ev.tabId);
+      if (commit === undefined) return;
+      o.s = { ...o.s, attaching: unset(o.s.attaching, ev.tabId) };
+      // attached after a commit it did not expect: the recorder may have joined that load late
+      if (commit !== null) o.emit({ type: "join_commit", tabId: ev.tabId });
+      return;
+    }
+    case "attach_failed": {
+      const commit = o.s.attaching.get(ev.tabId) ?? null;
+      o.s = { ...o.s, attached: without(o.s.attached, ev.tabId), attaching: unset(o.s.attaching, ev.tabId) };
+      // refused before the commit (the tab still showed chrome://newtab): attach at the commit
+      if (commit !== null && wanted(o.s, commit.url, commit.incognito, o.now)) o.attach(ev.tabId, true);
+      return;
+    }
     case "detached":
-      o.s = { ...o.s, attached: without(o.s.attached, ev.tabId) };
+      o.s = { ...o.s, attached: without(o.s.attached, ev.tabId), attaching: unset(o.s.attaching, ev.tabId) };
       return;
     case "removed":
-      o.s = { ...o.s, attached: without(o.s.attached, ev.tabId), idle: without(o.s.idle, ev.tabId) };
+      o.s = {
+        ...o.s, attached: without(o.s.attached, ev.tabId), attaching: unset(o.s.attaching, ev.tabId),
+        idle: without(o.s.idle, ev.tabId),
+      };
       return;
     case "record":
       onRecord(o, ev);

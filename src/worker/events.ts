@@ -35,6 +35,8 @@ export type WorkerEvent =
   /** A top-level navigation committed (webNavigation.onCommitted, frame 0). */
   | { type: "committed"; tab: TabInfo }
   | { type: "attach_failed"; tabId: number }
+  /** An `attach` effect succeeded: the tab is being recorded. */
+  | { type: "attached"; tabId: number }
   /** The browser ended the debugging session (tab closed, the user cancelled the infobar). */
   | { type: "detached"; tabId: number }
   | { type: "removed"; tabId: number }
@@ -58,6 +60,9 @@ export type WorkerEvent =
 export type Effect =
   | { type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail }
   | { type: "detach"; tabId: number }
+  /** The attach ended after the tab's commit: join that load if it is already over
+   * (src/cdp/session.ts afterAttach(true)). */
+  | { type: "join_commit"; tabId: number }
   /** Query every tab and answer with a `tabs` event. */
   | { type: "query_tabs" }
   | { type: "send"; msg: ExtensionMsg }

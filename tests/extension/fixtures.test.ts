@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FIXTURES, golden, goldenText, scenarios } from "../../scripts/fixture-io.ts";
+import { FIXTURES, golden, goldenText, readLog, scenarios } from "../../scripts/fixture-io.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 
 interface Timing { loadEventEnd?: number; domContentLoadedEventEnd?: number; largestContentfulPaint?: number | null }
@@ -40,6 +40,11 @@ describe.each(scenarios())("fixture %s", (name) => {
 
   it("lcp_ms is within 2 ms of the page's own LCP (PerformanceObserver), and not before fcp_ms", () => {
     const navs = meta(name).navigations;
+    if (navs.every((n) => n.timing.largestContentfulPaint === null)) {
+      // the page reported no candidate to the extension (late-midload): none is made up
+      expect(records.map((r) => r.milestones.lcp_ms)).toEqual(navs.map(() => null));
+      return;
+    }
     let checked = 0;
     records.forEach((r, i) => {
       const lcp = navs[i]?.timing.largestContentfulPaint;
@@ -129,7 +134,7 @@ describe("scenario facts", () => {
 
   it("only the late scenarios are late", () => {
     for (const name of scenarios()) {
-      const want = name === "late-response" ? "response" : name === "late-commit" ? "commit" : null;
+      const want = name === "late-response" ? "response" : name.startsWith("late-") ? "commit" : null;
       for (const r of golden(name)) expect(r.page.late_attach).toBe(want);
     }
   });
@@ -157,6 +162,20 @@ describe("scenario facts", () => {
     expect(doc?.start_ms).toBeCloseTo(timing.fetchStart ?? NaN, 3);
     expect(r?.page.started_at_ms).toBe(timing.timeOrigin);
     expect(r?.requests.length).toBeGreaterThan(1);
+  });
+
+  it("late-midload: attached during a cross-process commit with no commit replay, joined at the document's first own request", () => {
+    // captured from the extension's own session log (meta.note): before the recorder joined here,
+    // this load had no record at all (CI failure of tests/e2e/test_new_tab_e2e.py)
+    const log = readLog("late-midload");
+    const mainFrame = (meta("late-midload") as Meta & { mainFrameId: string }).mainFrameId;
+    expect(log.some((e) => e.method === "Page.lifecycleEvent" && e.params.name === "commit" && e.params.frameId === mainFrame)).toBe(false);
+    const [r] = golden("late-midload");
+    const timing = meta("late-midload").navigations[0]?.timing as Record<string, number>;
+    const [doc] = main(r as NavigationRecord);
+    expect(doc).toMatchObject({ protocol: "h2", status: 200, connection_id: null, encoded_bytes: timing.encodedBodySize });
+    expect(r?.page.started_at_ms).toBe(timing.timeOrigin);
+    expect(r?.requests.length).toBeGreaterThan(20);
   });
 
   it("aborted: the replaced navigation is aborted, without load", () => {

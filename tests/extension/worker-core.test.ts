@@ -85,6 +85,34 @@ describe("worker core: what to attach", () => {
     expect(of(fx, "attach")[0]?.committed).toBe(true);
   });
 
+  it("an attach refused after the commit it raced (typed into a new tab) is retried as a commit attach", () => {
+    // CI failure of tests/e2e/test_new_tab_e2e.py: the attach started at onBeforeNavigate was
+    // still under way at onCommitted, then chrome.debugger refused it (chrome://newtab)
+    const { fx, s } = run(state(), [
+      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4) }, { type: "attach_failed", tabId: 4 },
+    ]);
+    expect(of(fx, "attach").map((e) => e.committed)).toEqual([false, true]);
+    expect(s.attached.has(4)).toBe(true);
+  });
+
+  it("an attach that succeeds after the commit it raced joins that load; one that did not race does not", () => {
+    const raced = run(state(), [
+      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4) }, { type: "attached", tabId: 4 },
+    ]);
+    expect(of(raced.fx, "join_commit")).toEqual([{ type: "join_commit", tabId: 4 }]);
+    expect(raced.s.attaching.size).toBe(0);
+    const calm = run(state(), [
+      { type: "before_navigate", tab: tab(4) }, { type: "attached", tabId: 4 }, { type: "committed", tab: tab(4) },
+    ]);
+    expect(of(calm.fx, "join_commit")).toEqual([]);
+    expect(of(calm.fx, "attach")).toHaveLength(1);
+  });
+
+  it("a refused attach with no commit meanwhile is not retried", () => {
+    const { fx } = run(state(), [{ type: "before_navigate", tab: tab(4) }, { type: "attach_failed", tabId: 4 }]);
+    expect(of(fx, "attach")).toHaveLength(1);
+  });
+
   it("attaches a new tab opened on an in-scope URL at its creation", () => {
     const { fx } = run(state(), [{ type: "created", tab: tab(5) }, { type: "created", tab: tab(6, "about:blank") }]);
     expect(of(fx, "attach").map((e) => e.tabId)).toEqual([5]);
