@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ FIX = Path(__file__).parent / "fixtures"
 def add_probe(db: Path, fixture: str, host: str, at_ms: float) -> dict[str, Any]:
     d = json.loads((FIX / f"{fixture}.json").read_text())
     row = {**d["row"], "host": host, "probed_at_ms": at_ms}
-    conn = open_rw(db)
+    conn = open_rw(db, time.time() * 1000)
     try:
         ccstore.insert_probe(conn, row, d["timeline"], "lab")
     finally:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 from protolens.collector.settings import ContributeSettings, load, save
@@ -49,7 +50,7 @@ def test_contribute_sends_only_what_is_new(tmp_path: Path) -> None:
         assert first["status"] == "stored" and first["rows"]["navigations"] == 6  # type: ignore[index]
         assert run("--token", token)["status"] == "nothing new"
 
-        conn = open_rw(db)
+        conn = open_rw(db, time.time() * 1000)
         for i in range(3):
             ingest(conn, parse_record(lab_record(50_000 + i, "camp", "p", "c", "h2", i, 900.0,
                                                  source="experiment")), {}, NOW_MS + 60_000)

@@ -39,7 +39,7 @@ def pair(tmp_path: Path) -> tuple[Path, Path]:
     export.write(built, tmp_path / "lab.tar", 1.7639e12)
     accept(data, (tmp_path / "lab.tar").read_bytes(), "lab-1", 1.7639e12, Limits())
     merged = tmp_path / "merged.db"
-    conn = open_rw(merged)
+    conn = open_rw(merged, time.time() * 1000)
     merge(conn, [tmp_path / "lab.tar"], 1.7639e12)
     conn.close()
     return merged, data

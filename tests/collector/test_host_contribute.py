@@ -87,7 +87,7 @@ def test_switch_on_uploads_on_schedule_switch_off_stops(tmp_path: Path) -> None:
             off = host.ask({"type": "contribute_settings",  # the page never resends the token
                             "settings": {"enabled": False, "url": c.url, "token": ""}})
             assert off["token_set"] and not off["enabled"]
-            conn = open_rw(db)
+            conn = open_rw(db, time.time() * 1000)
             ingest(conn, parse_record(lab_record(77_000, "camp", "p", "c", "h2", 0, 900.0,
                                                  source="experiment")), {}, NOW_MS + 60_000)
             conn.close()

@@ -4,6 +4,7 @@ Markdown report and the reproduce command's argument errors."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -213,7 +214,7 @@ def test_reproduce_all_runs_every_experiment_and_writes_the_report(
     monkeypatch.setattr(fairness_run, "run", fake_fairness)
     from protolens.store import open_rw
     db = tmp_path / "lab.db"
-    open_rw(db).close()
+    open_rw(db, time.time() * 1000).close()
     out = tmp_path / "r.md"
     res = CliRunner().invoke(main, ["lab", "reproduce", "--all", "--quick", "--out", str(out),
                                     "--db", str(db), "--seed", "3"])

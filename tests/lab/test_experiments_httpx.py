@@ -3,6 +3,7 @@ navigations, and the campaign ``reproduce`` builds from the experiment (BBR host
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,7 @@ def test_reproduce_runs_the_bbr_host_and_the_httpx_policy(tmp_path: Path,
 
     monkeypatch.setattr(camp, "run", fake_run)  # no browser: only the spec is checked here
     db = tmp_path / "lab.db"
-    open_rw(db).close()
+    open_rw(db, time.time() * 1000).close()
     settings = camp.Settings(db=db, chromium="/usr/bin/chromium", extension=tmp_path)
     rep = repro.reproduce(experiment("conext20-httpx"), settings, quick=True, testbed="hx9",
                           seed=7)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from contextlib import closing
 from pathlib import Path
@@ -22,7 +23,7 @@ PLT = {"h1": [100.0, 110.0, 120.0, 130.0], "h2": [200.0, 210.0, 220.0, 400.0], "
 
 
 def seeded_store(path: Path) -> Path:
-    with closing(open_rw(path)) as conn:
+    with closing(open_rw(path, time.time() * 1000)) as conn:
         labstore.ensure_campaign(conn, "c1", seed=1, spec={"arms": list(PLT)}, version="t",
                                  now_ms=0.0)
         seed = 0
@@ -39,7 +40,7 @@ def seeded_store(path: Path) -> Path:
 
 def test_report_rows_from_the_store(tmp_path: Path) -> None:
     db = seeded_store(tmp_path / "s.db")
-    with closing(open_rw(db)) as conn:
+    with closing(open_rw(db, time.time() * 1000)) as conn:
         rows = {r["arm"]: r for r in report_rows(labstore.campaign_navigations(conn, "c1"))}
     assert {a: r["n"] for a, r in rows.items()} == {"h1": 4, "h2": 4, "h3": 1}
     for arm, values in PLT.items():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -168,7 +169,7 @@ def test_byte_shares_use_the_proxys_upstream_connections_where_reported(
 
     db = tmp_path / "s.db"
     campaign_store(db, reps=1, shift_ms=0.0)
-    rw = open_rw(db)
+    rw = open_rw(db, time.time() * 1000)
     nav_id = rw.execute("SELECT id FROM navigations WHERE campaign = 'camp' AND failed = 0 "
                         "ORDER BY id LIMIT 1").fetchone()[0]
     # an H2-Parallel load: one browser connection to the proxy, two upstream on the wire

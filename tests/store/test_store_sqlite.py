@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 import sqlite3
+import time
 from pathlib import Path
 from typing import Any
 
@@ -151,7 +152,7 @@ def test_not_a_database_is_a_store_error(tmp_path: Path) -> None:
     with pytest.raises(StoreError, match="p.db"):
         open_ro(path)
     with pytest.raises(StoreError, match="p.db"):
-        open_rw(path)
+        open_rw(path, time.time() * 1000)
 
 
 def summary(conn: sqlite3.Connection) -> dict[str, Any]:

@@ -4,6 +4,7 @@ and stores the results."""
 
 from __future__ import annotations
 
+import time
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -172,7 +173,7 @@ def probe_cmd(urls: tuple[str, ...], page: str | None, top: int, http: str,
 
 def _store(db: Path | None, res: ProbeResult, network: str) -> None:
     try:
-        with closing(open_rw(db_path(db))) as conn:
+        with closing(open_rw(db_path(db), time.time() * 1000)) as conn:
             ccstore.insert_probe(conn, res.row(), res.timeline.to_json(), network)
     except (StoreError, DatabaseError) as exc:
         raise UserError(f"{db_path(db)}: cannot store the probe: {exc}") from None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -84,10 +85,10 @@ def migrate_cmd(db: Path | None, list_only: bool, fmt: str) -> None:
         conn = connect_ro(db)
     else:
         try:
-            conn = open_rw(path, migrate=False)
+            conn = open_rw(path, time.time() * 1000, migrate=False)
             before = {s.name for s in migration_states(conn) if s.applied_at_ms is not None}
             conn.close()
-            conn = open_rw(path)
+            conn = open_rw(path, time.time() * 1000)
         except StoreError as exc:
             raise UserError(str(exc)) from None
     rows = [{"name": s.name, "applied": s.applied_at_ms is not None,
@@ -123,7 +124,7 @@ def forget_cmd(db: Path | None, site: str | None, everything: bool, yes: bool, f
     if everything and not yes:
         click.confirm(f"Delete every recorded load in {path}?", abort=True, err=True)
     try:
-        conn = open_rw(path, migrate=False)
+        conn = open_rw(path, time.time() * 1000, migrate=False)
     except StoreError as exc:
         raise UserError(str(exc)) from None
     try:

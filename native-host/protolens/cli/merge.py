@@ -37,7 +37,7 @@ def merge_cmd(bundles: tuple[Path, ...], into: Path, fmt: str) -> None:
         raise UserError(f"{exc}; nothing imported") from None
     created = not into.exists()
     try:
-        conn = open_rw(into)
+        conn = open_rw(into, time.time() * 1000)
     except StoreError as exc:
         raise UserError(str(exc)) from None
     try:

@@ -29,7 +29,7 @@ def policy_group() -> None:
 
 def _rw(db: Path | None) -> Connection:
     try:
-        return open_rw(db_path(db))
+        return open_rw(db_path(db), time.time() * 1000)
     except StoreError as exc:
         raise UserError(str(exc)) from None
 

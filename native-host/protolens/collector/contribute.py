@@ -59,7 +59,7 @@ def status(db: Path, url: str | None) -> dict[str, Any]:
     out: dict[str, Any] = {"new_loads": 0, "last": None, "columns": COLUMNS}
     if not db.is_file():
         return out
-    conn = open_rw(db)
+    conn = open_rw(db, time.time() * 1000)
     try:
         out["last"] = state.last(conn)
         after = state.high_water(conn, url) if url else -1.0
@@ -91,7 +91,7 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
         raise ContributeError(f"{db}: no database here (nothing recorded yet?)")
     with _one_at_a_time(home):
         try:
-            conn = open_rw(db)
+            conn = open_rw(db, time.time() * 1000)
         except StoreError as exc:
             raise ContributeError(str(exc)) from None
         try:
@@ -138,7 +138,7 @@ def forget(db: Path, home: Path) -> dict[str, Any]:
                 removed += 1
         forgotten = 0
         if db.is_file():
-            conn = open_rw(db)
+            conn = open_rw(db, time.time() * 1000)
             try:
                 forgotten = state.forget(conn)
             finally:

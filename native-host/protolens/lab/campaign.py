@@ -204,7 +204,7 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
                       retries=settings.retries, policy=spec.policy)
     try:
         # stored once the network is ready: a campaign refused before it starts leaves nothing
-        with closing(open_rw(settings.db)) as conn:
+        with closing(open_rw(settings.db, time.time() * 1000)) as conn:
             labstore.ensure_campaign(conn, spec.name, seed=seed, spec=spec.stored(),
                                      version=__version__, now_ms=time.time() * 1000)
         outcome.counts = _run_with_bar(todo, targets_for(spec, network), network, opts, outcome)

@@ -216,7 +216,7 @@ def run_repetition(pair: Pair, rep: int, spec: FairnessSpec, network: TestbedNet
 def store_loads(spec: FairnessSpec, rep: int, sides: Sequence[SideRun], results: Sequence[Any],
                 flows: Sequence[dict[str, Any]], lateness: Any, settings: Settings) -> None:
     """Each browser side is an ordinary load of the campaign, with the flows of its address."""
-    with closing(open_rw(settings.db)) as conn:
+    with closing(open_rw(settings.db, time.time() * 1000)) as conn:
         for side, res in zip(sides, results, strict=True):
             if not isinstance(res, LoadResult) or side.load_id is None:
                 continue
@@ -270,7 +270,7 @@ def run(spec: FairnessSpec, settings: Settings,
     network = TestbedNetwork.prepare(spec.testbed, server_cc=spec.server_cc, pages=[spec.page])
     proxy = None
     try:
-        with closing(open_rw(settings.db)) as conn, transaction(conn):
+        with closing(open_rw(settings.db, time.time() * 1000)) as conn, transaction(conn):
             labstore.ensure_campaign(conn, spec.campaign, seed=spec.seed, spec=spec.stored(),
                                      version=__version__, now_ms=time.time() * 1000)
         network.apply(spec.condition)
@@ -291,7 +291,7 @@ def run(spec: FairnessSpec, settings: Settings,
                         scratch)
                     rows = fairness_rows(spec, pair, rep, sides, series, result, flows,
                                          started_ms)
-                    with closing(open_rw(settings.db)) as conn:
+                    with closing(open_rw(settings.db, time.time() * 1000)) as conn:
                         fstore.store_repetition(conn, rows)
                     outcome.repetitions += 1
                     bad = [f"{pair.name} rep {rep} side {s.arm}: {s.reason}"

@@ -155,7 +155,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     if reason:
         reason = f"{reason} (attempt {attempt}; browser log: {result.log})"
         progress.failures.append(f"{planned.page}/{planned.arm}/{planned.condition}: {reason}")
-    with closing(open_rw(opts.db)) as conn:
+    with closing(open_rw(opts.db, time.time() * 1000)) as conn:
         labstore.record_load(conn, {
             "load_id": load_id, "campaign": planned.campaign, "page": planned.page,
             "arm": planned.arm, "condition": planned.condition, "repetition": planned.repetition,

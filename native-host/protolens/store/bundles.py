@@ -133,11 +133,6 @@ def insert_rows(conn: sqlite3.Connection, table: str, columns: Sequence[str],
     """Insert many rows into one data table in one transaction (``executemany``)."""
     if table not in DATA_TABLES:
         raise ValueError(f"table: not a data table {table!r}")
-    conn.execute("BEGIN")
-    try:
+    with transaction(conn, immediate=False):
         conn.executemany(f"INSERT INTO {table} ({', '.join(columns)}) VALUES "
                          f"({_placeholders(columns)})", rows)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise

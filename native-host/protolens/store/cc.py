@@ -9,6 +9,8 @@ import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from protolens.store.tx import transaction
+
 _COLUMNS = ("host", "server_ip", "probed_at_ms", "url", "label", "reason", "max_queue_bytes",
             "max_queue_fraction", "time_to_max_ms", "first_loss_ms", "bytes", "mss",
             "packet_bytes", "rtt_ms", "measured_rtt_ms", "transfer_ms", "http_version",
@@ -19,19 +21,10 @@ def insert_probe(conn: sqlite3.Connection, row: Mapping[str, Any], timeline: Map
                  network: str) -> None:
     """One probe, in its own transaction (``conn`` in autocommit mode)."""
     values = [network if c == "network" else row.get(c) for c in _COLUMNS]
-    with_tx = not conn.in_transaction
-    if with_tx:
-        conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn, join=True):
         conn.execute(f"INSERT INTO cc_probes ({', '.join(_COLUMNS)}, timeline) "
                      f"VALUES ({', '.join('?' for _ in _COLUMNS)}, ?)",
                      [*values, json.dumps(timeline)])
-        if with_tx:
-            conn.execute("COMMIT")
-    except BaseException:
-        if with_tx:
-            conn.execute("ROLLBACK")
-        raise
 
 
 def list_probes(conn: sqlite3.Connection, host: str | None = None, last: int = 50

@@ -18,6 +18,7 @@ from typing import Any
 from protolens.store.db import StoreError, open_ro, open_rw
 from protolens.store.migrate import apply_migrations
 from protolens.store.migrations import Migration
+from protolens.store.tx import transaction
 
 
 def c001_catalog(conn: sqlite3.Connection) -> None:
@@ -85,7 +86,7 @@ class CatalogBundle:
 def open_catalog(path: Path, now_ms: float, migrate: bool = True) -> sqlite3.Connection:
     """Open (creating) the catalog; ``migrate=False`` for the server's per-request connections
     (``collector serve`` migrates once at start, so requests never take the write lock for it)."""
-    conn = open_rw(path, migrate=False)
+    conn = open_rw(path, now_ms, migrate=False)
     if not migrate:
         return conn
     try:
@@ -163,11 +164,9 @@ def add_bundle(conn: sqlite3.Connection, b: CatalogBundle, bundle_schema: int,
                protolens_version: str | None, exported_at: str | None) -> CatalogBundle:
     """Record an accepted bundle and its files in one transaction; if another upload of the
     same bundle won the race, keep (and return) that one."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         existing = find_bundle(conn, b.checksum)
         if existing is not None:
-            conn.execute("ROLLBACK")
             return existing
         conn.execute(f"INSERT INTO bundles ({_BUNDLE_COLS}, bundle_schema, protolens_version, "
                      "exported_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -176,24 +175,13 @@ def add_bundle(conn: sqlite3.Connection, b: CatalogBundle, bundle_schema: int,
         conn.executemany("INSERT INTO bundle_files (checksum, tbl, path, rows, sha256) "
                          "VALUES (?, ?, ?, ?, ?)",
                          [(b.checksum, f.table, f.path, f.rows, f.sha256) for f in b.files])
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return b
 
 
 def delete_bundles(conn: sqlite3.Connection, checksums: Sequence[str]) -> int:
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        n = sum(conn.execute("DELETE FROM bundles WHERE checksum = ?", (c,)).rowcount
-                for c in checksums)
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    return n
+    with transaction(conn):
+        return sum(conn.execute("DELETE FROM bundles WHERE checksum = ?", (c,)).rowcount
+                   for c in checksums)
 
 
 def catalog_paths(conn: sqlite3.Connection) -> set[str]:

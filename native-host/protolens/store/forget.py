@@ -17,6 +17,8 @@ import sqlite3
 from dataclasses import dataclass
 from urllib.parse import urlsplit
 
+from protolens.store.tx import transaction
+
 _DOMAIN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 _BATCH = 500
 
@@ -69,8 +71,7 @@ def forget(conn: sqlite3.Connection, site: str | None) -> list[Deleted]:
     nothing is deleted.
     """
     conn.execute("PRAGMA secure_delete = ON")
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         if site is None:
             ids = [str(r[0]) for r in conn.execute("SELECT id FROM navigations")]
         else:
@@ -86,10 +87,5 @@ def forget(conn: sqlite3.Connection, site: str | None) -> list[Deleted]:
                 counts[table] += cur.rowcount
             cur = conn.execute(f"DELETE FROM navigations WHERE id IN ({marks})", batch)
             counts["navigations"] += cur.rowcount
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     return [Deleted(t, n) for t, n in counts.items()]

@@ -14,6 +14,7 @@ from typing import Any
 from protolens.record import NavigationRecord, columns
 from protolens.record.enums import IngestOutcome
 from protolens.store.policy import store_record_policies
+from protolens.store.tx import transaction
 
 CONTEXT_COLUMNS = tuple(c.name for c in columns.NAVIGATIONS if c.context)
 """Context keys that also get a real column in ``navigations`` (campaign ... load_id)."""
@@ -134,10 +135,8 @@ def same_content(conn: sqlite3.Connection, record: NavigationRecord) -> bool:
 def ingest(conn: sqlite3.Connection, record: NavigationRecord, context: Mapping[str, Any],
            now_ms: float) -> bool:
     """Store ``record`` in one transaction; True if stored now, False if its id already was."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
+    with transaction(conn):
         if conn.execute("SELECT 1 FROM navigations WHERE id = ?", (record.id,)).fetchone():
-            conn.execute("ROLLBACK")
             return False
         conn.execute(INSERT_NAVIGATION, navigation_row(record, context, now_ms))
         reqs, conns, hosts = child_rows(record)
@@ -145,11 +144,6 @@ def ingest(conn: sqlite3.Connection, record: NavigationRecord, context: Mapping[
         conn.executemany(INSERT_CONNECTION, conns)
         conn.executemany(INSERT_HOST, hosts)
         store_record_policies(conn, record)
-        conn.execute("COMMIT")
-    except BaseException:
-        if conn.in_transaction:
-            conn.execute("ROLLBACK")
-        raise
     return True
 
 

@@ -11,9 +11,13 @@ from contextlib import contextmanager
 
 
 @contextmanager
-def transaction(conn: sqlite3.Connection, immediate: bool = True
+def transaction(conn: sqlite3.Connection, immediate: bool = True, join: bool = False
                 ) -> Iterator[sqlite3.Connection]:
-    """BEGIN IMMEDIATE (or a deferred BEGIN) ... COMMIT, ROLLBACK on any exception."""
+    """BEGIN IMMEDIATE (or a deferred BEGIN) ... COMMIT, ROLLBACK on any exception. ``join``: if
+    the caller has a transaction open already, the block runs inside it (its caller commits)."""
+    if join and conn.in_transaction:
+        yield conn
+        return
     conn.execute("BEGIN IMMEDIATE" if immediate else "BEGIN")
     try:
         yield conn
