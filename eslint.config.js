@@ -17,7 +17,7 @@ const ADAPTER_ONLY = [
 ];
 
 export default tseslint.config(
-  { ignores: ["dist/", "node_modules/", ".venv/", "native-host/", "tests/site/", "tests/e2e/", "**/*.py"] },
+  { ignores: ["dist/", "node_modules/", ".venv/", "native-host/", "scripts/devkit/", "tests/e2e/", "**/*.py"] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

@@ -1,5 +1,5 @@
 /**
- * Records raw CDP event logs of real Debian Chromium loading tests/site, one file per scenario:
+ * Records raw CDP event logs of real Debian Chromium loading the test site (scripts/devkit/site.py), one file per scenario:
  * tests/fixtures/cdp/<scenario>.jsonl (one minified event per line) and <scenario>.meta.json
  * (flags, browser version, and the page's own performance navigation timing per navigation, so
  * tests can hold milestones.load_ms to loadEventEnd).
@@ -122,7 +122,7 @@ async function one(c: Ctx, url: string): Promise<NavMeta[]> {
 }
 
 async function startSite(work: string): Promise<{ site: Site; proc: ChildProcess }> {
-  const proc = spawn(join(ROOT, ".venv/bin/python"), [join(ROOT, "tests/site/site.py")], {
+  const proc = spawn(join(ROOT, ".venv/bin/python"), [join(ROOT, "scripts/devkit/site.py")], {
     cwd: work, stdio: ["ignore", "pipe", "inherit"],
   });
   if (!proc.stdout) throw new Error("site.py: no stdout");

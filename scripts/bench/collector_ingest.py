@@ -26,8 +26,8 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from protolens.collector.client import upload  # noqa: E402
 from protolens.share.bundle import TABLES, read_bundle  # noqa: E402
-from tests.collector.helpers import bundle_bytes, running_collector  # noqa: E402
-from tests.research.store_builder import ingest_all, lab_record  # noqa: E402
+from scripts.devkit.collector import bundle_bytes, running_collector  # noqa: E402
+from scripts.devkit.store_builder import ingest_all, lab_record  # noqa: E402
 
 
 def main() -> int:

@@ -23,7 +23,7 @@ from protolens.analysis.compare import compare  # noqa: E402
 from protolens.analysis.observe import observations  # noqa: E402
 from protolens.store import open_ro  # noqa: E402
 from protolens.store.compare import campaign_aggregate, compare_rows  # noqa: E402
-from tests.research.synthetic import generate  # noqa: E402
+from scripts.devkit.synthetic import generate  # noqa: E402
 
 
 def main() -> int:

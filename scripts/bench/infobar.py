@@ -34,10 +34,9 @@ sys.path.insert(0, str(ROOT))
 from protolens.browser.flags import LaunchSpec  # noqa: E402
 from protolens.browser.profile import seed_preferences  # noqa: E402
 from protolens.install.lab import register_lab_host  # noqa: E402
-from tests.e2e.cdp import Cdp, devtools_browser, wait_for  # noqa: E402
-from tests.e2e.harness import CHROMIUM, require_dist  # noqa: E402
-from tests.e2e.test_ui_e2e import EXTENSION, Page  # noqa: E402
-from tests.site.site import serve_site  # noqa: E402
+from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for  # noqa: E402  # noqa: E402
+from scripts.devkit.harness import CHROMIUM, require_dist  # noqa: E402
+from scripts.devkit.site import serve_site  # noqa: E402
 
 ARTIFACTS = Path(os.environ.get("PROTOLENS_E2E_ARTIFACTS", "/tmp/protolens-e2e"))
 POLL_S = 0.05

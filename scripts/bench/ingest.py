@@ -16,9 +16,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "record"))
-
-from navrecord_builder import make_record  # noqa: E402
+sys.path.insert(0, str(ROOT))
 
 from protolens.messaging.dispatch import Dispatcher, encode_reply  # noqa: E402
 from protolens.messaging.framing import Frame, FrameDecoder, encode_frame  # noqa: E402
@@ -32,6 +30,7 @@ from protolens.store.ingest import (  # noqa: E402
     child_rows,
     navigation_row,
 )
+from scripts.devkit.navrecord_builder import make_record  # noqa: E402
 
 
 def host_path(stream: bytes, db: Path, sync: str) -> float:

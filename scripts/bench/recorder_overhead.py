@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark (a) of issue 2: does recording slow pages down?
 
-Loads the test site (tests/site) in headless Chromium, interleaved: with the ProtoLens extension
+Loads the test site (scripts/devkit/site.py) in headless Chromium, interleaved: with the ProtoLens extension
 recording (lab mode, host storing into SQLite) and with no extension at all. Both PLTs come from
 the same independent source: the page's own loadEventEnd, which the page reports to caddy (its
 late request's ?led= query), so the two arms are measured identically. Prints the medians and
@@ -42,9 +42,9 @@ sys.path.insert(0, str(ROOT))
 from protolens.browser.flags import LaunchSpec, command_line  # noqa: E402
 from protolens.browser.launch import run_load, scratch_env, stop  # noqa: E402
 from protolens.browser.profile import seed_preferences  # noqa: E402
-from tests.e2e.caddylog import read_hits  # noqa: E402
-from tests.e2e.harness import stored_ids  # noqa: E402
-from tests.site.site import serve_site  # noqa: E402
+from scripts.devkit.caddylog import read_hits  # noqa: E402
+from scripts.devkit.harness import stored_ids  # noqa: E402
+from scripts.devkit.site import serve_site  # noqa: E402
 
 FIRST_START_S = 0.6
 """The plain arm's navigation delay before any recorded load has been measured."""

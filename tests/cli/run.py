@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from tests.e2e.caddylog import FAMILY
+from scripts.devkit.caddylog import FAMILY
 
 
 def protolens(*args: str, db: Path | None = None, check: bool = True,

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from protolens.cli import main
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 NOW = 1_763_812_400_000.0
 

@@ -17,8 +17,8 @@ from protolens.collector.limits import Limits
 from protolens.share import export
 from protolens.store import open_ro
 from protolens.store.collector import add_token, open_catalog
-from tests.record.navrecord_builder import make_record
-from tests.research.store_builder import ingest_all
+from scripts.devkit.navrecord_builder import make_record
+from scripts.devkit.store_builder import ingest_all
 
 ALLOW = frozenset({"a.test", "b.test"})
 

@@ -16,7 +16,7 @@ import pyarrow.parquet as pq
 from protolens.collector.client import Backoff, upload
 from protolens.collector.dataset import dataset_files
 from protolens.share.bundle import read_bundle
-from tests.collector.helpers import bundle_bytes, cli, running_collector, small_store
+from scripts.devkit.collector import bundle_bytes, cli, running_collector, small_store
 
 
 def test_kill9_during_uploads(tmp_path: Path) -> None:

@@ -15,8 +15,8 @@ import pytest
 
 from protolens.collector.dataset import dataset_files
 from protolens.share.bundle import read_bundle
+from scripts.devkit.collector import Collector, bundle_bytes, cli, running_collector, small_store
 from tests.collector import tampered
-from tests.collector.helpers import Collector, bundle_bytes, cli, running_collector, small_store
 
 CT = "application/x-tar"
 

@@ -12,8 +12,8 @@ from pathlib import Path
 from protolens.collector.settings import ContributeSettings, load, save
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
-from tests.collector.helpers import cli, running_collector, small_store
-from tests.research.store_builder import NOW_MS, lab_record
+from scripts.devkit.collector import cli, running_collector, small_store
+from scripts.devkit.store_builder import NOW_MS, lab_record
 
 
 def _count(c_data: Path) -> int:

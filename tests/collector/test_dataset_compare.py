@@ -15,8 +15,8 @@ from protolens.analysis.compare import compare
 from protolens.analysis.observe import Observation
 from protolens.analysis.stratified import Stratum, compare_stratified, van_elteren_p
 from protolens.store.dataset import compare_rows
+from scripts.devkit.collector import cli
 from tests.collector.dataset_builder import make_dataset
-from tests.collector.helpers import cli
 
 
 def test_van_elteren_with_one_stratum_is_mann_whitney() -> None:

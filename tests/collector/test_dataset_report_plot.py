@@ -19,8 +19,8 @@ from protolens.store import dataset, open_ro, open_rw
 from protolens.store.collector import add_token, open_catalog
 from protolens.store.compare import plot_connection_shares, plot_navigations
 from protolens.store.lab import campaign_navigations
-from tests.collector.helpers import cli
-from tests.research.store_builder import campaign_store
+from scripts.devkit.collector import cli
+from scripts.devkit.store_builder import campaign_store
 
 
 @pytest.fixture

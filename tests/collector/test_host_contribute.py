@@ -17,8 +17,8 @@ from typing import Any
 from protolens.messaging.framing import encode_frame
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
-from tests.collector.helpers import running_collector, small_store
-from tests.research.store_builder import NOW_MS, lab_record
+from scripts.devkit.collector import running_collector, small_store
+from scripts.devkit.store_builder import NOW_MS, lab_record
 
 
 class Host:

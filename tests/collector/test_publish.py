@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 
 from protolens.collector.publish import domain_map
 from protolens.store.dataset import compare_rows
+from scripts.devkit.collector import cli
 from tests.collector.dataset_builder import make_dataset
-from tests.collector.helpers import cli
 
 
 def test_domain_map_keeps_only_hosts_in_clear() -> None:

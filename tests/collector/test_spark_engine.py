@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from protolens.store import dataset, spark
+from scripts.devkit.collector import cli
 from tests.collector.dataset_builder import make_dataset
-from tests.collector.helpers import cli
 
 pytestmark = pytest.mark.skipif(shutil.which("java") is None,
                                 reason="no Java runtime (scripts/setup.sh installs one)")

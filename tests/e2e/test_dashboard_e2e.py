@@ -27,9 +27,9 @@ from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
 from protolens.record import parse_record
 from protolens.store import SqliteSink, open_rw
-from tests.e2e.cdp import Cdp, evaluate, launch_devtools
-from tests.e2e.harness import CHROMIUM, require_dist
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.cdp import Cdp, evaluate, launch_devtools
+from scripts.devkit.harness import CHROMIUM, require_dist
+from scripts.devkit.navrecord_builder import make_record
 
 pytestmark = pytest.mark.e2e
 

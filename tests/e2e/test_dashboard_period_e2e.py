@@ -12,8 +12,8 @@ import pytest
 
 from protolens.record import parse_record
 from protolens.store import SqliteSink, open_ro, open_rw
+from scripts.devkit.navrecord_builder import make_record
 from tests.e2e.test_dashboard_e2e import Browser, close, open_dashboard
-from tests.record.navrecord_builder import make_record
 
 pytestmark = pytest.mark.e2e
 

@@ -43,11 +43,10 @@ import pytest
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
-from tests.e2e.caddylog import Hit, read_hits
-from tests.e2e.cdp import Cdp, devtools_browser, wait_for
-from tests.e2e.harness import CHROMIUM, require_dist
-from tests.e2e.test_ui_e2e import EXTENSION, Page
-from tests.site.site import serve_site
+from scripts.devkit.caddylog import Hit, read_hits
+from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for
+from scripts.devkit.harness import CHROMIUM, require_dist
+from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
 

@@ -22,10 +22,9 @@ from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
+from scripts.devkit.cdp import Cdp, Page, devtools_browser
+from scripts.devkit.harness import CHROMIUM, ROOT, require_dist
 from tests.cli.run import protolens
-from tests.e2e.cdp import Cdp, devtools_browser
-from tests.e2e.harness import CHROMIUM, ROOT, require_dist
-from tests.e2e.test_ui_e2e import Page
 
 pytestmark = pytest.mark.e2e
 DEVTOOLS = "devtools://devtools/bundled/devtools_app.html"

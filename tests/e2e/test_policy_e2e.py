@@ -29,9 +29,9 @@ import pytest
 
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import run_load
-from tests.e2e.caddylog import Hit, read_hits
-from tests.e2e.harness import CHROMIUM, require_dist, stored_ids
-from tests.site.site import serve_site
+from scripts.devkit.caddylog import Hit, read_hits
+from scripts.devkit.harness import CHROMIUM, require_dist, stored_ids
+from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
 

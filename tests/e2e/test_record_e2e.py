@@ -1,6 +1,6 @@
 """End to end: real Chromium + the built extension + the host + SQLite, checked against caddy.
 
-Three cold loads of the test site (tests/site: a.test page with 23 objects, /old -> /page/
+Three cold loads of the test site (scripts/devkit/site.py: a.test page with 23 objects, /old -> /page/
 redirect, cross-site iframe on b.test) under h1, h2 and h3 (QUIC forced for a.test only). The
 record in the store must agree with caddy's access log, an independent witness of each request's
 protocol and client port, and with the page's own loadEventEnd (reported to caddy by the page).
@@ -20,9 +20,9 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 
-from tests.e2e.caddylog import Hit, read_hits
-from tests.e2e.harness import Load, load_page
-from tests.site.site import serve_site
+from scripts.devkit.caddylog import Hit, read_hits
+from scripts.devkit.harness import Load, load_page
+from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
 
@@ -66,7 +66,7 @@ def navigation(db: Path, load: Load) -> dict[str, Any]:
 
 
 def _ids(db: Path, load: Load) -> list[str]:
-    from tests.e2e.harness import stored_ids
+    from scripts.devkit.harness import stored_ids
     return stored_ids(db, load.load_id)
 
 

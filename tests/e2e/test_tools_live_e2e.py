@@ -27,12 +27,11 @@ from protolens.install.lab import register_lab_host
 from protolens.plots.waterfall_series import waterfall_series
 from protolens.store import open_ro
 from protolens.store.records import load_record
+from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for
+from scripts.devkit.harness import CHROMIUM, ROOT, require_dist
+from scripts.devkit.site import serve_site
 from tests.cli.run import protolens
-from tests.e2e.cdp import Cdp, devtools_browser, wait_for
-from tests.e2e.harness import CHROMIUM, ROOT, require_dist
 from tests.e2e.test_new_tab_e2e import stored
-from tests.e2e.test_ui_e2e import EXTENSION, Page
-from tests.site.site import serve_site
 
 pytestmark = pytest.mark.e2e
 

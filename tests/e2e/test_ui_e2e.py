@@ -12,10 +12,8 @@ options page's defaults. Screenshots go to $PROTOLENS_E2E_ARTIFACTS (default /tm
 
 from __future__ import annotations
 
-import base64
 import json
 import os
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,57 +22,16 @@ import pytest
 
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
-from tests.e2e.cdp import Cdp, devtools_browser
-from tests.e2e.harness import CHROMIUM, ROOT, require_dist
+from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser
+from scripts.devkit.harness import CHROMIUM, ROOT, require_dist
 
 pytestmark = pytest.mark.e2e
 
-EXTENSION = "chrome-extension://ncpedlfcmhdmaokpoalfngkhdlamknob"
 ARTIFACTS = Path(os.environ.get("PROTOLENS_E2E_ARTIFACTS", "/tmp/protolens-e2e"))
 EVIL_HOST = "<img src=x onerror=document.title='pwned'>.test"
 EVIL_URL = f"https://{EVIL_HOST}/<script>document.title='pwned'</script>"
 TAB = 4242
 """A tab id nothing else uses: the popup is told which tab to show by ``?tab=``."""
-
-
-class Page:
-    """One extension page in the browser, driven over CDP."""
-
-    def __init__(self, cdp: Cdp, url: str, width: int, height: int) -> None:
-        self.cdp = cdp
-        target = cdp.send("Target.createTarget", {"url": url})["targetId"]
-        self.session = str(cdp.send("Target.attachToTarget",
-                                    {"targetId": target, "flatten": True})["sessionId"])
-        cdp.send("Emulation.setDeviceMetricsOverride",
-                 {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
-                 self.session)
-
-    def js(self, expr: str) -> Any:
-        r = self.cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True,
-                                               "awaitPromise": True}, self.session)
-        if "exceptionDetails" in r:
-            raise RuntimeError(f"{expr}: {r['exceptionDetails']}")
-        return r["result"].get("value")
-
-    def wait(self, expr: str, timeout_s: float = 20.0) -> Any:
-        deadline = time.monotonic() + timeout_s
-        while time.monotonic() < deadline:
-            try:
-                value = self.js(expr)
-            except RuntimeError:  # the page is still loading its script
-                value = None
-            if value:
-                return value
-            time.sleep(0.1)
-        raise AssertionError(f"still false after {timeout_s} s: {expr}")
-
-    def screenshot(self, name: str) -> Path:
-        data = self.cdp.send("Page.captureScreenshot",
-                             {"format": "png", "captureBeyondViewport": True}, self.session)["data"]
-        path = ARTIFACTS / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_bytes(base64.b64decode(data))
-        return path
 
 
 @pytest.fixture(scope="module")

@@ -24,9 +24,8 @@ from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.plots.waterfall_series import waterfall_series
 from protolens.record import parse_record
-from tests.e2e.cdp import Cdp, devtools_browser
-from tests.e2e.harness import CHROMIUM, ROOT, require_dist
-from tests.e2e.test_ui_e2e import EXTENSION, Page
+from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser
+from scripts.devkit.harness import CHROMIUM, ROOT, require_dist
 
 sys.path.insert(0, str(ROOT / "tests" / "record"))  # the shared record builders live there
 from tests.record.coalesced_record import coalesced_record  # noqa: E402

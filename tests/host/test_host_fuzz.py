@@ -30,7 +30,7 @@ from protolens.host.stdio import LazySink
 from protolens.messaging.dispatch import Dispatcher, encode_reply
 from protolens.messaging.framing import MAX_OUTGOING
 from protolens.record import RecordError, parse_record
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 DELETE = object()
 

@@ -13,7 +13,7 @@ from typing import Any
 from test_host_process import Host, frame
 
 from protolens.messaging.framing import encode_frame
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 SURROGATE = "\ud800"  # json.dumps writes it as the escape \ud800: valid JSON, not valid text
 

@@ -16,7 +16,7 @@ from typing import Any
 from protolens.install.lab import register_lab_host
 from protolens.messaging.framing import encode_frame
 from protolens.store.migrations import MIGRATIONS
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 
 def frame(obj: Any) -> bytes:

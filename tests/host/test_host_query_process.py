@@ -6,7 +6,7 @@ from pathlib import Path
 
 from test_host_process import Host, frame
 
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 
 def test_host_answers_protocol_counts_for_what_it_stored(tmp_path: Path) -> None:

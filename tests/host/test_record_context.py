@@ -12,8 +12,8 @@ from click.testing import CliRunner
 from test_host_process import Host, frame
 
 from protolens.cli import main
+from scripts.devkit.navrecord_builder import make_record
 from tests.lab.test_report import seeded_store
-from tests.record.navrecord_builder import make_record
 
 FORGED = {"campaign": "c1", "arm": "h2", "condition": "wifi", "repetition": 5, "page": "p1",
           "server_cc": "bbr", "command_line": ["x"], "load_id": "L", "experiment": "e",

@@ -17,7 +17,7 @@ from protolens.lab.report import report_rows
 from protolens.record.validate import parse_record
 from protolens.store import ingest, open_rw
 from protolens.store import lab as labstore
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 PLT = {"h1": [100.0, 110.0, 120.0, 130.0], "h2": [200.0, 210.0, 220.0, 400.0], "h3": [150.0]}
 

@@ -14,7 +14,7 @@ from protolens.messaging.framing import MAX_OUTGOING
 from protolens.messaging.lab import LabContext, LabError, parse_lab
 from protolens.record import NavigationRecord
 from protolens.store import SqliteSink, open_rw
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 NOW = 1_763_812_400_000.0
 

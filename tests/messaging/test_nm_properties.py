@@ -14,7 +14,7 @@ from protolens.messaging.dispatch import Dispatcher, encode_reply
 from protolens.messaging.framing import MAX_OUTGOING, Frame, FrameDecoder, encode_frame
 from protolens.record import RecordError, parse_record
 from protolens.store import SqliteSink, open_rw
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),

@@ -20,7 +20,7 @@ from protolens.policy.rules import make_rule
 from protolens.record import RecordError, parse_record
 from protolens.store import SqliteSink, open_rw
 from protolens.store import policy as policystore
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 
 class NoSink:

@@ -28,7 +28,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tests" / "record"))  # the shared record builders live there
-from tests.record.navrecord_builder import make_record  # noqa: E402
+from scripts.devkit.navrecord_builder import make_record  # noqa: E402
 
 
 @dataclass

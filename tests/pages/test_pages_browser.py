@@ -22,7 +22,7 @@ import pytest
 
 from protolens.browser.launch import scratch_env
 from protolens.pages import HOSTS, INDEX, ensure_corpus
-from tests.site.site import free_port, make_cert, run_caddy
+from scripts.devkit.site import free_port, make_cert, run_caddy
 
 pytestmark = pytest.mark.e2e
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.record.navrecord_builder import make_record, make_request
+from scripts.devkit.navrecord_builder import make_record, make_request
 
 LONG = "https://b.test/assets/" + "x" * 90 + "/END.png"
 

@@ -14,7 +14,7 @@ import pytest
 
 from protolens.record import RecordError, parse_record
 from protolens.store import SqliteSink, open_rw
-from tests.record.navrecord_builder import make_record, with_change
+from scripts.devkit.navrecord_builder import make_record, with_change
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "cdp"
 

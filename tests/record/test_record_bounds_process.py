@@ -13,7 +13,7 @@ from typing import Any
 from test_host_process import Host, frame
 
 from protolens.record.columns import URL_MAX
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 
 def _host(tmp: Path) -> Host:

@@ -13,7 +13,7 @@ import pytest
 
 from protolens.record import RecordError, parse_record
 from protolens.record.columns import MAX_COUNT, MAX_ITEMS, MAX_REDIRECTS, URL_MAX
-from tests.record.navrecord_builder import make_record, with_change
+from scripts.devkit.navrecord_builder import make_record, with_change
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "cdp"
 

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from protolens.record import NavigationRecord, RecordError, parse_record
-from tests.record.navrecord_builder import DELETE, make_record, with_change
+from scripts.devkit.navrecord_builder import DELETE, make_record, with_change
 
 
 def test_valid_record_parses_into_frozen_dataclasses() -> None:

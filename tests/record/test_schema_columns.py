@@ -17,7 +17,7 @@ from protolens.share import export
 from protolens.share.anonymize import _RULES
 from protolens.share.bundle import BUNDLE_SCHEMA, SCHEMAS, TABLES
 from protolens.store import ingest, open_ro, open_rw
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 NOW = 1_763_812_400_000.0
 ARROW = {"TEXT": pa.string(), "INTEGER": pa.int64(), "REAL": pa.float64()}

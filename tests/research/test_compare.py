@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from protolens.analysis.compare import compare, compare_pair, verdict
 from protolens.analysis.observe import Observation, domain_of, observations
 from protolens.cli import main
-from tests.research.store_builder import campaign_store, ingest_all, lab_record
+from scripts.devkit.store_builder import campaign_store, ingest_all, lab_record
 
 
 def _samples(seed: int, n: int, shift: float) -> tuple[np.ndarray, np.ndarray]:

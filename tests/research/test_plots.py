@@ -19,7 +19,7 @@ from protolens.plots import figures
 from protolens.store import open_ro
 from protolens.store.compare import plot_connection_shares, plot_navigations
 from protolens.testbed.tcpstats import parse_stream
-from tests.research.store_builder import campaign_store
+from scripts.devkit.store_builder import campaign_store
 
 SS = Path(__file__).parents[1] / "testbed" / "fixtures" / "ss-tin-established.txt"
 

@@ -14,7 +14,7 @@ from protolens.messaging.framing import MAX_OUTGOING
 from protolens.messaging.queries import StoreQueries
 from protolens.store import open_ro
 from protolens.store.dashboard import dashboard_query
-from tests.research.synthetic import generate
+from scripts.devkit.synthetic import generate
 
 
 class _NoSink:

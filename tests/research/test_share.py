@@ -34,7 +34,7 @@ from protolens.share.bundle import (
 from protolens.share.merge import merge
 from protolens.store import open_ro, open_rw
 from protolens.store.compare import compare_rows
-from tests.research.store_builder import campaign_store, dump, ingest_all, lab_record
+from scripts.devkit.store_builder import campaign_store, dump, ingest_all, lab_record
 
 NOW = 1_763_950_000_000.0
 SECRETS = ("a.test", "b.test", "news.example.org/", "index.html", "user=secret", "token=abc",

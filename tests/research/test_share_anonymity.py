@@ -16,7 +16,7 @@ from protolens.cli import main
 from protolens.share import export
 from protolens.share.bundle import read_bundle
 from protolens.store import open_ro
-from tests.research.store_builder import ingest_all, lab_record
+from scripts.devkit.store_builder import ingest_all, lab_record
 
 NOW = 1_763_950_000_000.0
 

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from protolens.cli import main
 from protolens.share import export
 from protolens.store import open_ro
-from tests.research.store_builder import dump, ingest_all, lab_record
+from scripts.devkit.store_builder import dump, ingest_all, lab_record
 from tests.research.test_share import rewrite_bundle
 
 NOW = 1_763_950_000_000.0

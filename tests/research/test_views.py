@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from tests.research.store_builder import campaign_store
+from scripts.devkit.store_builder import campaign_store
 
 
 def test_arm_summary_and_daily_protocols(tmp_path: Path) -> None:

@@ -1,13 +1,11 @@
-"""tests/site/site.py: caddy serves the page over h1 and h2, logs each request, stops on exit."""
+"""scripts/devkit/site.py: caddy serves the page over h1 and h2, logs each request, stops."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import shutil
 import socket
 import ssl
-import sys
 import time
 from pathlib import Path
 from types import ModuleType
@@ -19,14 +17,9 @@ pytestmark = pytest.mark.skipif(shutil.which("caddy") is None, reason="needs cad
 
 
 def _load_site() -> ModuleType:
-    # tests/ is not a package and a module named `site` would shadow the stdlib one: load by path
-    path = Path(__file__).resolve().parent / "site.py"
-    spec = importlib.util.spec_from_file_location("protolens_test_site", path)
-    assert spec is not None and spec.loader is not None
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = mod
-    spec.loader.exec_module(mod)
-    return mod
+    from scripts.devkit import site  # qualified: no shadowing of the stdlib's `site`
+
+    return site
 
 
 site_mod = _load_site()

@@ -14,7 +14,7 @@ from protolens.cli import main
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
 from protolens.store.forget import ForgetError, normalize_site, on_site
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 NOW = 1_763_812_400_000.0
 # (origin, requests): make_record's requests alternate a.test, a.test, b.test, one h2

@@ -9,7 +9,7 @@ from pathlib import Path
 from protolens.record import parse_record
 from protolens.store import SqliteSink, open_rw
 from protolens.store.policy import store_upstream
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 NOW = 1_763_812_400_000.0
 

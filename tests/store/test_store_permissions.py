@@ -16,7 +16,7 @@ from test_host_process import Host, frame
 
 from protolens.cli import main
 from protolens.store import open_rw
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 
 def mode(p: Path) -> int:

@@ -14,7 +14,7 @@ from protolens.record import parse_record
 from protolens.store import StoreError, ingest, open_ro, open_rw
 from protolens.store.migrate import apply_migrations, migration_states
 from protolens.store.migrations import MIGRATIONS
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 NOW = 1_763_812_400_000.0
 APPLIED_NAMES = (

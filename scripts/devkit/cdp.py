@@ -141,3 +141,49 @@ def devtools_browser(spec: LaunchSpec, work: Path) -> Iterator[tuple[Cdp, Path]]
     finally:
         cdp.close()
         stop(proc)
+
+
+ARTIFACTS = Path(os.environ.get("PROTOLENS_E2E_ARTIFACTS", "/tmp/protolens-e2e"))
+"""Where screenshots go."""
+EXTENSION = "chrome-extension://ncpedlfcmhdmaokpoalfngkhdlamknob"
+"""The built extension's origin: its id comes from the manifest's `key`."""
+
+
+class Page:
+    """One extension page in the browser, driven over CDP."""
+
+    def __init__(self, cdp: Cdp, url: str, width: int, height: int) -> None:
+        self.cdp = cdp
+        target = cdp.send("Target.createTarget", {"url": url})["targetId"]
+        self.session = str(cdp.send("Target.attachToTarget",
+                                    {"targetId": target, "flatten": True})["sessionId"])
+        cdp.send("Emulation.setDeviceMetricsOverride",
+                 {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False},
+                 self.session)
+
+    def js(self, expr: str) -> Any:
+        r = self.cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True,
+                                               "awaitPromise": True}, self.session)
+        if "exceptionDetails" in r:
+            raise RuntimeError(f"{expr}: {r['exceptionDetails']}")
+        return r["result"].get("value")
+
+    def wait(self, expr: str, timeout_s: float = 20.0) -> Any:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            try:
+                value = self.js(expr)
+            except RuntimeError:  # the page is still loading its script
+                value = None
+            if value:
+                return value
+            time.sleep(0.1)
+        raise AssertionError(f"still false after {timeout_s} s: {expr}")
+
+    def screenshot(self, name: str) -> Path:
+        data = self.cdp.send("Page.captureScreenshot",
+                             {"format": "png", "captureBeyondViewport": True}, self.session)["data"]
+        path = ARTIFACTS / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(base64.b64decode(data))
+        return path

@@ -12,7 +12,7 @@ import numpy as np
 
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
-from tests.record.navrecord_builder import make_record
+from scripts.devkit.navrecord_builder import make_record
 
 NOW_MS = 1_763_900_000_000.0
 

@@ -1,10 +1,10 @@
-"""Regenerates the static test site under tests/site/www/ (committed; run only to change it).
+"""Regenerates the static test site under scripts/devkit/www/ (committed; run only to change it).
 
 The site is what every fixture and end-to-end test loads: a.test serves /page/ with 20+ objects
 (images that decode, CSS, JS, a late fetch after the load event), b.test serves /frame/, a
 cross-site iframe (so Chromium puts it in an out-of-process frame). Deterministic: fixed seeds.
 
-    .venv/bin/python tests/site/gen_assets.py
+    .venv/bin/python scripts/devkit/gen_assets.py
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ from cryptography.x509.oid import NameOID
 
 from protolens.share import export
 from protolens.store import open_ro
-from tests.research.store_builder import ingest_all, lab_record
+from scripts.devkit.store_builder import ingest_all, lab_record
 
 NOW = 1_763_950_000_000.0
 

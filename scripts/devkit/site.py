@@ -1,4 +1,4 @@
-"""The local test site: caddy serving tests/site/www over HTTPS (h1, h2, h3) for a.test and b.test.
+"""The local test site: caddy serving scripts/devkit/www over HTTPS (h1, h2, h3), a.test and b.test.
 
 Used by the fixture recorder (scripts/record-fixtures) and by the end-to-end tests. Chromium
 reaches it with `--host-resolver-rules=MAP *.test 127.0.0.1` and
