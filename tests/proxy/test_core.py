@@ -31,7 +31,6 @@ from protolens.proxy.core import (
     response_from_h2,
     socket_inode,
 )
-from protolens.proxy.relay import pac_script
 
 HOSTS = {"a.test": "198.18.2.2", "b.test": "198.18.2.2"}
 RULES = [make_rule("a.test", "h2-parallel:2"), make_rule("b.test", "no-h3")]
@@ -189,11 +188,3 @@ def test_split_by_navigation() -> None:
     assert [c["id"] for c in out["cold"]] == [1, 3]
     assert [c["id"] for c in out["warm"]] == [2]
     assert split_by_navigation(conns, []) == {}
-
-
-def test_pac_script() -> None:
-    pac = pac_script(8853, ["example.com", "*.cdn.net"])
-    assert 'return "PROXY 127.0.0.1:8853"' in pac
-    assert '(h == "example.com" || dnsDomainIs(h, ".example.com"))' in pac
-    assert 'dnsDomainIs(h, ".cdn.net")' in pac
-    assert "false" in pac_script(1, [])
