@@ -39,6 +39,7 @@ from urllib.parse import parse_qs, urlsplit
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from protolens.arms import Arm  # noqa: E402
 from protolens.browser.flags import LaunchSpec, command_line  # noqa: E402
 from protolens.browser.launch import run_load, scratch_env, stop  # noqa: E402
 from protolens.browser.profile import seed_preferences  # noqa: E402
@@ -75,7 +76,7 @@ def plain_load(site: object, scratch: Path, start_s: float,
     udd = scratch / "profile"
     seed_preferences(udd)  # as run_load does for the recorded arm
     spec = LaunchSpec(chromium="/usr/bin/chromium", user_data_dir=str(udd),
-                      extension_dir="", arm="h2", origins=(), spki=[site.spki],  # type: ignore[attr-defined]
+                      extension_dir="", arm=Arm("h2"), origins=(), spki=[site.spki],  # type: ignore[attr-defined]
                       host_rules="MAP *.test 127.0.0.1")
     argv = [a for a in command_line(spec) if "extension" not in a][:-1]
     target = site.origin() + "/page/"  # type: ignore[attr-defined]
@@ -104,7 +105,7 @@ def recorded_load(site: object, scratch: Path, db: Path, extension: Path) -> tup
     load_id = str(uuid.uuid4())
     offset = site.access_log.stat().st_size  # type: ignore[attr-defined]
     spec = LaunchSpec(chromium="/usr/bin/chromium", user_data_dir="",
-                      extension_dir=str(extension), arm="h2", origins=(),
+                      extension_dir=str(extension), arm=Arm("h2"), origins=(),
                       spki=[site.spki], host_rules="MAP *.test 127.0.0.1")  # type: ignore[attr-defined]
     launched = time.time()
     res = run_load(spec, scratch=scratch, db=db, navigate=[site.origin() + "/page/"],  # type: ignore[attr-defined]

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protolens.arms import parse_lab_arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import LoadResult, run_load
 from protolens.lab.runner import stored_navigation_ids
@@ -41,7 +42,7 @@ def load_page(*, arm: str, url: str, site: Any, db: Path, scratch: Path, quic_ho
     load_id = str(uuid.uuid4())
     offset = site.access_log.stat().st_size
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir="", extension_dir=str(require_dist()),
-                      arm=arm, origins=[f"{h}:{site.port}" for h in quic_hosts],
+                      arm=parse_lab_arm(arm), origins=[f"{h}:{site.port}" for h in quic_hosts],
                       spki=[site.spki], host_rules="MAP *.test 127.0.0.1")
     result = run_load(spec, scratch=scratch, db=db, navigate=[url],
                       context={"load_id": load_id, "arm": arm}, timeout_s=timeout_s,

@@ -49,24 +49,28 @@ export function bySpecificity(rules: readonly PolicyRule[]): PolicyRule[] {
   return [...rules].sort((a, b) => (moreSpecific(a, b) ? -1 : moreSpecific(b, a) ? 1 : a.domain.localeCompare(b.domain)));
 }
 
+const SAFE_DOMAIN = /^(\*\.)?[a-z0-9.-]+$/;
+
 /**
  * The PAC script for `chrome.proxy.settings` (mode `pac_script`): hosts whose most specific rule
- * is `no-h3` go through the relay, everything else DIRECT. Unlike the host's
- * `proxy.relay.pac_script(port, domains)` it honours specificity: an exact `default` rule under a
- * `no-h3` registrable domain stays direct. Domain names are validated by the host (letters,
- * digits, `-`, `.`), and re-checked here because they end up inside script source.
+ * is `no-h3` go through the relay on `port`, everything else DIRECT (no relay, `port` null: all
+ * DIRECT). Same meaning as `matchRule` and as the host's `protolens/policy/pac.py`, checked case by
+ * case against tests/cases/pac.json (docs/ARCHITECTURE.md, "The no-h3 PAC script"). Domain names
+ * are validated by the host (letters, digits, `-`, `.`), and re-checked here because they end up
+ * inside script source.
  */
-export function pacScript(port: number, rules: readonly PolicyRule[]): string {
-  const ordered = bySpecificity(rules).filter((r) => /^(\*\.)?[a-z0-9.-]+$/.test(r.domain));
+export function pacScript(port: number | null, rules: readonly PolicyRule[]): string {
+  const relay = port === null ? null : `"PROXY 127.0.0.1:${port}"`;
+  const ordered = relay === null ? [] : bySpecificity(rules).filter((r) => SAFE_DOMAIN.test(r.domain));
   const lines = ordered.map((r) => {
     const d = r.domain;
     const test = r.kind === "exact" ? `h == "${d}"`
       : r.kind === "wildcard" ? `dnsDomainIs(h, "${d.slice(1)}")`
         : `(h == "${d}" || dnsDomainIs(h, ".${d}"))`;
-    const route = r.arm === "no-h3" ? `"PROXY 127.0.0.1:${port}"` : `"DIRECT"`;
-    return `  if (${test}) return ${route};`;
+    return `  if (${test}) return ${r.arm === "no-h3" && relay !== null ? relay : `"DIRECT"`};\n`;
   });
-  return `function FindProxyForURL(url, host) {\n  var h = host.toLowerCase();\n${lines.join("\n")}\n  return "DIRECT";\n}\n`;
+  // a fully qualified name ("a.test.") matches as without the dot, as in matchRule
+  return `function FindProxyForURL(url, host) {\n  var h = host.toLowerCase().replace(/\\.$/, "");\n${lines.join("")}  return "DIRECT";\n}\n`;
 }
 
 /** Domains the PAC sends to the relay (for the options page and tests). */

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
@@ -65,7 +66,7 @@ def test_switch_on_uploads_switch_off_stops(tmp_path: Path) -> None:
                                 "PROTOLENS_CA_CERT": str(c.ca),
                                 "PROTOLENS_CONTRIBUTE_INTERVAL_S": "1"})
         spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm="h2", origins=[],
+                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
                           extra=["--remote-debugging-port=0"])
         with devtools_browser(spec, tmp_path) as (cdp, _):
             options = Page(cdp, f"{EXTENSION}/options.html", 900, 1400)

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import stop
 from protolens.browser.profile import seed_preferences
@@ -100,7 +101,7 @@ def open_dashboard(tmp: Path, db: Path | None, query: str = "") -> Browser:
     if db is not None:
         register_lab_host(udd, {"PROTOLENS_DB": str(db)})
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
-                      arm="h2", origins=[], extra=["--remote-debugging-port=0",
+                      arm=Arm("h2"), origins=[], extra=["--remote-debugging-port=0",
                                                    "--window-size=1280,1700"])
     proc, cdp, log = launch_devtools(spec, tmp)
     target = cdp.send("Target.createTarget", {"url": DASHBOARD + query})["targetId"]

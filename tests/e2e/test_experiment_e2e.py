@@ -40,6 +40,7 @@ from typing import Any
 
 import pytest
 
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
@@ -105,7 +106,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                             "PROTOLENS_RELAY_HOSTS": "a.test=127.0.0.1,b.test=127.0.0.1"})
     with serve_site(work / "site") as site:
         spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm="h3",
+                          extension_dir=str(require_dist()), arm=Arm("h3"),
                           origins=[f"a.test:{site.port}"], spki=[site.spki],
                           host_rules="MAP *.test 127.0.0.1",
                           extra=["--remote-debugging-port=0", "--enable-net-benchmarking"])

@@ -18,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.record import parse_record
@@ -41,7 +42,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cdp]:
     udd = tmp / "profile"
     seed_preferences(udd)
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
-                      arm="h2", origins=[], extra=["--remote-debugging-port=0"])
+                      arm=Arm("h2"), origins=[], extra=["--remote-debugging-port=0"])
     with devtools_browser(spec, tmp) as (cdp, _):
         yield cdp
 

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
@@ -66,7 +67,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cdp, Any
     register_lab_host(udd, {"PROTOLENS_DB": str(db)})  # an everyday registration: no lab context
     with serve_site(work / "site") as site:
         spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm="h2", origins=[],
+                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
                           spki=[site.spki], host_rules="MAP *.test 127.0.0.1",
                           extra=["--remote-debugging-port=0"])
         with devtools_browser(spec, work) as (cdp, log):

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import run_load
 from scripts.devkit.caddylog import read_hits
@@ -123,7 +124,8 @@ def test_host_unavailable_for_three_navigations_then_all_stored_once(tmp_path: P
             wrapper=scratch / "profile" / "NativeMessagingHosts" / "org.protolens.host.sh",
             context_file=scratch / "lab-context.json", pages=len(urls))
         spec = LaunchSpec(chromium=CHROMIUM, user_data_dir="", extension_dir=str(require_dist()),
-                          arm="h2", origins=[], spki=[site.spki], host_rules="MAP *.test 127.0.0.1")
+                          arm=Arm("h2"), origins=[], spki=[site.spki],
+                          host_rules="MAP *.test 127.0.0.1")
         result = run_load(spec, scratch=scratch, db=db, navigate=urls, advance="record",
                           context={"load_id": load_id, "arm": "h2"}, timeout_s=120.0, done=outage)
         page_hits = [h.uri for h in read_hits(site.access_log, outage.log_offset)

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from protolens.arms import parse_lab_arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import run_load
 from scripts.devkit.caddylog import Hit, read_hits
@@ -47,7 +48,7 @@ def load(site: Any, db: Path, scratch: Path, arm: str) -> tuple[str, list[Hit]]:
     load_id = str(uuid.uuid4())
     start = site.access_log.stat().st_size
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir="", extension_dir=str(require_dist()),
-                      arm=arm, origins=[f"a.test:{site.port}"], spki=[site.spki],
+                      arm=parse_lab_arm(arm), origins=[f"a.test:{site.port}"], spki=[site.spki],
                       host_rules="MAP *.test 127.0.0.1")
     result = run_load(spec, scratch=scratch, db=db, navigate=[site.url],
                       context={"load_id": load_id}, timeout_s=60,

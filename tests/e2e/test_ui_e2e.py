@@ -20,6 +20,7 @@ from typing import Any
 
 import pytest
 
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser
@@ -40,7 +41,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cdp]:
     udd = tmp / "profile"
     seed_preferences(udd)  # no host registered: the popup must still render (host not connected)
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
-                      arm="h2", origins=[], extra=["--remote-debugging-port=0"])
+                      arm=Arm("h2"), origins=[], extra=["--remote-debugging-port=0"])
     with devtools_browser(spec, tmp) as (cdp, _):
         yield cdp
 

@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.plots.waterfall_series import waterfall_series
@@ -40,7 +41,7 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cdp]:
     udd = tmp / "profile"
     seed_preferences(udd)
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
-                      arm="h2", origins=[], extra=["--remote-debugging-port=0"])
+                      arm=Arm("h2"), origins=[], extra=["--remote-debugging-port=0"])
     with devtools_browser(spec, tmp) as (cdp, _):
         yield cdp
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { readFileSync } from "node:fs";
 import { runInNewContext } from "node:vm";
 import { matchRule, pacScript, throttling, urlPatterns, type PolicyRule } from "../../src/policy/rules.ts";
 import { parseHostMessage, MessageError } from "../../src/messages/protocol.ts";
@@ -13,15 +14,27 @@ const RULES = [
   rule("c.test", "registrable", "h1", 300),
 ];
 
-/** Runs the generated PAC with the two PAC helpers it uses, as Chromium's PAC runner would. */
-function route(pac: string, host: string): string {
+/**
+ * Runs the generated PAC with the one PAC helper it uses, defined as Chromium's PAC runner defines
+ * it (net/proxy_resolution/pac_js_library.h, `dnsDomainIs`).
+ */
+function route(pac: string, host: string, url = `https://${host}/`): string {
   const sandbox: Record<string, unknown> = {
     dnsDomainIs: (h: string, d: string) => h.length >= d.length && h.slice(h.length - d.length) === d,
   };
   runInNewContext(pac, sandbox);
   const find = sandbox.FindProxyForURL as (url: string, host: string) => string;
-  return find(`https://${host}/`, host);
+  return find(url, host);
 }
+
+/** tests/cases/pac.json: the cases the host's PAC generator answers too (tests/policy/test_pac.py). */
+interface PacCase {
+  name: string;
+  relay: { port: number } | null;
+  rules: { domain: string; kind: PolicyRule["kind"]; arm: string }[];
+  routes: [url: string, host: string, want: string][];
+}
+const PAC_CASES = (JSON.parse(readFileSync(new URL("../cases/pac.json", import.meta.url), "utf8")) as { cases: PacCase[] }).cases;
 
 describe("matchRule", () => {
   it("prefers exact, then wildcard, then registrable", () => {
@@ -52,6 +65,20 @@ describe("pacScript", () => {
     const evil = pacScript(1, [rule('a.test") || true || ("', "exact", "no-h3")]);
     expect(evil).not.toContain("true ||");
     expect(route(evil, "anything.org")).toBe("DIRECT");
+  });
+});
+
+describe("pacScript on the shared cases (tests/cases/pac.json)", () => {
+  it.each(PAC_CASES.map((c) => [c.name, c] as const))("%s", (_name, c) => {
+    const rules = c.rules.map((r) => rule(r.domain, r.kind, r.arm));
+    const pac = pacScript(c.relay?.port ?? null, rules);
+    for (const [url, host, want] of c.routes) {
+      expect([url, route(pac, host, url)]).toEqual([url, want]);
+      // the relay accepts exactly the hosts matchRule gives a no-h3 rule (host/relay.py)
+      if (c.relay !== null) {
+        expect(want !== "DIRECT").toBe(matchRule(rules, host)?.arm === "no-h3");
+      }
+    }
   });
 });
 

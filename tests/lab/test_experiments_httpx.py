@@ -75,6 +75,7 @@ def test_reproduce_runs_the_bbr_host_and_the_httpx_policy(tmp_path: Path,
     spec = specs[0]
     assert spec.bbr_hosts == ("b.test",) and spec.server_cc == "cubic"
     assert spec.pages == (PAGE,) and spec.conditions == ("jitter",)
-    assert set(spec.arms) == {"h1", "h2", "proxy-h1", "proxy-h2", "policy"}
+    assert {str(a) for a in spec.arms} == {"h1", "h2", "proxy-h1", "proxy-h2", "policy"}
+    assert spec.stored()["arms"] == [str(a) for a in spec.arms]
     assert {(r["domain"], r["arm"]) for r in spec.policy} == {("b.test", "h1"), ("a.test", "h2")}
     assert camp.CampaignSpec.from_stored(spec.name, 7, spec.stored()) == spec

@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
+from protolens.arms import Arm
 from protolens.lab.fairness import (
+    BULK,
     Pair,
     PairError,
     Series,
@@ -29,9 +31,11 @@ from protolens.lab.pcap import Packet, PcapError, packets
 
 
 def test_pairs_parse_with_colons_inside_arms() -> None:
-    assert parse_pairs("h2:h3, h2-parallel:2:h3,h1:h2,bulk:h2") == [
-        Pair("h2", "h3"), Pair("h2-parallel:2", "h3"), Pair("h1", "h2"), Pair("bulk", "h2")]
-    assert parse_pairs("h3:h2-parallel:4") == [Pair("h3", "h2-parallel:4")]
+    h1, h2, h3 = Arm("h1"), Arm("h2"), Arm("h3")
+    pairs = parse_pairs("h2:h3, h2-parallel:2:h3,h1:h2,bulk:h2")
+    assert pairs == [Pair(h2, h3), Pair(Arm("h2-parallel", 2), h3), Pair(h1, h2), Pair(BULK, h2)]
+    assert [p.name for p in pairs] == ["h2:h3", "h2-parallel:2:h3", "h1:h2", "bulk:h2"]
+    assert parse_pairs("h3:h2-parallel:4") == [Pair(h3, Arm("h2-parallel", 4))]
 
 
 @pytest.mark.parametrize("text,message", [

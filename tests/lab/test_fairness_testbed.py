@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from protolens.lab import campaign as camp
-from protolens.lab.fairness import Pair, summary_rows
+from protolens.lab.fairness import Pair, parse_pairs, summary_rows
 from protolens.paths import extension_dir
 from protolens.store import fairness as fstore
 from protolens.store import open_ro
@@ -35,7 +35,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("fair")
     db = tmp / "fair.db"
     reps: list[tuple[Pair, int, list[dict[str, Any]], list[dict[str, Any]]]] = []
-    spec = fairness_run.FairnessSpec(campaign="ft", pairs=(Pair("h2", "h2"), Pair("bulk", "h2")),
+    spec = fairness_run.FairnessSpec(campaign="ft", pairs=tuple(parse_pairs("h2:h2,bulk:h2")),
                                      page=PAGE, condition="wifi", reps=4, server_cc="cubic",
                                      testbed=NAME, seed=1)
     settings = camp.Settings(db=db, chromium="/usr/bin/chromium",

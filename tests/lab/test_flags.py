@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import pytest
 
+from protolens.arms import Arm, ArmError, parse_lab_arm
 from protolens.browser.flags import LaunchSpec, UnknownArm, arm_flags, command_line
 
 
 def spec(arm: str, origins: tuple[str, ...] = ("a.test:443", "b.test:443")) -> LaunchSpec:
     return LaunchSpec(chromium="/usr/bin/chromium", user_data_dir="/tmp/p", extension_dir="/x/dist",
-                      arm=arm, origins=origins, spki=("AAA=", "BBB="),
+                      arm=parse_lab_arm(arm), origins=origins, spki=("AAA=", "BBB="),
                       host_rules="MAP *.test 10.0.0.2")
 
 
@@ -17,16 +18,20 @@ def spec(arm: str, origins: tuple[str, ...] = ("a.test:443", "b.test:443")) -> L
     ("h1", ["--disable-http2", "--disable-quic"]),
     ("h2", ["--disable-quic"]),
     ("h3", ["--enable-quic", "--origin-to-force-quic-on=a.test:443,b.test:443"]),
+    ("proxy-h3", ["--disable-quic"]),
+    ("h2-parallel:2", ["--disable-quic"]),
 ])
 def test_arm_flags_match_the_verified_table(arm: str, expected: list[str]) -> None:
-    assert arm_flags(arm, ["a.test:443", "b.test:443"]) == expected
+    assert arm_flags(parse_lab_arm(arm), ["a.test:443", "b.test:443"]) == expected
 
 
 def test_unknown_arm_and_h3_without_origins_are_errors() -> None:
-    with pytest.raises(UnknownArm, match="unknown arm 'h4'"):
-        arm_flags("h4", [])
+    with pytest.raises(ArmError, match="unknown arm 'h4'"):
+        spec("h4")
+    with pytest.raises(UnknownArm, match="no-h3: a policy rule's arm"):
+        arm_flags(Arm("no-h3"), [])
     with pytest.raises(UnknownArm, match="at least one origin"):
-        arm_flags("h3", [])
+        arm_flags(Arm("h3"), [])
 
 
 def test_command_line_loads_only_our_extension_in_the_given_profile() -> None:

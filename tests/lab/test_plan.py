@@ -6,9 +6,11 @@ from collections import Counter
 
 import pytest
 
+from protolens.arms import Arm
 from protolens.lab.plan import missing, plan
 
-ARGS = {"pages": ["p1", "p2"], "arms": ["h1", "h2", "h3"], "conditions": ["wifi", "wifi-lossy"]}
+ARGS = {"pages": ["p1", "p2"], "arms": [Arm("h1"), Arm("h2"), Arm("h3")],
+        "conditions": ["wifi", "wifi-lossy"]}
 
 
 def test_every_cell_once_per_repetition() -> None:
@@ -40,6 +42,12 @@ def test_resume_runs_only_what_is_missing() -> None:
     rest = missing(loads, done)
     assert rest == loads[10:]
     assert missing(loads, [ld.key for ld in loads]) == []
+
+
+def test_resume_keys_carry_the_arm_as_stored() -> None:
+    loads = plan("c", pages=["p"], arms=[Arm("h2-parallel", 2)], conditions=["wifi"], reps=1,
+                 seed=0)
+    assert missing(loads, [("p", "h2-parallel:2", "wifi", 1)]) == []
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [

@@ -49,3 +49,15 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
         assert why in out and out.count("\n") == 1 and "Traceback" not in out, out
     assert run(db, "add", "a.test", "h2", "--replace")[0] == 0
     assert json.loads(run(db, "list", "--json")[1])[0]["arm"] == "h2"
+
+
+def test_relay_prints_the_pac_of_its_domains_matched_as_rules() -> None:
+    res = CliRunner().invoke(main, ["relay", "--port", "8853", "--pac", "example.com, www.b.test"])
+    assert res.exit_code == 0, res.output
+    assert res.output.startswith("function FindProxyForURL(url, host) {")
+    assert ('if ((h == "example.com" || dnsDomainIs(h, ".example.com"))) '
+            'return "PROXY 127.0.0.1:8853";') in res.output
+    assert 'if (h == "www.b.test") return "PROXY 127.0.0.1:8853";' in res.output  # that host only
+    bad = CliRunner().invoke(main, ["relay", "--pac", "a.test,co.uk"])
+    assert bad.exit_code != 0
+    assert len(bad.output.strip().splitlines()) == 1 and "--pac: domain 'co.uk'" in bad.output

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from protolens.arms import Arm
 from protolens.policy.file import from_stored, parse_rules, read_policy, to_stored
 from protolens.policy.mechanism import enforcement, whole_browser
 from protolens.policy.rules import (
-    Arm,
     PolicyError,
     check_set,
     conflict,
@@ -101,7 +101,7 @@ def test_mechanisms() -> None:
     assert enforcement(no3, lab=True, proxied=True).mechanism == "proxy-tunnel+cdp-throttling"
     assert enforcement(None, lab=True, proxied=True) .mechanism == "proxy-tunnel"
     assert enforcement(None, lab=False).mechanism == "none"
-    assert whole_browser("h1").mechanism == "chromium-flags"
+    assert whole_browser(Arm("h1")).mechanism == "chromium-flags"
 
 
 def test_policy_file(tmp_path: Path) -> None:

@@ -10,8 +10,9 @@ import h2.events
 import h2.settings
 import pytest
 
+from protolens.arms import Arm
 from protolens.lab.proxied import applied, arm_rules, split_by_navigation
-from protolens.policy.rules import Arm, make_rule
+from protolens.policy.rules import make_rule
 from protolens.proxy.core import (
     Intercept,
     Refuse,
@@ -31,7 +32,6 @@ from protolens.proxy.core import (
     response_from_h2,
     socket_inode,
 )
-from protolens.proxy.relay import pac_script
 
 HOSTS = {"a.test": "198.18.2.2", "b.test": "198.18.2.2"}
 RULES = [make_rule("a.test", "h2-parallel:2"), make_rule("b.test", "no-h3")]
@@ -171,15 +171,15 @@ def test_header_translation() -> None:
 
 
 def test_lab_rules_and_mechanisms() -> None:
-    assert arm_rules("h2-parallel:2", ["a.test", "b.test", "a.test"], []) == [
+    assert arm_rules(Arm("h2-parallel", 2), ["a.test", "b.test", "a.test"], []) == [
         {"domain": "a.test", "arm": "h2-parallel:2"}, {"domain": "b.test", "arm": "h2-parallel:2"}]
-    assert arm_rules("proxy-h3", ["a.test"], []) == [{"domain": "a.test", "arm": "h3"}]
+    assert arm_rules(Arm("proxy-h3"), ["a.test"], []) == [{"domain": "a.test", "arm": "h3"}]
     mix = [{"domain": "b.test", "arm": "h1"}]
-    assert arm_rules("policy", ["a.test", "b.test"], mix) == mix
-    got = applied("policy", ["a.test", "b.test"], mix)
+    assert arm_rules(Arm("policy"), ["a.test", "b.test"], mix) == mix
+    got = applied(Arm("policy"), ["a.test", "b.test"], mix)
     assert (got["b.test"].arm, got["b.test"].mechanism) == ("h1", "proxy")
     assert (got["a.test"].rule, got["a.test"].mechanism) == (None, "proxy-tunnel")
-    assert applied("h2", ["a.test"], [])["a.test"].mechanism == "chromium-flags"
+    assert applied(Arm("h2"), ["a.test"], [])["a.test"].mechanism == "chromium-flags"
 
 
 def test_split_by_navigation() -> None:
@@ -189,11 +189,3 @@ def test_split_by_navigation() -> None:
     assert [c["id"] for c in out["cold"]] == [1, 3]
     assert [c["id"] for c in out["warm"]] == [2]
     assert split_by_navigation(conns, []) == {}
-
-
-def test_pac_script() -> None:
-    pac = pac_script(8853, ["example.com", "*.cdn.net"])
-    assert 'return "PROXY 127.0.0.1:8853"' in pac
-    assert '(h == "example.com" || dnsDomainIs(h, ".example.com"))' in pac
-    assert 'dnsDomainIs(h, ".cdn.net")' in pac
-    assert "false" in pac_script(1, [])

@@ -130,8 +130,8 @@ def test_flag_arm_has_no_upstream_rows(campaign: Path) -> None:
 def test_ca_is_private_and_only_lab_profiles_pin_it(campaign: Path) -> None:
     import datetime
 
+    from protolens.certs import ensure_ca
     from protolens.paths import data_home
-    from protolens.proxy.ca import ensure_ca
     d = data_home(os.environ) / "proxy"
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
     for key in ("ca-key.pem", "leaf-key.pem"):

@@ -283,7 +283,7 @@ def test_lab_proxy_closes_silent_connections_and_caps_them(tmp_path: Path) -> No
     """The lab's protocol-translating proxy (proxy/server.py) bounds its connections too."""
     import datetime
 
-    from protolens.proxy.ca import ensure_ca
+    from protolens.certs import ensure_ca
     from protolens.proxy.server import Config
     from protolens.proxy.server import serve as serve_proxy
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from protolens.arms import is_proxied, known_arms
+from protolens.arms import Arm
 
 
 @dataclass(frozen=True)
@@ -21,8 +21,8 @@ class LaunchSpec:
     """A fresh profile directory (cold cache, nothing remembered)."""
     extension_dir: str
     """The built extension (dist/)."""
-    arm: str
-    """h1, h2, h3, or a proxied arm (``PROXY_ARMS``)."""
+    arm: Arm
+    """h1, h2, h3, or a proxied arm (``arms.PROXY_ARMS``)."""
     origins: Sequence[str]
     """host:port of every origin of the page (h3 forces QUIC on each)."""
     spki: Sequence[str] = ()
@@ -35,23 +35,23 @@ class LaunchSpec:
 
 
 class UnknownArm(ValueError):
-    """An arm name that no mechanism implements."""
+    """An arm that no lab launch implements (a policy-only arm), or h3 without an origin."""
 
 
-def arm_flags(arm: str, origins: Sequence[str]) -> list[str]:
+def arm_flags(arm: Arm, origins: Sequence[str]) -> list[str]:
     """The protocol flags of an arm (verified: h1 -> 6 connections per host, h2 -> 1)."""
-    if arm == "h1":
+    if arm.name == "h1":
         return ["--disable-http2", "--disable-quic"]
-    if arm == "h2":
+    if arm.name == "h2":
         return ["--disable-quic"]
-    if arm == "h3":
+    if arm.name == "h3":
         if not origins:
             raise UnknownArm("h3 needs at least one origin to force QUIC on")
         return ["--enable-quic", "--origin-to-force-quic-on=" + ",".join(origins)]
-    if is_proxied(arm):
+    if arm.proxied:
         # Chromium never uses QUIC through an HTTP proxy (docs/ARCHITECTURE.md); make it explicit
         return ["--disable-quic"]
-    raise UnknownArm(f"unknown arm {arm!r}: expected one of {known_arms()}")
+    raise UnknownArm(f"arm {arm}: a policy rule's arm, not a lab load's")
 
 
 def command_line(spec: LaunchSpec) -> list[str]:

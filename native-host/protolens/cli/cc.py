@@ -62,11 +62,12 @@ def _load_page(db: Path | None, url: str) -> str:
     import os
     import time
 
+    from protolens.arms import Arm
     from protolens.lab import campaign as camp
     from protolens.paths import extension_dir
     from protolens.store.cc import campaign_navigation
     spec = camp.CampaignSpec(name=time.strftime("cc-page-%Y%m%d-%H%M%S"), urls=(url,),
-                             arms=("h2",), conditions=("none",), reps=1, seed=0)
+                             arms=(Arm("h2"),), conditions=("none",), reps=1, seed=0)
     settings = camp.Settings(db=db_path(db), chromium="/usr/bin/chromium",
                              extension=extension_dir(os.environ))
     try:

@@ -12,6 +12,7 @@ from typing import Any
 
 import click
 
+from protolens.arms import Arm
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.lab import campaign as camp
@@ -58,7 +59,7 @@ def fairness_cmd(pairs: str, page: str, condition: str, reps: int, duration_s: f
     settings = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
                              timeout_s=timeout_s)
     try:  # the campaign checks: known page, known profile (one-line errors)
-        camp.validate(camp.CampaignSpec(name="fairness", pages=(page,), arms=("h2",),
+        camp.validate(camp.CampaignSpec(name="fairness", pages=(page,), arms=(Arm("h2"),),
                                         conditions=(condition,), reps=1, seed=0,
                                         server_cc=server_cc, testbed=testbed_name), settings)
     except camp.CampaignError as exc:

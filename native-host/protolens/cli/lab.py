@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from protolens import __version__
+from protolens.arms import Arm
 from protolens.cli.errors import UserError
 from protolens.cli.fairness import fairness_cmd
 from protolens.cli.output import emit, output_options
@@ -90,7 +91,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
         spec = camp.CampaignSpec(
             name=campaign or time.strftime("lab-%Y%m%d-%H%M%S"),
             pages=tuple(_csv(pages)), urls=_read_urls(urls_file),
-            arms=tuple(arm_list), conditions=tuple(_csv(conditions)), reps=reps, policy=policy,
+            arms=_arms(arm_list), conditions=tuple(_csv(conditions)), reps=reps, policy=policy,
             seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
             warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name,
             bbr_hosts=bbr_hosts)
@@ -105,6 +106,13 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
         raise SystemExit(130)
     if outcome.failed:
         raise SystemExit(1)
+
+
+def _arms(texts: list[str]) -> tuple[Arm, ...]:
+    try:
+        return camp.parse_arms(texts)
+    except camp.CampaignError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _policy(path: Path | None) -> tuple[dict[str, Any], ...]:
@@ -136,7 +144,10 @@ def _resume_spec(db: Path, name: str) -> camp.CampaignSpec:
         raise UserError(str(exc)) from None
     if stored is None:
         raise UserError(f"no campaign named {name!r} in {db} (see: protolens lab campaigns)")
-    return camp.CampaignSpec.from_stored(name, *stored)
+    try:
+        return camp.CampaignSpec.from_stored(name, *stored)
+    except camp.CampaignError as exc:
+        raise UserError(f"campaign {name!r}: {exc}") from None
 
 
 @lab_group.command("campaigns")

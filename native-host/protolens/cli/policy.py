@@ -12,7 +12,7 @@ from protolens.cli.db import connect_ro, db_option, db_path
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.policy.mechanism import enforcement
-from protolens.policy.rules import PolicyError, make_rule, match, parse_domain
+from protolens.policy.rules import PolicyError, check_set, make_rule, match, parse_domain
 from protolens.store import Connection, DatabaseError, StoreError, open_rw
 from protolens.store import policy as store
 
@@ -138,7 +138,9 @@ def test_cmd(url: str, db: Path | None, fmt: str) -> None:
 @click.option("--map", "maps", multiple=True, metavar="HOST=IP",
               help="Serve only these hosts, at these addresses (lab and tests).")
 @click.option("--pac", "pac_for", metavar="DOMAINS",
-              help="Print the PAC script for these comma-separated no-h3 domains and exit.")
+              help="Print the PAC script for these comma-separated no-h3 domains (matched as "
+                   "policy rules: example.com and its subdomains, www.example.com alone, "
+                   "*.cdn.net) and exit.")
 def relay_cmd(port: int, maps: tuple[str, ...], pac_for: str | None) -> None:
     """Run the local CONNECT relay: a plain tunnel (never intercepts) that keeps no-h3 domains
     off HTTP/3 when the extension routes them to it (docs/POLICY.md). Like the host's own relay
@@ -156,9 +158,9 @@ def relay_cmd(port: int, maps: tuple[str, ...], pac_for: str | None) -> None:
 
     from protolens.host.relay import StorePolicies
     from protolens.paths import default_db
-    from protolens.proxy.relay import Relay, pac_script, serve
+    from protolens.proxy.relay import Relay, serve
     if pac_for is not None:
-        click.echo(pac_script(port, [d.strip() for d in pac_for.split(",") if d.strip()]), nl=False)
+        click.echo(_pac(port, pac_for), nl=False)
         return
     hosts = None
     if maps:
@@ -181,6 +183,17 @@ def relay_cmd(port: int, maps: tuple[str, ...], pac_for: str | None) -> None:
         raise UserError(f"cannot listen on 127.0.0.1:{port}: {exc.strerror}") from None
     except KeyboardInterrupt:
         pass
+
+
+def _pac(port: int, domains: str) -> str:
+    """The PAC script for ``--pac``: each domain a ``no-h3`` rule, matched as stored rules are."""
+    from protolens.policy.pac import pac_script
+    try:
+        rules = [make_rule(d.strip(), "no-h3") for d in domains.split(",") if d.strip()]
+        check_set(rules)
+    except PolicyError as exc:
+        raise UserError(f"--pac: {exc}") from None
+    return pac_script(port, rules)
 
 
 @policy_group.command("suggest")

@@ -15,7 +15,7 @@ from urllib.parse import urlsplit
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from protolens import __version__
-from protolens.arms import BASE_ARMS, is_proxied, known_arms
+from protolens.arms import Arm, ArmError, known_arms, parse_lab_arm
 from protolens.lab.network import DirectNetwork, LabNetwork
 from protolens.lab.plan import PlannedLoad, missing, plan
 from protolens.lab.runner import Progress as Counts
@@ -29,6 +29,25 @@ class CampaignError(Exception):
     """A campaign that cannot start; the message is one line for the user."""
 
 
+def parse_arms(texts: Sequence[str]) -> tuple[Arm, ...]:
+    """A campaign's arms from the command line or its stored spec; one line naming every bad
+    one."""
+    arms, bad = [], []
+    for text in texts:
+        try:
+            arms.append(parse_lab_arm(text))
+        except ArmError:
+            bad.append(text)
+    if bad or not texts:
+        raise _unknown_arms(bad)
+    return tuple(arms)
+
+
+def _unknown_arms(bad: Sequence[str]) -> CampaignError:
+    return CampaignError(f"unknown arm {', '.join(bad) or '(none)'}: "
+                         f"expected some of {known_arms()} (h2-parallel:N with N 1-8)")
+
+
 @dataclass(frozen=True)
 class CampaignSpec:
     """Everything that defines a campaign; stored with it so ``--resume`` replays the plan."""
@@ -36,7 +55,7 @@ class CampaignSpec:
     name: str
     pages: tuple[str, ...] = ()
     urls: tuple[str, ...] = ()
-    arms: tuple[str, ...] = ("h1", "h2", "h3")
+    arms: tuple[Arm, ...] = (Arm("h1"), Arm("h2"), Arm("h3"))
     conditions: tuple[str, ...] = ("wifi",)
     reps: int = 3
     seed: int = 0
@@ -52,12 +71,13 @@ class CampaignSpec:
         data = asdict(self)
         data.pop("name")
         data.pop("seed")
+        data["arms"] = [str(a) for a in self.arms]
         return data
 
     @classmethod
     def from_stored(cls, name: str, seed: int, data: dict[str, Any]) -> CampaignSpec:
         return cls(name=name, seed=seed, pages=tuple(data.get("pages", ())),
-                   urls=tuple(data.get("urls", ())), arms=tuple(data["arms"]),
+                   urls=tuple(data.get("urls", ())), arms=parse_arms(data["arms"]),
                    conditions=tuple(data["conditions"]), reps=int(data["reps"]),
                    warm=bool(data.get("warm")), server_cc=data.get("server_cc"),
                    testbed=str(data.get("testbed", "pl")),
@@ -120,15 +140,13 @@ def validate(spec: CampaignSpec, settings: Settings) -> None:
     """Refuse, with one line, anything that would fail later; start nothing."""
     if bool(spec.pages) == bool(spec.urls):
         raise CampaignError("give either --pages (testbed) or --urls FILE (real sites)")
-    bad_arms = [a for a in spec.arms if a not in BASE_ARMS and not is_proxied(a)]
-    if bad_arms or not spec.arms:
-        raise CampaignError(f"unknown arm {', '.join(bad_arms) or '(none)'}: "
-                            f"expected some of {known_arms()} (h2-parallel:N with N 1-8)")
-    if "policy" in spec.arms and not spec.policy:
+    if not spec.arms:
+        raise _unknown_arms(())
+    if any(a.name == "policy" for a in spec.arms) and not spec.policy:
         raise CampaignError("arm 'policy' needs --policy FILE")
     if spec.urls and spec.bbr_hosts:
         raise CampaignError("--bbr-host needs the testbed (--pages)")
-    if spec.urls and any(is_proxied(a) for a in spec.arms):
+    if spec.urls and any(a.proxied for a in spec.arms):
         raise CampaignError("proxied arms (h2-parallel:N, proxy-*, policy) need the testbed: "
                             "the lab proxy serves only testbed hosts")
     if spec.urls:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
-from protolens.arms import BASE_ARMS, is_proxied, known_arms
+from protolens.arms import Arm, ArmError, known_arms, parse_lab_arm
 from protolens.lab.pcap import Packet
 
 BIN_MS = 100
@@ -26,41 +26,53 @@ SIDES = ("a", "b")
 ACTIVE_EDGE = 0.01
 """A side is loading from 1% to 99% of its bytes (ProtoLens's choice: the paper plots whole
 runs; the edges keep one stray packet from counting as loading)."""
-BULK = "bulk"
+BULK: Literal["bulk"] = "bulk"
 """A non-browser side: one HTTP/1.1 connection downloading the page's objects (curl)."""
+Side = Arm | Literal["bulk"]
+"""What loads on one side: a browser under an arm, or ``BULK``; ``str(side)`` is stored."""
+
+
 class PairError(ValueError):
     """A ``--pairs`` value that cannot be run; the message is one line."""
 
 
 @dataclass(frozen=True)
 class Pair:
-    a: str
-    b: str
+    a: Side
+    b: Side
 
     @property
     def name(self) -> str:
         return f"{self.a}:{self.b}"
 
 
-def _valid(arm: str) -> bool:
-    return arm in BASE_ARMS or arm == BULK or (is_proxied(arm) and arm != "policy")
+def _side(text: str) -> Side | None:
+    if text == BULK:
+        return BULK
+    try:
+        arm = parse_lab_arm(text)
+    except ArmError:
+        return None
+    return None if arm.name == "policy" else arm
 
 
-def _split(item: str) -> list[str]:
-    """``h2-parallel:2:h3`` -> the one split into two valid arms (an arm may hold a colon)."""
+def _split(item: str) -> list[Side]:
+    """``h2-parallel:2:h3`` -> the one split into two valid sides (an arm may hold a colon)."""
     tokens = item.split(":")
-    splits = [[":".join(tokens[:i]), ":".join(tokens[i:])] for i in range(1, len(tokens))]
-    valid = [s for s in splits if all(_valid(a.strip()) for a in s)]
+    splits = [[_side(":".join(tokens[:i]).strip()), _side(":".join(tokens[i:]).strip())]
+              for i in range(1, len(tokens))]
+    valid = [[a, b] for a, b in splits if a is not None and b is not None]
     if len(valid) == 1:
-        return [a.strip() for a in valid[0]]
+        return valid[0]
     if len(tokens) < 2:
         raise PairError(f"pair {item!r}: give exactly two arms, A:B (e.g. h2:h3)")
     raise PairError(f"pair {item!r}: not two arms A:B (arms: {known_arms()}, bulk; "
                     "policy cannot be a side)")
 
 
-def proxied(arm: str) -> bool:
-    return is_proxied(arm)
+def proxied(side: Side) -> bool:
+    """The side loads through the lab proxy."""
+    return isinstance(side, Arm) and side.proxied
 
 
 def parse_pairs(text: str) -> list[Pair]:

@@ -24,11 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from protolens import __version__
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import LoadResult, run_load
 from protolens.lab import proxied as proxied_rules
 from protolens.lab.campaign import Settings
-from protolens.lab.fairness import BULK, Pair, RepResult, Series, bin_downlink, proxied, summarize
+from protolens.lab.fairness import (
+    Pair,
+    RepResult,
+    Series,
+    Side,
+    bin_downlink,
+    proxied,
+    summarize,
+)
 from protolens.lab.pcap import packets
 from protolens.lab.runner import Target, stored_navigation_ids
 from protolens.lab.testbed_network import TestbedNetwork
@@ -63,7 +72,7 @@ class FairnessSpec:
 
 @dataclass
 class SideRun:
-    arm: str
+    arm: Side
     server_ip: str
     load_id: str | None = None
     ok: bool = False
@@ -175,11 +184,11 @@ def run_repetition(pair: Pair, rep: int, spec: FairnessSpec, network: TestbedNet
     pcap = scratch / f"rep-{pair.name.replace(':', '_')}-{rep}.pcap"
 
     def launch(side: SideRun) -> LoadResult | tuple[bool, str | None, float]:
-        if side.arm == BULK:
+        if not isinstance(side.arm, Arm):
             return _bulk(network, objects, side.server_ip)
         side.load_id = str(uuid.uuid4())
         extra, prefix, spki = [], list(network.browser_prefix()), list(network.spki())
-        if proxied(side.arm):
+        if side.arm.proxied:
             hosts = [o.rsplit(":", 1)[0] for o in target.origins]
             proxy.configure(proxied_rules.arm_rules(side.arm, hosts, ()))
             spki.append(proxy.ca.spki)
@@ -189,7 +198,7 @@ def run_repetition(pair: Pair, rep: int, spec: FairnessSpec, network: TestbedNet
                                  extension_dir=str(settings.extension), arm=side.arm,
                                  origins=target.origins, spki=spki,
                                  host_rules=f"MAP *.test {side.server_ip}", extra=extra)
-        context = {"campaign": spec.campaign, "arm": side.arm, "condition": spec.condition,
+        context = {"campaign": spec.campaign, "arm": str(side.arm), "condition": spec.condition,
                    "repetition": rep, "page": spec.page, "server_cc": network.server_cc,
                    "load_id": side.load_id, "fairness_pair": pair.name}
         load_id = side.load_id
@@ -223,7 +232,7 @@ def store_loads(spec: FairnessSpec, rep: int, sides: Sequence[SideRun], results:
             mine = [f for f in flows if f.get("server_ip") == side.server_ip]
             labstore.record_load(conn, {
                 "load_id": side.load_id, "campaign": spec.campaign, "page": spec.page,
-                "arm": side.arm, "condition": spec.condition, "repetition": rep, "warm": 0,
+                "arm": str(side.arm), "condition": spec.condition, "repetition": rep, "warm": 0,
                 "attempt": 1, "status": "ok" if res.ok else "failed",
                 "reason": None if res.ok else f"{res.reason} (browser log: {res.log})",
                 "started_at_ms": time.time() * 1000 - res.wall_s * 1000,
@@ -242,7 +251,7 @@ def fairness_rows(spec: FairnessSpec, pair: Pair, rep: int, sides: Sequence[Side
         conns = {(f["proto"], f["client_port"]) for f in flows
                  if f.get("server_ip") == side.server_ip and int(f.get("bytes_down", 0)) > 0}
         out.append({"campaign": spec.campaign, "pair": pair.name, "repetition": rep,
-                    "side": name, "arm": side.arm, "load_id": side.load_id,
+                    "side": name, "arm": str(side.arm), "load_id": side.load_id,
                     "server_ip": side.server_ip, "bytes": result.bytes[name],
                     "share": result.share[name], "mbps": result.mbps[name], "jain": result.jain,
                     "contention_ms": result.contention_ms, "connections": len(conns),

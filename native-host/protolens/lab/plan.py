@@ -11,6 +11,8 @@ import random
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from protolens.arms import Arm
+
 
 @dataclass(frozen=True)
 class PlannedLoad:
@@ -18,7 +20,7 @@ class PlannedLoad:
 
     campaign: str
     page: str
-    arm: str
+    arm: Arm
     condition: str
     repetition: int
     """1-based."""
@@ -29,17 +31,18 @@ class PlannedLoad:
 
     @property
     def key(self) -> tuple[str, str, str, int]:
-        """Identifies the cell across runs (resume)."""
-        return (self.page, self.arm, self.condition, self.repetition)
+        """Identifies the cell across runs (resume), with the arm as stored."""
+        return (self.page, str(self.arm), self.condition, self.repetition)
 
 
-def plan(campaign: str, *, pages: Sequence[str], arms: Sequence[str],
+def plan(campaign: str, *, pages: Sequence[str], arms: Sequence[Arm],
          conditions: Sequence[str], reps: int, seed: int, warm: bool = False
          ) -> list[PlannedLoad]:
     """Every load, repetitions in order, cells shuffled within each repetition."""
     if reps < 1:
         raise ValueError("reps must be at least 1")
-    for name, values in (("pages", pages), ("arms", arms), ("conditions", conditions)):
+    for name, values in (("pages", pages), ("arms", [str(a) for a in arms]),
+                         ("conditions", conditions)):
         if not values:
             raise ValueError(f"{name}: give at least one")
         if len(set(values)) != len(values):

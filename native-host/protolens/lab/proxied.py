@@ -7,25 +7,25 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from protolens.arms import is_proxied, upstream_rule_arm
+from protolens.arms import Arm
 from protolens.policy.file import from_stored
 from protolens.policy.mechanism import Enforcement, enforcement, whole_browser
 from protolens.policy.rules import match
 
 
-def arm_rules(arm: str, hosts: Sequence[str], policy: Sequence[Mapping[str, Any]]
+def arm_rules(arm: Arm, hosts: Sequence[str], policy: Sequence[Mapping[str, Any]]
               ) -> list[dict[str, Any]]:
-    """The proxy rules of a load: ``policy`` for the policy arm, else the arm on every host."""
-    if arm == "policy":
+    """The proxy rules of a load (as the proxy's ``configure`` message carries them):
+    ``policy`` for the policy arm, else the arm's upstream on every host."""
+    if arm.name == "policy":
         return [dict(r) for r in policy]
-    upstream = upstream_rule_arm(arm)
-    return [{"domain": h, "arm": upstream} for h in dict.fromkeys(hosts)]
+    return [{"domain": h, "arm": str(arm.upstream)} for h in dict.fromkeys(hosts)]
 
 
-def applied(arm: str, hosts: Sequence[str], rules: Sequence[Mapping[str, Any]]
+def applied(arm: Arm, hosts: Sequence[str], rules: Sequence[Mapping[str, Any]]
             ) -> dict[str, Enforcement]:
     """Per host of a navigation: the rule, arm and mechanism that applied."""
-    if not is_proxied(arm):
+    if not arm.proxied:
         return {h: whole_browser(arm) for h in hosts}
     parsed = from_stored(rules) if rules else []
     return {h: enforcement(match(parsed, h), lab=True, proxied=True) for h in hosts}

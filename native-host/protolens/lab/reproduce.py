@@ -89,7 +89,7 @@ def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed:
                 break
             continue
         policy = tuple(to_stored([make_rule(d, arm) for d, arm in part.policy]))
-        spec = camp.CampaignSpec(name=name, pages=part.pages, arms=part.arms,
+        spec = camp.CampaignSpec(name=name, pages=part.pages, arms=camp.parse_arms(part.arms),
                                  conditions=part.conditions, reps=reps or part.reps, seed=seed,
                                  server_cc=part.server_cc, testbed=testbed, policy=policy,
                                  bbr_hosts=part.bbr_hosts)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from protolens.arms import is_proxied
+from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import run_load
 from protolens.lab import proxied
@@ -85,7 +85,7 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
             if planned.condition != current:
                 network.apply(planned.condition)
                 current = planned.condition
-            if proxy is None and is_proxied(planned.arm):
+            if proxy is None and planned.arm.proxied:
                 proxy = _start_proxy(network)
             for attempt in range(1, opts.retries + 2):
                 ok = _attempt(planned, attempt, targets[planned.page], network, opts, progress,
@@ -122,7 +122,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     hosts = [o.rsplit(":", 1)[0] for o in target.origins]
     rules: list[dict[str, Any]] = []
     spki, extra, prefix = list(network.spki()), [], list(network.browser_prefix())
-    if proxy is not None and is_proxied(planned.arm):
+    if proxy is not None and planned.arm.proxied:
         rules = proxied.arm_rules(planned.arm, hosts, opts.policy)
         proxy.configure(rules)
         spki.append(proxy.ca.spki)
@@ -132,9 +132,9 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
                       extension_dir=str(opts.extension_dir), arm=planned.arm,
                       origins=target.origins, spki=spki,
                       host_rules=network.host_rules(), headless=opts.headless, extra=extra)
-    context = {"campaign": planned.campaign, "arm": planned.arm, "condition": planned.condition,
-               "repetition": planned.repetition, "page": planned.page,
-               "server_cc": network.server_cc, "load_id": load_id}
+    context = {"campaign": planned.campaign, "arm": str(planned.arm),
+               "condition": planned.condition, "repetition": planned.repetition,
+               "page": planned.page, "server_cc": network.server_cc, "load_id": load_id}
     network.before_load()
     started_ms = time.time() * 1000
     scratch = opts.scratch / load_id
@@ -158,7 +158,8 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     with closing(open_rw(opts.db, time.time() * 1000)) as conn:
         labstore.record_load(conn, {
             "load_id": load_id, "campaign": planned.campaign, "page": planned.page,
-            "arm": planned.arm, "condition": planned.condition, "repetition": planned.repetition,
+            "arm": str(planned.arm), "condition": planned.condition,
+            "repetition": planned.repetition,
             "warm": int(planned.warm), "attempt": attempt,
             "status": "ok" if result.ok else "failed", "reason": reason,
             "started_at_ms": started_ms, "wall_ms": result.wall_s * 1000,
@@ -173,7 +174,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     return result.ok
 
 
-def _store_policies(conn: Connection, load_id: str, arm: str,
+def _store_policies(conn: Connection, load_id: str, arm: Arm,
                     rules: list[dict[str, Any]], report: dict[str, Any] | None) -> None:
     """Per navigation of the load: the policy and mechanism per host, and the proxy's upstream
     connections (``connections.upstream = 1``)."""

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from protolens.policy.rules import Arm, Rule
+from protolens.arms import Arm
+from protolens.policy.rules import Rule
 
 CHROMIUM_FLAGS = "chromium-flags"
 """A whole-browser arm of a lab load (``--disable-http2``, ``--origin-to-force-quic-on``...)."""
@@ -67,6 +68,6 @@ def enforcement(rule: Rule | None, *, lab: bool, proxied: bool = False) -> Enfor
     return Enforcement(rule.domain, str(rule.arm), mech)
 
 
-def whole_browser(arm: str) -> Enforcement:
+def whole_browser(arm: Arm) -> Enforcement:
     """A campaign arm applied to every host with Chromium flags (h1, h2, h3)."""
-    return Enforcement("*", arm, CHROMIUM_FLAGS)
+    return Enforcement("*", str(arm), CHROMIUM_FLAGS)

@@ -17,7 +17,8 @@ from typing import Literal
 
 from publicsuffixlist import PublicSuffixList
 
-from protolens.arms import MAX_PARALLEL, POLICY_ARMS, is_parallel, parallel_connections
+from protolens.arms import MAX_PARALLEL, POLICY_ARMS, Arm, ArmError, is_parallel
+from protolens.arms import parse_arm as parse_any_arm
 
 ARM_NAMES = POLICY_ARMS
 
@@ -30,35 +31,19 @@ class PolicyError(ValueError):
     """An invalid or conflicting rule; the message is one line naming the problem."""
 
 
-@dataclass(frozen=True)
-class Arm:
-    """A protocol arm a rule asks for."""
-
-    name: str
-    """``h1``, ``h2``, ``h2-parallel``, ``h3``, ``no-h3`` or ``default``."""
-    connections: int = 1
-    """Upstream connections per origin (``h2-parallel:N``); 1 otherwise."""
-
-    def __str__(self) -> str:
-        return f"h2-parallel:{self.connections}" if self.name == "h2-parallel" else self.name
-
-    @property
-    def translated(self) -> bool:
-        """True when only the protocol-translating proxy can apply it per domain."""
-        return self.name in ("h1", "h2", "h2-parallel", "h3")
-
-
 def parse_arm(text: str) -> Arm:
-    """``h1``, ``h2``, ``h2-parallel:N`` (N from 1 to 8), ``h3``, ``no-h3`` or ``default``."""
+    """``h1``, ``h2``, ``h2-parallel:N`` (N from 1 to 8), ``h3``, ``no-h3`` or ``default``, in
+    any case."""
     t = text.strip().lower()
-    if t in ("h1", "h2", "h3", "no-h3", "default"):
-        return Arm(t)
+    try:
+        arm: Arm | None = parse_any_arm(t)
+    except ArmError:
+        arm = None
+    if arm is not None and arm.policy:
+        return arm
     if is_parallel(t):
-        n = parallel_connections(t)
-        if n is None:
-            raise PolicyError(f"arm {text!r}: N in h2-parallel:N must be a whole number from 1 "
-                              f"to {MAX_PARALLEL}")
-        return Arm("h2-parallel", n)
+        raise PolicyError(f"arm {text!r}: N in h2-parallel:N must be a whole number from 1 "
+                          f"to {MAX_PARALLEL}")
     raise PolicyError(f"unknown arm {text!r}: expected one of {', '.join(ARM_NAMES)}")
 
 

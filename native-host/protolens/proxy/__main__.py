@@ -10,8 +10,8 @@ import json
 import sys
 from pathlib import Path
 
+from protolens.certs import ensure_ca
 from protolens.policy.file import from_stored
-from protolens.proxy.ca import ensure_ca
 from protolens.proxy.server import Config, serve
 
 

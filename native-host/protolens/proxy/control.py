@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protolens.certs import ProxyCA, ensure_ca
 from protolens.paths import data_home
-from protolens.proxy.ca import ProxyCA, ensure_ca
 from protolens.proxy.core import TOKEN_ENV
 
 

@@ -12,7 +12,8 @@ import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from protolens.policy.rules import Arm, Rule, match
+from protolens.arms import Arm
+from protolens.policy.rules import Rule, match
 
 Headers = tuple[tuple[bytes, bytes], ...]
 

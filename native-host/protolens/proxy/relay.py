@@ -1,13 +1,13 @@
 """The local CONNECT relay (host side of ``no-h3`` in an everyday browser; issue 6, item 3).
 
 A plain tunnel: it never terminates TLS, never looks inside, and never serves anything but CONNECT.
-The extension routes ``no-h3`` domains to it with a ``chrome.proxy`` PAC script; since Chromium
-never uses QUIC through an HTTP proxy (verified, docs/ARCHITECTURE.md), those domains stay on
-HTTP/2 or HTTP/1.1. Loopback only. Every CONNECT must carry the per-run credential; targets are
-checked by ``proxy/targets.py`` (policy-named hosts, ports 443 and 80, never loopback or the relay
-itself); names are resolved normally (it is the user's own traffic), or through ``hosts`` (name ->
-address) in the lab and in tests. Connections are bounded in time and number (``targets.Limits``,
-issue 15 item 6).
+The extension routes ``no-h3`` domains to it with a ``chrome.proxy`` PAC script (``policy/pac.py``
+writes the same one); since Chromium never uses QUIC through an HTTP proxy (verified,
+docs/ARCHITECTURE.md), those domains stay on HTTP/2 or HTTP/1.1. Loopback only. Every CONNECT
+must carry the per-run credential; targets are checked by ``proxy/targets.py`` (policy-named
+hosts, ports 443 and 80, never loopback or the relay itself); names are resolved normally (it is
+the user's own traffic), or through ``hosts`` (name -> address) in the lab and in tests.
+Connections are bounded in time and number (``targets.Limits``, issue 15 item 6).
 """
 
 from __future__ import annotations
@@ -25,21 +25,6 @@ from protolens.proxy import peer as peer_process
 from protolens.proxy.core import check_basic, is_loopback, parse_authority
 from protolens.proxy.streams import pipe
 from protolens.proxy.targets import Limits, Target, check_target, connection_cap, usable_addresses
-
-
-def pac_script(port: int, domains: list[str]) -> str:
-    """The PAC script the extension installs with ``chrome.proxy.settings`` (mode ``pac_script``):
-    ``no-h3`` domains (patterns as stored: ``a.com``, ``*.a.com``, ``www.a.com``) go through the
-    relay, everything else direct."""
-    tests = []
-    for d in domains:
-        if d.startswith("*."):
-            tests.append(f'dnsDomainIs(h, "{d[1:]}")')
-        else:
-            tests.append(f'(h == "{d}" || dnsDomainIs(h, ".{d}"))')
-    cond = " || ".join(tests) or "false"
-    return (f"function FindProxyForURL(url, host) {{\n  var h = host.toLowerCase();\n"
-            f"  if ({cond}) return \"PROXY 127.0.0.1:{port}\";\n  return \"DIRECT\";\n}}\n")
 
 
 class Activity:

@@ -21,11 +21,11 @@ from typing import Any
 
 import h11
 
+from protolens.certs import ProxyCA, issue_leaf
 from protolens.policy.file import from_stored
 from protolens.policy.rules import Rule
 from protolens.proxy import peer
 from protolens.proxy.browser_side import BrowserH2, browser_h1
-from protolens.proxy.ca import ProxyCA, issue_leaf
 from protolens.proxy.core import (
     ConnStats,
     Intercept,

@@ -15,6 +15,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+from protolens.certs import ensure_cert
 from protolens.paths import data_home
 from protolens.shaper import Profile, ProfileError, load_profile
 from protolens.shaper.build import ShaperError, find_binary
@@ -30,7 +31,6 @@ from protolens.shaper.config import shaper_config
 from protolens.shaper.control import ShaperClient, start_shaper
 from protolens.shaper.summary import truth_rows
 from protolens.testbed import caddy, cross, hostcfg, links, procs, spec
-from protolens.testbed.cert import ensure_cert
 from protolens.testbed.run import in_ns, run
 from protolens.testbed.spec import TestbedError, TestbedState, default_hosts, run_root
 from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology
