@@ -5,7 +5,7 @@
  * its `policies` message (chrome.webRequest.onAuthRequired; MV3 needs the "webRequest" and
  * "webRequestAuthProvider" permissions). The user never types a proxy password.
  */
-import { pacScript, type PolicyRule, type RelayInfo } from "../policy/rules.ts";
+import { pacScript, type PolicyRule, type RelayInfo } from "../policy/ruleset.ts";
 
 let relay: RelayInfo | null = null;
 const asked = new Set<string>();

@@ -5,7 +5,7 @@
  * to each request (Network.requestWillBeSentExtraInfo.appliedNetworkConditionsId).
  */
 import type { Protocol } from "devtools-protocol";
-import type { Throttling } from "../policy/rules.ts";
+import type { Throttling } from "../policy/ruleset.ts";
 
 const EMULATE = "Network.emulateNetworkConditionsByRule";
 

@@ -1,7 +1,7 @@
 /**
  * The host's `policies` message body (docs/MESSAGES.md): its types, and its validation where it
  * enters the extension (called by parseHostMessage; throws with the first bad field named).
- * What the rules mean (matching, PAC, throttling) is src/policy/rules.ts, a layer above.
+ * What the rules mean (matching, PAC, throttling) is src/policy/ruleset.ts, a layer above.
  */
 export type RuleKind = "exact" | "wildcard" | "registrable";
 

@@ -5,7 +5,7 @@
  */
 import type { NavigationRecord } from "../record/types.ts";
 import { enrolledDomain, pendingArm, ranUnder, type ArmInEffect, type ExperimentState } from "../experiment/assign.ts";
-import { matchRule, type PolicyRule, type PolicySet } from "./rules.ts";
+import { matchRule, type PolicyRule, type PolicySet } from "./ruleset.ts";
 
 export interface AppliedPolicy {
   host: string;

@@ -6,7 +6,7 @@
  */
 import { armsApplied, type ArmInEffect, type ExperimentState } from "../experiment/assign.ts";
 import { effectiveRules } from "../policy/applied.ts";
-import type { PolicyRule, PolicySet } from "../policy/rules.ts";
+import type { PolicyRule, PolicySet } from "../policy/ruleset.ts";
 
 /** What follows an application: re-check which tabs to attach (an enrolment changed), start the
  * lab's navigations (the host's policies arrived). */

@@ -11,7 +11,7 @@ import { advance, enrolledDomain, type ArmInEffect, type ExperimentState } from 
 import { MSG_SCHEMA, type HostMsg, type LabConfig } from "../messages/protocol.ts";
 import { ack, enqueue, reject, type OutboxState } from "../outbox/outbox.ts";
 import { annotate } from "../policy/applied.ts";
-import { NO_POLICIES, throttling, type PolicySet } from "../policy/rules.ts";
+import { NO_POLICIES, throttling, type PolicySet } from "../policy/ruleset.ts";
 import { effective, inScope, type Settings } from "../policy/settings.ts";
 import { IDLE_APPLY, begin, done, merge, type ApplyReason, type ApplyState } from "./apply.ts";
 import type { Effect, TabInfo, WorkerEvent } from "./events.ts";

@@ -8,7 +8,7 @@ import type { ExperimentState } from "../experiment/assign.ts";
 import type { ExtensionMsg, HostMsg, LabAdvance, LabConfig } from "../messages/protocol.ts";
 import type { OutboxState } from "../outbox/outbox.ts";
 import type { PolicyRecord } from "../policy/applied.ts";
-import type { Throttling, PolicyRule, RelayInfo } from "../policy/rules.ts";
+import type { Throttling, PolicyRule, RelayInfo } from "../policy/ruleset.ts";
 import type { Settings } from "../policy/settings.ts";
 import type { NavigationRecord, Source, UrlDetail } from "../record/types.ts";
 import type { Pause } from "./pause.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { annotate, effectiveRules, mechanism } from "../../src/policy/applied.ts";
 import { advance, enrol, newExperiment, pendingArm } from "../../src/experiment/assign.ts";
-import type { PolicyRule, PolicySet } from "../../src/policy/rules.ts";
+import type { PolicyRule, PolicySet } from "../../src/policy/ruleset.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 import { fromLog } from "../../src/cdp/from-log.ts";
 import { readFileSync } from "node:fs";

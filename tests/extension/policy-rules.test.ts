@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { readFileSync } from "node:fs";
 import { runInNewContext } from "node:vm";
-import { matchRule, pacScript, throttling, urlPatterns, type PolicyRule } from "../../src/policy/rules.ts";
+import { matchRule, pacScript, throttling, urlPatterns, type PolicyRule } from "../../src/policy/ruleset.ts";
 import { parseHostMessage, MessageError } from "../../src/messages/protocol.ts";
 
 const rule = (domain: string, kind: PolicyRule["kind"], arm: string, latency: number | null = null): PolicyRule =>
