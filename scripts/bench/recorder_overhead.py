@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Benchmark (a) of issue 2: does recording slow pages down?
 
-Loads the test site (scripts/devkit/site.py) in headless Chromium, interleaved: with the ProtoLens extension
-recording (lab mode, host storing into SQLite) and with no extension at all. Both PLTs come from
-the same independent source: the page's own loadEventEnd, which the page reports to caddy (its
-late request's ?led= query), so the two arms are measured identically. Prints the medians and
-their ratio (recording / none).
+Loads the test site (scripts/devkit/site.py) in headless Chromium, interleaved: with the
+ProtoLens extension recording (lab mode, host storing into SQLite) and with no extension at all.
+Both PLTs come from the same independent source: the page's own loadEventEnd, which the page
+reports to caddy (its late request's ?led= query), so the two arms are measured identically.
+Prints the medians and their ratio (recording / none).
 
 Both arms navigate at the same time after the browser's launch: a page loaded while Chromium is
 still starting up is slower. The lab extension navigates as soon as the host's hello and policies

@@ -1,9 +1,10 @@
 """End to end: real Chromium + the built extension + the host + SQLite, checked against caddy.
 
-Three cold loads of the test site (scripts/devkit/site.py: a.test page with 23 objects, /old -> /page/
-redirect, cross-site iframe on b.test) under h1, h2 and h3 (QUIC forced for a.test only). The
-record in the store must agree with caddy's access log, an independent witness of each request's
-protocol and client port, and with the page's own loadEventEnd (reported to caddy by the page).
+Three cold loads of the test site (scripts/devkit/site.py: a.test page with 23 objects, /old ->
+/page/ redirect, cross-site iframe on b.test) under h1, h2 and h3 (QUIC forced for a.test only).
+The record in the store must agree with caddy's access log, an independent witness of each
+request's protocol and client port, and with the page's own loadEventEnd (reported to caddy by
+the page).
 """
 
 from __future__ import annotations
