@@ -37,18 +37,18 @@ function lcpEpochMs(payload: string): number | null {
 
 /** Just attached, nothing joined yet: does `ev` show the main frame's document already
  * committed and loading (a subresource request of its own, a lifecycle event past the commit)? */
-function midLoad(ev: RawEvent, mainFrameId: string | null): { t: number; loaderId: string; frameId: string } | null {
+function midLoad(ev: RawEvent, mainFrameId: string | null): { t: number; loaderId: string } | null {
   if (ev.sessionId !== undefined || mainFrameId === null) return null;
   if (ev.method === "Network.requestWillBeSent") {
     const p = ev.params;
     if (p.frameId !== mainFrameId || p.type === "Document" || p.requestId === p.loaderId || !isHttp(p.documentURL) ||
         !isHttp(p.request.url)) return null;
-    return { t: p.timestamp, loaderId: p.loaderId, frameId: mainFrameId };
+    return { t: p.timestamp, loaderId: p.loaderId };
   }
   if (ev.method === "Page.lifecycleEvent") {
     const p = ev.params;
     if (p.frameId !== mainFrameId || p.name === "init" || p.name === "commit") return null;
-    return { t: p.timestamp, loaderId: p.loaderId, frameId: mainFrameId };
+    return { t: p.timestamp, loaderId: p.loaderId };
   }
   return null;
 }
@@ -81,11 +81,11 @@ export class Recorder {
 
   private step(ev: RawEvent): NavigationRecord[] {
     const mid = this.joined || this.nav !== null ? null : midLoad(ev, this.mainFrameId);
-    if (mid !== null) {
+    if (mid !== null && this.mainFrameId !== null) {
       // attached during a cross-process commit (a tab that showed chrome://newtab): the commit's
       // lifecycle replay went to the old document, so the first sign of the new one is one of its
       // own requests or a later lifecycle event (src/cdp/late.ts, "commit")
-      this.nav = new Navigation(mid.t, NaN, mid.loaderId, mid.frameId, `|${mid.loaderId}`, "commit");
+      this.nav = new Navigation(mid.t, NaN, mid.loaderId, this.mainFrameId, `|${mid.loaderId}`, "commit");
       this.committed = true;
     }
     const nav = this.nav;

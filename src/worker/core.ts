@@ -99,11 +99,14 @@ class Out {
   }
 
   detach(tabId: number, idle = false): void {
-    this.s = {
-      ...this.s, attached: without(this.s.attached, tabId), attaching: unset(this.s.attaching, tabId),
-      idle: idle ? plus(this.s.idle, tabId) : this.s.idle,
-    };
+    this.forget(tabId);
+    if (idle) this.s = { ...this.s, idle: plus(this.s.idle, tabId) };
     this.emit({ type: "detach", tabId });
+  }
+
+  /** The tab is neither attached nor attaching (detached, refused, gone). */
+  forget(tabId: number): void {
+    this.s = { ...this.s, attached: without(this.s.attached, tabId), attaching: unset(this.s.attaching, tabId) };
   }
 
   /** Sends every waiting record not already on its way. */
@@ -260,19 +263,17 @@ function handle(o: Out, ev: WorkerEvent): void {
     }
     case "attach_failed": {
       const commit = o.s.attaching.get(ev.tabId) ?? null;
-      o.s = { ...o.s, attached: without(o.s.attached, ev.tabId), attaching: unset(o.s.attaching, ev.tabId) };
+      o.forget(ev.tabId);
       // refused before the commit (the tab still showed chrome://newtab): attach at the commit
       if (commit !== null && wanted(o.s, commit.url, commit.incognito, o.now)) o.attach(ev.tabId, true);
       return;
     }
     case "detached":
-      o.s = { ...o.s, attached: without(o.s.attached, ev.tabId), attaching: unset(o.s.attaching, ev.tabId) };
+      o.forget(ev.tabId);
       return;
     case "removed":
-      o.s = {
-        ...o.s, attached: without(o.s.attached, ev.tabId), attaching: unset(o.s.attaching, ev.tabId),
-        idle: without(o.s.idle, ev.tabId),
-      };
+      o.forget(ev.tabId);
+      o.s = { ...o.s, idle: without(o.s.idle, ev.tabId) };
       return;
     case "record":
       onRecord(o, ev);

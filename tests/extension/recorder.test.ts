@@ -286,3 +286,30 @@ describe("late attach to a page that had already loaded", () => {
     expect(r?.requests[0]).toMatchObject({ family: "h1", end_ms: 6 });
   });
 });
+
+describe("joining mid-load (attached during a cross-process commit, fixture late-midload)", () => {
+  it("joins at the main frame's first own request when nothing was joined since the attach", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    expect(rec.push(request("r1", `${PAGE}a.png`, 100))).toEqual([]);
+    expect(rec.active).toBe(true);
+  });
+
+  it("never starts a navigation from a later request once one was recorded (no phantom load)", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    for (const ev of [navigation("L1", PAGE, 100), received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500),
+      lifecycle("load", "L1", 100.1)]) rec.push(ev);
+    expect(rec.poll(103)).toHaveLength(1);
+    rec.push(request("xhr", `${PAGE}poll.json`, 110));
+    rec.push(lifecycle("networkIdle", "L1", 110.5));
+    expect(rec.active).toBe(false);
+  });
+
+  it("does not join without the main frame's id, nor from another frame's request", () => {
+    const blind = new Recorder(options());
+    blind.push(request("r1", `${PAGE}a.png`, 100));
+    expect(blind.active).toBe(false);
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    rec.push(request("r2", "https://b.test/x.png", 100, { frameId: "CHILD" }));
+    expect(rec.active).toBe(false);
+  });
+});

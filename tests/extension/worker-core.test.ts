@@ -108,6 +108,15 @@ describe("worker core: what to attach", () => {
     expect(of(calm.fx, "attach")).toHaveLength(1);
   });
 
+  it("a tab let go while its attach was under way is not attached again at that attach's refusal", () => {
+    const { fx, s } = run(state(), [
+      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4) }, { type: "detached", tabId: 4 },
+      { type: "attach_failed", tabId: 4 },
+    ]);
+    expect(of(fx, "attach")).toHaveLength(1);
+    expect(s.attaching.size).toBe(0);
+  });
+
   it("a refused attach with no commit meanwhile is not retried", () => {
     const { fx } = run(state(), [{ type: "before_navigate", tab: tab(4) }, { type: "attach_failed", tabId: 4 }]);
     expect(of(fx, "attach")).toHaveLength(1);

@@ -8,21 +8,13 @@ import socket
 import ssl
 import time
 from pathlib import Path
-from types import ModuleType
 
 import httpx
 import pytest
 
+from scripts.devkit import site as site_mod  # qualified: the stdlib's `site` stays itself
+
 pytestmark = pytest.mark.skipif(shutil.which("caddy") is None, reason="needs caddy")
-
-
-def _load_site() -> ModuleType:
-    from scripts.devkit import site  # qualified: no shadowing of the stdlib's `site`
-
-    return site
-
-
-site_mod = _load_site()
 
 
 def _get(client: httpx.Client, port: int, host: str, path: str) -> httpx.Response:
