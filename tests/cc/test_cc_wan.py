@@ -93,3 +93,24 @@ def test_wan_probe_through_nat_and_down_leaves_nothing(internet: None, tmp_path:
     assert "deleted namespace" in down.stdout
     assert traces() == before
     assert protolens("cc", "wan", "down", "--name", NAME).stdout == ""  # idempotent
+
+
+def test_a_wan_network_whose_shaper_was_killed_is_brought_down_by_the_next_up(
+        internet: None) -> None:
+    from protolens.testbed import procs
+
+    before = traces()
+    up = protolens("cc", "wan", "up", "--name", NAME, "--uplink", HOST_IF, check=False)
+    assert up.returncode == 0, up.stderr
+    state = json.loads((Path("/run/protolens/testbed") / f"wan-{NAME}" / "state.json")
+                       .read_text())
+    assert procs.stop(state["shaper_pid"])
+    other = NAME + "2"
+    again = protolens("cc", "wan", "up", "--name", other, "--uplink", HOST_IF, check=False)
+    try:
+        assert again.returncode == 0, again.stderr
+        assert f"brought down stale wan network '{NAME}'" in again.stderr
+        assert f"{NAME}-cli" not in sh("ip", "netns", "list").split()
+    finally:
+        protolens("cc", "wan", "down", "--name", other, check=False)
+    assert traces() == before

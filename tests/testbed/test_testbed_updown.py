@@ -95,3 +95,33 @@ def test_a_second_up_with_the_same_name_is_refused() -> None:
     assert "plv-" not in subprocess.run(["ip", "netns", "list"], capture_output=True,
                                         text=True).stdout
     assert os.path.exists("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+
+
+def test_a_killed_testbed_is_brought_down_by_the_next_up_a_live_one_is_not() -> None:
+    """CI met this: a testbed whose owner was killed (its caddy and shaper gone) kept its
+    namespaces and its claim on HyStart = 1, so the next testbed needing HyStart off was refused.
+    The next ``up`` brings a killed testbed down; a live testbed's claim still stands."""
+    reason = lab_available()
+    if reason:
+        pytest.skip(reason)
+    from protolens.testbed import Testbed, TestbedError, procs
+
+    for n in ("plk", "plm", "pln"):
+        Testbed.down(n)
+    try:
+        dead = Testbed.up(name="plk", server_cc="cubic")
+        for pid in dead.state.pids.values():
+            assert procs.stop(pid)
+        r = CliRunner().invoke(main, ["testbed", "up", "--name", "plm",
+                                      "--server-cc", "cubic-nohystart", "--json"])
+        assert r.exit_code == 0, r.output
+        assert "brought down stale testbed 'plk'" in r.stderr
+        assert "plk-" not in subprocess.run(["ip", "netns", "list"], capture_output=True,
+                                            text=True).stdout
+        assert Path("/sys/module/tcp_cubic/parameters/hystart").read_text() == "0\n"
+        with pytest.raises(TestbedError, match="testbed 'plm' needs .*hystart = 0"):
+            Testbed.up(name="pln", server_cc="cubic")  # plm is alive: its claim stands
+        assert Testbed.load("plm").status()["up"]
+    finally:
+        for n in ("plk", "plm", "pln"):
+            Testbed.down(n)

@@ -25,7 +25,7 @@ from protolens.shaper.config import shaper_config
 from protolens.shaper.control import ShaperClient, ShaperError, start_shaper
 from protolens.shaper.profile import ProfileError
 from protolens.shaper.records import Profile
-from protolens.testbed import hostcfg, procs
+from protolens.testbed import Testbed, hostcfg, procs
 from protolens.testbed.links import ETC_NETNS
 from protolens.testbed.run import TestbedError, in_ns, run
 from protolens.testbed.spec import run_root
@@ -67,6 +67,7 @@ class WanPath:
     def __init__(self, state: WanState) -> None:
         self.state = state
         self.topo = Topology(state.name)
+        self.reaped: list[str] = []
 
     @staticmethod
     def _dir(name: str, env: Mapping[str, str]) -> Path:
@@ -82,6 +83,7 @@ class WanPath:
         rd = cls._dir(name, env)
         if rd.exists() or any(ns in procs.netns_list() for ns in topo.namespaces):
             raise TestbedError(f"'{name}' is already up (protolens cc wan down --name {name})")
+        reaped = Testbed.reap_stale(env) + cls._reap_stale(env)
         others = [p.name for p in run_root(env).glob("wan-*") if p.is_dir()]
         if others:
             raise TestbedError(f"another wan network is up ({others[0]}): one at a time, since "
@@ -91,6 +93,7 @@ class WanPath:
         clean = load_profile("clean")
         st = WanState(name, uplink, str(rd), clean.path)
         wp = cls(st)
+        wp.reaped = reaped
         wp._save()
         try:
             wp._build()
@@ -99,6 +102,21 @@ class WanPath:
             cls.down(name, env)
             raise
         return wp
+
+    @classmethod
+    def _reap_stale(cls, env: Mapping[str, str]) -> list[str]:
+        """Bring down wan networks whose shaper is gone (their owner was killed)."""
+        done = []
+        for p in sorted(run_root(env).glob("wan-*/state.json")):
+            try:
+                pid = json.loads(p.read_text()).get("shaper_pid")
+            except (OSError, ValueError):
+                continue
+            if pid and not procs.alive(pid):
+                name = p.parent.name.removeprefix("wan-")
+                cls.down(name, env)
+                done.append(f"brought down stale wan network '{name}' (its shaper was gone)")
+        return done
 
     @classmethod
     def load(cls, name: str = "pl", env: Mapping[str, str] | None = None) -> WanPath:

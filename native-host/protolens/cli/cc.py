@@ -227,6 +227,8 @@ def wan_up(name: str, uplink: str | None) -> None:
         wp = WanPath.up(name, uplink)
     except TestbedError as exc:
         raise UserError(str(exc)) from None
+    for line in wp.reaped:
+        click.echo(line, err=True)
     click.echo(f"wan network '{name}' up: client {wp.topo.cli_ns}, NAT out of "
                f"{wp.state.uplink}")
 

@@ -87,6 +87,8 @@ def up(name: str, profile: str, server_cc: str, initcwnd: int | None,
 
     tb = _guard(lambda: Testbed.up(name=name, profile=profile, server_cc=server_cc,
                                    initcwnd=initcwnd, site=site, bbr_hosts=bbr_hosts))
+    for line in tb.reaped:
+        click.echo(line, err=True)
     _emit_status(tb.status(), fmt)
 
 

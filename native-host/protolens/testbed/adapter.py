@@ -45,6 +45,7 @@ class Testbed:
         self.state = state
         self.root = root
         self.topo = Topology(state.name)
+        self.reaped: list[str] = []
 
     # ---- lifecycle ----
     @classmethod
@@ -83,6 +84,7 @@ class Testbed:
             trace_down=prof.link.trace_down.source if prof.link.trace_down else None,
             trace_up=prof.link.trace_up.source if prof.link.trace_up else None)
         tb = cls(state, root)
+        tb.reaped = cls.reap_stale(env, keep=name)
         tb._save()
         try:
             tb._host_settings()
@@ -139,6 +141,32 @@ class Testbed:
         if (root / name).exists():
             shutil.rmtree(root / name)
             done.append(f"removed {root / name}")
+        return done
+
+    @classmethod
+    def reap_stale(cls, env: Mapping[str, str] | None = None, keep: str = "") -> list[str]:
+        """Bring down every testbed whose processes are all gone (its owner was killed: the
+        namespaces and host-wide settings it holds would block other testbeds, e.g. a HyStart
+        value), and forget host-wide-setting users with no run directory left. A testbed still
+        coming up (no process started yet) is left alone. Returns what it did, one line each."""
+        env = dict(os.environ) if env is None else env
+        root = run_root(env)
+        done: list[str] = []
+        for p in sorted(root.glob("*/state.json")):
+            name = p.parent.name
+            if name == keep or name.startswith("wan-"):
+                continue
+            try:
+                st = spec.state_from_json(p.read_text())
+            except (OSError, ValueError, TypeError):
+                continue
+            if st.pids and not any(procs.alive(pid) for pid in st.pids.values()):
+                cls.down(name, env)
+                done.append(f"brought down stale testbed '{name}' (its processes were gone)")
+        for user in hostcfg.recorded(root)["users"]:
+            if user != keep and not (root / user).is_dir():
+                hostcfg.release(root, user)
+                done.append(f"forgot host settings of '{user}' (no run directory)")
         return done
 
     # ---- queries ----
