@@ -21,13 +21,13 @@ sys.path.insert(0, str(ROOT))
 from protolens.messaging.dispatch import Dispatcher, encode_reply  # noqa: E402
 from protolens.messaging.framing import Frame, FrameDecoder, encode_frame  # noqa: E402
 from protolens.record import parse_record  # noqa: E402
+from protolens.record.rows import record_rows  # noqa: E402
 from protolens.store import SqliteSink, open_rw  # noqa: E402
 from protolens.store.ingest import (  # noqa: E402
     INSERT_CONNECTION,
     INSERT_HOST,
     INSERT_NAVIGATION,
     INSERT_REQUEST,
-    child_rows,
     navigation_row,
 )
 from scripts.devkit.navrecord_builder import make_record  # noqa: E402
@@ -74,8 +74,8 @@ def main() -> None:
     stream = b"".join(encode_frame(json.dumps({"type": "record", "schema": 1, "msg_id": str(i),
                                                "record": r}).encode(), limit=1 << 26)
                       for i, r in enumerate(raws))
-    parsed = [parse_record(r) for r in raws]
-    rows = [(navigation_row(p, {}, 0.0), *child_rows(p)) for p in parsed]
+    parsed = [record_rows(parse_record(r)) for r in raws]
+    rows = [(navigation_row(p, {}, 0.0), p.requests, p.connections, p.hosts) for p in parsed]
     frame_kb = len(stream) / len(raws) / 1024
     with tempfile.TemporaryDirectory(dir=args.dir) as tmp:
         print(f"{args.records} records x {args.requests} requests, {frame_kb:.1f} KiB per frame, "

@@ -24,8 +24,9 @@ from protolens.messaging.inbound import well_formed
 from protolens.messaging.lab import LabContext
 from protolens.messaging.policies import PolicySource, policies_reply
 from protolens.messaging.queries import QueryError, QuerySource, handle_query
-from protolens.record import NavigationRecord, RecordError, parse_record
+from protolens.record import RecordError, parse_record
 from protolens.record.enums import IngestOutcome
+from protolens.record.rows import RecordRows, record_rows
 
 MESSAGE_SCHEMA = 1
 """The message envelope schema this host speaks."""
@@ -59,12 +60,12 @@ class ContributeSource(Protocol):
 
 
 class RecordSink(Protocol):
-    """Where validated records go; the SQLite store implements it."""
+    """Where validated records go, as their rows; the SQLite store implements it."""
 
-    def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
+    def ingest(self, rows: RecordRows, context: Mapping[str, Any],
                now_ms: float) -> IngestOutcome:
-        """Store ``record`` with ``context`` stamped: ``stored``, or its id was stored before
-        with the same content (``duplicate``) or a different one (``conflict``). Raise
+        """Store a record's ``rows`` with ``context`` stamped: ``stored``, or its id was stored
+        before with the same content (``duplicate``) or a different one (``conflict``). Raise
         ``RetryLater`` for a failure that may pass, anything else for one that will not."""
         ...
 
@@ -213,25 +214,32 @@ class Dispatcher:
         if "record" not in msg:
             raise _BadMessage("record: missing from the record message", msg_id)
         try:
-            record = parse_record(msg["record"])
+            rows = record_rows(parse_record(msg["record"]))
         except RecordError as exc:
             raise _BadMessage(str(exc), msg_id) from None
+        return self._store(rows, msg_id, now_ms)
+
+    def _store(self, rows: RecordRows, msg_id: str | None, now_ms: float) -> dict[str, Any]:
+        """Hand a valid record to the sink; the ack (with ``msg_id`` if given) once it is
+        stored."""
         context = self.lab.context if self.lab else {}
         try:
-            outcome = self.sink.ingest(record, context, now_ms)
+            outcome = self.sink.ingest(rows, context, now_ms)
         except RetryLater as exc:  # the extension keeps the record and resends it
-            log.warning("store busy for record %s: %s", record.id, exc)
+            log.warning("store busy for record %s: %s", rows.id, exc)
             raise _BadMessage(f"store: {exc}", msg_id, retry=True) from None
         except Exception as exc:  # resending the same record cannot help (issue 15 item 2)
-            log.warning("store refused record %s: %s: %s", record.id, type(exc).__name__, exc)
+            log.warning("store refused record %s: %s: %s", rows.id, type(exc).__name__, exc)
             raise _BadMessage(f"store: cannot store this record: {type(exc).__name__}: {exc}",
                               msg_id) from None
-        reply = {"type": "ack", "schema": MESSAGE_SCHEMA, "id": record.id,
-                 "duplicate": outcome != "stored"}
+        reply: dict[str, Any] = {"type": "ack", "schema": MESSAGE_SCHEMA, "id": rows.id,
+                                 "duplicate": outcome != "stored"}
         if outcome != "stored":
             reply["same_content"] = outcome == "duplicate"
         if outcome == "conflict":
             reply["conflict"] = CONFLICT
+        if msg_id is not None:
+            reply["msg_id"] = msg_id
         return reply
 
 
