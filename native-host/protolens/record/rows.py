@@ -2,10 +2,10 @@
 ``requests``, ``connections``, ``hosts`` and ``navigation_policies`` in the column order of
 ``record/columns.py``, less what the host fills at ingest (lab tags, ``context``, the time).
 
-Pure. ``record_rows(record)`` builds them from the model; ``store/ingest.py`` writes them. A
-sink takes rows, not the model, so that a faster reader can build them without the model's
-objects (issue 13 target 5: a 100-request record is 100 rows, not 100 dataclasses and then 100
-rows).
+Pure. ``record_rows(record)`` builds them from the model; ``record/wire.py`` builds the same rows
+straight from a decoded message without building the model's objects (issue 13 target 5: a
+100-request record is 100 rows, not 100 dataclasses and then 100 rows). ``store/ingest.py``
+writes them.
 """
 
 from __future__ import annotations
@@ -63,8 +63,9 @@ def _at(obj: Any, path: tuple[str, ...]) -> Any:
 def build(rid: str, record: Any, context: dict[str, Any], experiment: Experiment | None,
           request_cells: Callable[[Any], Row], connection_cells: Callable[[Any], Row]
           ) -> RecordRows:
-    """The rows of a validated ``record`` (a ``NavigationRecord``, or anything with its attribute
-    names); ``*_cells`` give one request's or connection's cells in column order."""
+    """The rows of a validated ``record``: a ``NavigationRecord`` or a ``record/wire.py`` record
+    (the same attribute names); ``*_cells`` give one request's or connection's cells in column
+    order."""
     page = record.page
     navigation = {name: _at(record, path) for name, path in NAV_FIELDS}
     navigation["id"] = rid

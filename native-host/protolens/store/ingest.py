@@ -1,7 +1,7 @@
 """Writing one NavigationRecord in one SQLite transaction (all rows or none), idempotent on its id.
 
 The host acks only after ``ingest`` returns, i.e. after COMMIT (docs/MESSAGES.md). The record
-comes as its rows (``record/rows.py``).
+comes as its rows (``record/rows.py``), built by the message's fast path or from the model.
 """
 
 from __future__ import annotations
