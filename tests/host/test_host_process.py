@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -104,6 +105,34 @@ def test_acked_record_survives_sigkill(tmp_path: Path) -> None:
     ids = {r[0] for r in conn.execute("SELECT id FROM navigations")}
     assert ids == {r["id"] for r in recs}
     assert conn.execute("SELECT count(*) FROM requests").fetchone()[0] == 60
+
+
+def test_kill_mid_stream_keeps_every_acked_record_whole(tmp_path: Path) -> None:
+    """Issue 13 target 5 (durability unchanged): 100-request records stream in on the fast path;
+    the host is killed -9 after 10 acks with more records in flight. Every acked record is there
+    with all its rows; one that was being written is all there or not at all."""
+    host = Host(tmp_path)
+    recs = [make_record(100, seed=500 + i) for i in range(40)]
+    data = b"".join(frame({"type": "record", "schema": 1, "msg_id": str(i), "record": r})
+                    for i, r in enumerate(recs))
+
+    def writer() -> None:
+        with contextlib.suppress(BrokenPipeError):  # killed while the pipe was full
+            host.send(data)
+    t = threading.Thread(target=writer)
+    t.start()
+    acks = [host.reply() for _ in range(10)]
+    host.proc.send_signal(signal.SIGKILL)
+    host.proc.wait(timeout=10)
+    t.join(timeout=10)
+    assert [a["type"] for a in acks] == ["ack"] * 10
+    conn = sqlite3.connect(host.db)
+    stored = {r[0]: r[1] for r in conn.execute(
+        "SELECT n.id, (SELECT count(*) FROM requests q WHERE q.navigation_id = n.id) "
+        "FROM navigations n")}
+    assert {a["id"] for a in acks} <= set(stored)
+    assert set(stored.values()) == {100}, stored  # no record half written
+    assert conn.execute("SELECT count(*) FROM connections").fetchone()[0] == 2 * len(stored)
 
 
 def test_oversize_frame_is_skipped_then_serving_continues(tmp_path: Path) -> None:

@@ -28,8 +28,8 @@ from protolens.messaging.framing import Frame, FrameDecoder
 from protolens.messaging.lab import LabContext, LabError, parse_lab
 from protolens.messaging.queries import StoreQueries
 from protolens.paths import default_db
-from protolens.record import NavigationRecord
 from protolens.record.enums import IngestOutcome
+from protolens.record.rows import RecordRows
 from protolens.store import SqliteSink, is_transient, open_rw, private_dir, private_file
 
 LAB_ENV = "PROTOLENS_LAB_CONTEXT"
@@ -48,13 +48,13 @@ class LazySink:
         self.db = db
         self._sink: SqliteSink | None = None
 
-    def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
+    def ingest(self, rows: RecordRows, context: Mapping[str, Any],
                now_ms: float) -> IngestOutcome:
         try:
             if self._sink is None:
                 self._sink = SqliteSink(open_rw(self.db, now_ms=now_ms))
                 log.debug("opened store %s", self.db)
-            return self._sink.ingest(record, context, now_ms)
+            return self._sink.ingest(rows, context, now_ms)
         except Exception as exc:
             if is_transient(exc):
                 raise RetryLater(f"{type(exc).__name__}: {exc}") from exc

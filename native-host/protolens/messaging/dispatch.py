@@ -2,7 +2,9 @@
 
 ``Dispatcher.handle(payload, now)`` parses the frame's bytes (``inbound``: bounded, text only),
 validates the message, hands it to its type's handler (``HANDLERS``, one per ``MESSAGE_TYPES``)
-and returns the reply object. It never raises: every problem, a handler's bug included, becomes
+and returns the reply object. A ``record`` message is first tried on the fast path
+(``messaging/fast.py``: same acceptance, same rows, no error text); what it declines takes this
+reference path. It never raises: every problem, a handler's bug included, becomes
 an ``error`` reply naming it, with ``retry`` true only when the store says a resend may pass
 (``RetryLater``; issue 15 items 1 and 2). ``encode_reply`` keeps replies under
 Chromium's 1 MB host -> extension limit.
@@ -19,13 +21,15 @@ from typing import Any, Literal, Protocol, get_args
 
 from protolens import __version__
 from protolens.messaging import inbound
+from protolens.messaging.fast import FastRecord, RecordDecoder
 from protolens.messaging.framing import MAX_OUTGOING, FrameTooLarge, encode_frame
 from protolens.messaging.inbound import well_formed
 from protolens.messaging.lab import LabContext
 from protolens.messaging.policies import PolicySource, policies_reply
 from protolens.messaging.queries import QueryError, QuerySource, handle_query
-from protolens.record import NavigationRecord, RecordError, parse_record
+from protolens.record import RecordError, parse_record
 from protolens.record.enums import IngestOutcome
+from protolens.record.rows import RecordRows, record_rows
 
 MESSAGE_SCHEMA = 1
 """The message envelope schema this host speaks."""
@@ -35,6 +39,8 @@ MAX_ERROR = 500
 """Longest error text in a reply."""
 CONFLICT = "different content, kept the stored one"
 """An ack's ``conflict`` when a resent id carried different content (issue 15, defect 3)."""
+_FAST_RECORD = RecordDecoder(MESSAGE_SCHEMA, MAX_MSG_ID)
+"""The ``record`` message's fast path (compiled once, immutable)."""
 
 log = logging.getLogger("protolens.host")
 
@@ -59,12 +65,12 @@ class ContributeSource(Protocol):
 
 
 class RecordSink(Protocol):
-    """Where validated records go; the SQLite store implements it."""
+    """Where validated records go, as their rows; the SQLite store implements it."""
 
-    def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
+    def ingest(self, rows: RecordRows, context: Mapping[str, Any],
                now_ms: float) -> IngestOutcome:
-        """Store ``record`` with ``context`` stamped: ``stored``, or its id was stored before
-        with the same content (``duplicate``) or a different one (``conflict``). Raise
+        """Store a record's ``rows`` with ``context`` stamped: ``stored``, or its id was stored
+        before with the same content (``duplicate``) or a different one (``conflict``). Raise
         ``RetryLater`` for a failure that may pass, anything else for one that will not."""
         ...
 
@@ -119,6 +125,9 @@ class Dispatcher:
     """Rules and relay for the ``policies`` message; None: that message gets an error reply."""
     contribute: ContributeSource | None = None
     """Answers ``contribute_settings`` and ``contribute_status`` (issue 11)."""
+    fast_path: bool = True
+    """Try ``record`` messages on the fast path first; False: the reference path only (the
+    tests and scripts/bench/ingest.py compare the two)."""
 
     def handle_all(self, payload: bytes | bytearray, now_ms: float) -> list[dict[str, Any]]:
         """The replies to one frame: the reply, and after a successful ``hello`` the
@@ -135,9 +144,21 @@ class Dispatcher:
     def handle(self, payload: bytes | bytearray, now_ms: float) -> dict[str, Any]:
         """The reply to one frame. Never raises: every message is answered (issue 15 item 1)."""
         try:
+            fast = self._fast(payload)
+            if fast is not None:
+                return self._store(fast.rows, fast.msg_id, now_ms)
             return self._handle(payload, now_ms)
         except _BadMessage as bad:
             return error_reply(str(bad), bad.msg_id, bad.retry)
+
+    def _fast(self, payload: bytes | bytearray) -> FastRecord | None:
+        if self.lab_error or not self.fast_path:  # the reference path answers it
+            return None
+        try:
+            return _FAST_RECORD(payload)
+        except Exception:  # a bug there costs the fast path, never the reply
+            log.exception("record fast path failed; reading the frame on the reference path")
+            return None
 
     def _handle(self, payload: bytes | bytearray, now_ms: float) -> dict[str, Any]:
         msg = decode_message(payload)
@@ -213,25 +234,32 @@ class Dispatcher:
         if "record" not in msg:
             raise _BadMessage("record: missing from the record message", msg_id)
         try:
-            record = parse_record(msg["record"])
+            rows = record_rows(parse_record(msg["record"]))
         except RecordError as exc:
             raise _BadMessage(str(exc), msg_id) from None
+        return self._store(rows, msg_id, now_ms)
+
+    def _store(self, rows: RecordRows, msg_id: str | None, now_ms: float) -> dict[str, Any]:
+        """Hand a valid record to the sink; the ack (with ``msg_id`` if given) once it is
+        stored."""
         context = self.lab.context if self.lab else {}
         try:
-            outcome = self.sink.ingest(record, context, now_ms)
+            outcome = self.sink.ingest(rows, context, now_ms)
         except RetryLater as exc:  # the extension keeps the record and resends it
-            log.warning("store busy for record %s: %s", record.id, exc)
+            log.warning("store busy for record %s: %s", rows.id, exc)
             raise _BadMessage(f"store: {exc}", msg_id, retry=True) from None
         except Exception as exc:  # resending the same record cannot help (issue 15 item 2)
-            log.warning("store refused record %s: %s: %s", record.id, type(exc).__name__, exc)
+            log.warning("store refused record %s: %s: %s", rows.id, type(exc).__name__, exc)
             raise _BadMessage(f"store: cannot store this record: {type(exc).__name__}: {exc}",
                               msg_id) from None
-        reply = {"type": "ack", "schema": MESSAGE_SCHEMA, "id": record.id,
-                 "duplicate": outcome != "stored"}
+        reply: dict[str, Any] = {"type": "ack", "schema": MESSAGE_SCHEMA, "id": rows.id,
+                                 "duplicate": outcome != "stored"}
         if outcome != "stored":
             reply["same_content"] = outcome == "duplicate"
         if outcome == "conflict":
             reply["conflict"] = CONFLICT
+        if msg_id is not None:
+            reply["msg_id"] = msg_id
         return reply
 
 

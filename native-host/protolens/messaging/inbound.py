@@ -36,7 +36,10 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _check_shape(payload: bytes | bytearray) -> None:
+def check_shape(payload: bytes | bytearray) -> None:
+    """Raise ``BadMessage`` if ``payload`` holds more containers or values than a message may."""
+    if len(payload) <= min(MAX_CONTAINERS, MAX_ELEMENTS):  # a byte counts once: no limit bites
+        return
     containers = payload.count(b"{") + payload.count(b"[")
     if containers > MAX_CONTAINERS:
         raise BadMessage(f"message: {containers} objects and arrays, more than the "
@@ -65,11 +68,16 @@ def lone_surrogate_path(value: Any, path: str = "") -> str | None:
     return None
 
 
+def has_escaped_surrogate(payload: bytes | bytearray) -> bool:
+    """Whether ``payload`` spells a UTF-16 surrogate as an escape (``\\udc00``): the only way a
+    UTF-8 frame can carry a lone one (the UTF-8 decoder refuses encoded surrogates)."""
+    # the search for a backslash runs at memchr speed; few frames have one
+    return b"\\" in payload and _ESCAPED_SURROGATE.search(payload) is not None
+
+
 def check_text(payload: bytes | bytearray, value: Any) -> None:
     """Raise ``BadMessage`` if the decoded ``value`` of ``payload`` holds a lone surrogate."""
-    # only an escape can make one (the UTF-8 decoder refuses encoded surrogates): the walk runs
-    # only for the rare frame that has such an escape
-    if not _ESCAPED_SURROGATE.search(payload):
+    if not has_escaped_surrogate(payload):
         return
     where = lone_surrogate_path(value)
     if where is not None:
@@ -79,7 +87,7 @@ def check_text(payload: bytes | bytearray, value: Any) -> None:
 
 def decode_message(payload: bytes | bytearray) -> dict[str, Any]:
     """UTF-8 JSON object -> dict, or raise ``BadMessage`` naming the problem."""
-    _check_shape(payload)  # before decoding: a refused frame costs no text copy
+    check_shape(payload)  # before decoding: a refused frame costs no text copy
     try:
         text = payload.decode("utf-8")
     except UnicodeDecodeError as exc:

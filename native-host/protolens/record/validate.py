@@ -128,9 +128,10 @@ def _applied(v: Any, path: str) -> AppliedPolicy:
     return AppliedPolicy(**o.cols(_POLICY), rule_ids=ids)
 
 
-def _shares(connections: Sequence[Connection]) -> None:
+def check_shares(connections: Sequence[Any]) -> None:
     """Shares are bytes / total within the browser's (and the proxy's) connections: each group
-    sums to at most 1 (docs/RECORD.md)."""
+    sums to at most 1 (docs/RECORD.md). ``connections``: anything with ``share`` and ``upstream``
+    (``Connection``, or ``record/wire.py``'s)."""
     for upstream in (False, True):
         total = math.fsum(c.share for c in connections if c.upstream is upstream)
         if total > 1 + SHARE_EPSILON:
@@ -142,17 +143,24 @@ def _shares(connections: Sequence[Connection]) -> None:
 def _context(o: Obj) -> dict[str, Any]:
     context = o.obj("context")
     assert context is not None
+    return check_context(context.value)
+
+
+def check_context(value: dict[str, Any]) -> dict[str, Any]:
+    """A copy of the record's ``context`` object, if its JSON text and the values that would
+    land in a lab-tag column fit (store/ingest.py)."""
+    context = Obj(value, "context")
     size = len(json.dumps(context.value, default=str))
     if size > CONTEXT_MAX:
         raise RecordError(f"context: {size} characters of JSON, at most {CONTEXT_MAX} allowed")
-    for c in _CONTEXT_COLUMNS:  # what would land in a column must fit it (store/ingest.py)
-        value = context.value.get(c.name)
-        if isinstance(value, str) and c.sql == "TEXT" and c.max_len is not None and \
-                len(value) > c.max_len:
-            context.too_long(c.name, value, c.max_len)
-        if c.sql == "INTEGER" and not isinstance(value, bool):
-            number = int(value) if isinstance(value, str) and \
-                value.strip().lstrip("-").isdigit() else value
+    for c in _CONTEXT_COLUMNS:  # what would land in a column must fit it
+        tag = context.value.get(c.name)
+        if isinstance(tag, str) and c.sql == "TEXT" and c.max_len is not None and \
+                len(tag) > c.max_len:
+            context.too_long(c.name, tag, c.max_len)
+        if c.sql == "INTEGER" and not isinstance(tag, bool):
+            number = int(tag) if isinstance(tag, str) and \
+                tag.strip().lstrip("-").isdigit() else tag
             if isinstance(number, int) and not (c.min or 0) <= number <= (c.max or 0):
                 context.out_of_range(c.name, c, number)
     return dict(context.value)
@@ -186,7 +194,11 @@ def _experiment(o: Obj, source: str) -> Experiment | None:
         return None
     if source != "experiment":
         raise RecordError(f'experiment: only for source "experiment", got source {show(source)}')
-    name, arm = e.str_("name"), e.str_("arm")
+    return check_experiment(e.str_("name"), e.str_("arm"))
+
+
+def check_experiment(name: str, arm: str) -> Experiment:
+    """The A/B assignment, if both names are non-empty and fit the ``arm`` column."""
     if not name or not arm:
         raise RecordError("experiment: name and arm must be non-empty")
     longest = cols.column("navigations", "arm").max_len or 0
@@ -221,7 +233,7 @@ def parse_record(value: Any) -> NavigationRecord:
     connections = o.items("connections", _connection)
     _unique(connections, "connections", "connection_id", lambda c: (c.upstream, c.connection_id),
             lambda c: str(c.connection_id))
-    _shares(connections)
+    check_shares(connections)
     hosts = o.items("hosts", _host)
     _unique(hosts, "hosts", "host", lambda h: h.host, lambda h: show(h.host))
     context = _context(o)

@@ -1,6 +1,7 @@
 """Writing one NavigationRecord in one SQLite transaction (all rows or none), idempotent on its id.
 
-The host acks only after ``ingest`` returns, i.e. after COMMIT (docs/MESSAGES.md).
+The host acks only after ``ingest`` returns, i.e. after COMMIT (docs/MESSAGES.md). The record
+comes as its rows (``record/rows.py``), built by the message's fast path or from the model.
 """
 
 from __future__ import annotations
@@ -8,11 +9,12 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Mapping
-from operator import attrgetter
+from operator import itemgetter
 from typing import Any
 
 from protolens.record import NavigationRecord, columns
 from protolens.record.enums import IngestOutcome
+from protolens.record.rows import RecordRows, record_rows
 from protolens.store.policy import store_record_policies
 from protolens.store.tx import transaction
 
@@ -23,9 +25,7 @@ _NAV_COLUMNS = columns.stored("navigations")
 _REQ_COLUMNS = columns.stored("requests")
 _CONN_COLUMNS = columns.stored("connections")
 _HOST_COLUMNS = columns.stored("hosts")
-_NAV_FIELDS = tuple((c.name, tuple(c.field.split("."))) for c in columns.NAVIGATIONS if c.field)
-_REQ_VALUES = attrgetter(*_REQ_COLUMNS[2:])  # after navigation_id, seq
-_CONN_VALUES = attrgetter(*_CONN_COLUMNS[1:])  # after navigation_id
+_NAV_ROW = itemgetter(*_NAV_COLUMNS)
 
 
 def _insert(table: str, names: tuple[str, ...]) -> str:
@@ -37,15 +37,6 @@ INSERT_NAVIGATION = _insert("navigations", _NAV_COLUMNS)
 INSERT_REQUEST = _insert("requests", _REQ_COLUMNS)
 INSERT_CONNECTION = _insert("connections", _CONN_COLUMNS)
 INSERT_HOST = _insert("hosts", _HOST_COLUMNS)
-
-
-def _at(record: NavigationRecord, path: tuple[str, ...]) -> Any:
-    value: Any = record
-    for part in path:
-        if value is None:
-            return None
-        value = getattr(value, part)
-    return value
 
 
 def _context_cell(key: str, value: Any) -> Any:
@@ -62,43 +53,27 @@ def _context_cell(key: str, value: Any) -> Any:
     return json.dumps(value, sort_keys=True)
 
 
-def own_context(record: NavigationRecord) -> dict[str, Any]:
-    """The record's own ``context`` less the lab tags (``CONTEXT_COLUMNS``) and ``experiment``:
+def own_context(context: Mapping[str, Any]) -> dict[str, Any]:
+    """A record's own ``context`` less the lab tags (``CONTEXT_COLUMNS``) and ``experiment``:
     those come only from the host's lab context and the record's ``experiment`` field, never
     from what the extension wrote (docs/RECORD.md "context"; issue 15 item 4: a passive record
     tagged with a campaign was counted in that campaign's report)."""
-    return {k: v for k, v in record.context.items()
-            if k not in CONTEXT_COLUMNS and k != "experiment"}
+    return {k: v for k, v in context.items() if k not in CONTEXT_COLUMNS and k != "experiment"}
 
 
-def navigation_row(record: NavigationRecord, context: Mapping[str, Any],
+def navigation_row(rows: RecordRows, context: Mapping[str, Any],
                    now_ms: float) -> tuple[Any, ...]:
     """The ``navigations`` row; ``context`` is the host's lab context (the lab runner's own
     bookkeeping), the only source of the lab tags."""
-    page = record.page
     # an experiment's arm goes where `protolens compare --source experiment` reads it (arm column)
-    exp = ({"arm": record.experiment.arm, "experiment": record.experiment.name}
-           if record.experiment else {})
-    merged = {**own_context(record), **exp, **context}
-    row = {name: _at(record, path) for name, path in _NAV_FIELDS}
-    row["redirects"] = json.dumps(list(page.redirects))
-    row["failed"] = page.error is not None or page.aborted
-    row["failure"] = page.error if page.error is not None else ("aborted" if page.aborted
-                                                                else None)
+    exp = ({"arm": rows.experiment.arm, "experiment": rows.experiment.name}
+           if rows.experiment else {})
+    merged = {**own_context(rows.context), **exp, **context}
+    row = dict(rows.navigation)
     row.update((k, _context_cell(k, merged.get(k))) for k in CONTEXT_COLUMNS)
     row["context"] = json.dumps(merged, sort_keys=True, default=str)
     row["ingested_at_ms"] = now_ms
-    return tuple(row[name] for name in _NAV_COLUMNS)
-
-
-def child_rows(record: NavigationRecord) -> tuple[list[tuple[Any, ...]], list[tuple[Any, ...]],
-                                                  list[tuple[Any, ...]]]:
-    """Rows for ``requests``, ``connections`` and ``hosts``."""
-    rid = record.id
-    reqs = [(rid, seq, *_REQ_VALUES(r)) for seq, r in enumerate(record.requests)]
-    conns = [(rid, *_CONN_VALUES(c)) for c in record.connections]
-    hosts = [(rid, h.host, h.connections, json.dumps(list(h.families))) for h in record.hosts]
-    return reqs, conns, hosts
+    return tuple(_NAV_ROW(row))
 
 
 _CONTENT = tuple(i for i, name in enumerate(_NAV_COLUMNS)
@@ -106,45 +81,51 @@ _CONTENT = tuple(i for i, name in enumerate(_NAV_COLUMNS)
 """Positions of the ``navigations`` columns that come from the record itself."""
 
 
-def same_content(conn: sqlite3.Connection, record: NavigationRecord) -> bool:
-    """Whether the stored navigation ``record.id`` has the rows ``record`` would give (its
-    navigation row without host-stamped tags and time, requests, browser connections, hosts)."""
-    nav = navigation_row(record, {}, 0.0)
-    rid = (record.id,)
+def same_content(conn: sqlite3.Connection, rows: RecordRows) -> bool:
+    """Whether the stored navigation ``rows.id`` has these rows (its navigation row without
+    host-stamped tags and time, requests, browser connections, hosts)."""
+    nav = navigation_row(rows, {}, 0.0)
+    rid = (rows.id,)
     old = conn.execute(f"SELECT {', '.join(_NAV_COLUMNS)} FROM navigations WHERE id = ?",
                        rid).fetchone()
     if old is None or [old[i] for i in _CONTENT] != [nav[i] for i in _CONTENT]:
         return False
-    reqs, conns, hosts = child_rows(record)
     cols = ", ".join(_REQ_COLUMNS)
     if [tuple(r) for r in conn.execute(
-            f"SELECT {cols} FROM requests WHERE navigation_id = ? ORDER BY seq", rid)] != reqs:
+            f"SELECT {cols} FROM requests WHERE navigation_id = ? ORDER BY seq", rid)] != \
+            rows.requests:
         return False
     # the lab runner adds the proxy's upstream connections after ingest: compare the record's own
     old_conns = [tuple(r) for r in conn.execute(
         f"SELECT {', '.join(_CONN_COLUMNS)} FROM connections WHERE navigation_id = ?", rid)]
-    mine = set(conns)
-    if not mine <= set(old_conns) or \
+    conns = rows.connections
+    if not set(conns) <= set(old_conns) or \
             len([c for c in old_conns if not c[2]]) != len([c for c in conns if not c[2]]):
         return False
     return sorted(tuple(r) for r in conn.execute(
         f"SELECT {', '.join(_HOST_COLUMNS)} FROM hosts WHERE navigation_id = ?", rid)) == \
-        sorted(hosts)
+        sorted(rows.hosts)
+
+
+def ingest_rows(conn: sqlite3.Connection, rows: RecordRows, context: Mapping[str, Any],
+                now_ms: float) -> bool:
+    """Store a record's ``rows`` in one transaction, one prepared statement per table; True if
+    stored now, False if its id already was."""
+    with transaction(conn):
+        if conn.execute("SELECT 1 FROM navigations WHERE id = ?", (rows.id,)).fetchone():
+            return False
+        conn.execute(INSERT_NAVIGATION, navigation_row(rows, context, now_ms))
+        conn.executemany(INSERT_REQUEST, rows.requests)
+        conn.executemany(INSERT_CONNECTION, rows.connections)
+        conn.executemany(INSERT_HOST, rows.hosts)
+        store_record_policies(conn, rows.policies)
+    return True
 
 
 def ingest(conn: sqlite3.Connection, record: NavigationRecord, context: Mapping[str, Any],
            now_ms: float) -> bool:
     """Store ``record`` in one transaction; True if stored now, False if its id already was."""
-    with transaction(conn):
-        if conn.execute("SELECT 1 FROM navigations WHERE id = ?", (record.id,)).fetchone():
-            return False
-        conn.execute(INSERT_NAVIGATION, navigation_row(record, context, now_ms))
-        reqs, conns, hosts = child_rows(record)
-        conn.executemany(INSERT_REQUEST, reqs)
-        conn.executemany(INSERT_CONNECTION, conns)
-        conn.executemany(INSERT_HOST, hosts)
-        store_record_policies(conn, record)
-    return True
+    return ingest_rows(conn, record_rows(record), context, now_ms)
 
 
 class SqliteSink:
@@ -153,10 +134,12 @@ class SqliteSink:
     def __init__(self, conn: sqlite3.Connection) -> None:
         self.conn = conn
 
-    def ingest(self, record: NavigationRecord, context: Mapping[str, Any],
+    def ingest(self, record: RecordRows | NavigationRecord, context: Mapping[str, Any],
                now_ms: float) -> IngestOutcome:
         """``stored``; or for an id stored before, ``duplicate`` (same content) or ``conflict``
-        (different content: the stored record is kept, issue 15 defect 3)."""
-        if ingest(self.conn, record, context, now_ms):
+        (different content: the stored record is kept, issue 15 defect 3). ``record``: its rows,
+        or the record itself."""
+        rows = record if isinstance(record, RecordRows) else record_rows(record)
+        if ingest_rows(self.conn, rows, context, now_ms):
             return "stored"
-        return "duplicate" if same_content(self.conn, record) else "conflict"
+        return "duplicate" if same_content(self.conn, rows) else "conflict"

@@ -9,14 +9,13 @@ with ``upstream = 1`` (docs/SCHEMA.md).
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from protolens.policy.mechanism import Enforcement
 from protolens.policy.rules import PolicyError, Rule, conflict, make_rule
-from protolens.record import NavigationRecord, columns
+from protolens.record import columns
 from protolens.store.tx import transaction
 
 _POLICY_COLUMNS = columns.stored("navigation_policies")
@@ -24,12 +23,12 @@ _INSERT_POLICY = (f"INSERT OR REPLACE INTO navigation_policies ({', '.join(_POLI
                   f"VALUES ({', '.join('?' for _ in _POLICY_COLUMNS)})")
 
 
-def store_record_policies(conn: sqlite3.Connection, record: NavigationRecord) -> None:
-    """The record's own ``policies`` (everyday browser: relay, CDP throttling) as
-    ``navigation_policies`` rows; called inside the ingest transaction."""
-    conn.executemany(_INSERT_POLICY, [
-        (record.id, p.host, p.rule, p.arm, p.mechanism, json.dumps(list(p.rule_ids)))
-        for p in record.policies])
+def store_record_policies(conn: sqlite3.Connection, rows: Sequence[tuple[Any, ...]]) -> None:
+    """The record's own ``policies`` (everyday browser: relay, CDP throttling), as
+    ``navigation_policies`` rows (``RecordRows.policies``); called inside the ingest
+    transaction."""
+    if rows:
+        conn.executemany(_INSERT_POLICY, rows)
 
 
 def rules(conn: sqlite3.Connection) -> list[Rule]:
