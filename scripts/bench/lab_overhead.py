@@ -1,9 +1,23 @@
 #!/usr/bin/env python3
-"""Benchmark of issue 4: what a lab load costs beyond the page itself.
+"""Benchmark of issue 4 / issue 13 target 2: what a lab load costs beyond the page itself.
 
 Runs a small campaign on the testbed (one small page, h2, `clean`, N repetitions) through the real
-CLI path, then prints the median per-load overhead (wall time of the load, browser start to record
-stored, minus its PLT) and loads per minute over the whole campaign. Needs root.
+CLI path, then prints the per-load overhead (wall time of the load, browser start to record
+stored, minus its PLT: median, quartiles, range, n), loads per minute (over the whole campaign,
+and from one load's start to the next's), and where the time of a median load went, from the
+timestamps each load leaves behind:
+
+    start     the runner starts the load (loads.started_at_ms; Popen follows within ms)
+    host      the native host is up (its "serving" log line: Chromium started, the extension's
+              service worker connected)
+    nav       the page's navigation start (navigations.started_at_ms)
+    load      its load event (nav + load_ms)
+    last      its last network activity (nav + the latest request end_ms)
+    stored    the host committed the record (navigations.ingested_at_ms)
+    done      the runner saw it stored (start + wall_ms)
+    next      the next load's start (browser stop, ground truth, bookkeeping in between)
+
+Needs root.
 
     .venv/bin/python scripts/bench/lab_overhead.py [--reps 10] [--page ifip18-baidu]
 """
@@ -12,42 +26,95 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
+
+SERVING = re.compile(r"^(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) "
+                     r"protolens\.host\[\d+\] DEBUG serving")
+
+PHASES = (("start -> host", "start", "host"), ("host -> nav", "host", "nav"),
+          ("nav -> load (PLT)", "nav", "load"), ("load -> last", "load", "last"),
+          ("last -> stored", "last", "stored"), ("stored -> done", "stored", "done"),
+          ("done -> next", "done", "next"))
+
+
+def host_starts(log: Path) -> list[float]:
+    """Epoch ms of every host process's "serving" line, in order (one host per load)."""
+    out = []
+    for line in log.read_text(encoding="utf-8").splitlines() if log.exists() else []:
+        m = SERVING.match(line)
+        if m:
+            out.append(datetime.strptime(m.group(1), "%Y-%m-%d %H:%M:%S,%f").timestamp() * 1000)
+    return out
+
+
+def quartiles(xs: list[float]) -> str:
+    if len(xs) < 2:
+        return f"n={len(xs)}"
+    q1, _, q3 = statistics.quantiles(xs, n=4)
+    return f"IQR {q1:.0f}-{q3:.0f}, range {min(xs):.0f}-{max(xs):.0f}, n={len(xs)}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--page", default="ifip18-baidu")
+    ap.add_argument("--arm", default="h2")
     ap.add_argument("--testbed", default="plb")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
-        db = Path(tmp) / "bench.db"
+        db, hostlog = Path(tmp) / "bench.db", Path(tmp) / "host.log"
         started = time.monotonic()
         subprocess.run([sys.executable, "-m", "protolens.cli", "lab", "run", "--pages", args.page,
-                        "--arms", "h2", "--conditions", "clean", "--reps", str(args.reps),
+                        "--arms", args.arm, "--conditions", "clean", "--reps", str(args.reps),
                         "--campaign", "bench", "--testbed", args.testbed, "--seed", "1"],
-                       env={**os.environ, "PROTOLENS_DB": str(db)}, check=True,
-                       stdout=subprocess.DEVNULL)
+                       env={**os.environ, "PROTOLENS_DB": str(db), "PROTOLENS_DEBUG": "1",
+                            "PROTOLENS_HOST_LOG": str(hostlog)},
+                       check=True, stdout=subprocess.DEVNULL)
         elapsed = time.monotonic() - started
+        hosts = host_starts(hostlog)
         with sqlite3.connect(db) as conn:
-            rows = conn.execute("""SELECT l.wall_ms, n.load_ms FROM loads l
-                                   JOIN navigations n ON n.load_id = l.load_id
-                                   WHERE l.status = 'ok'""").fetchall()
-    overhead = [wall - plt for wall, plt in rows if plt is not None]
-    plts = [plt for _, plt in rows if plt is not None]
-    print(f"page {args.page}, {len(rows)} loads ok of {args.reps}")
+            every = conn.execute("SELECT started_at_ms FROM loads ORDER BY started_at_ms")
+            starts = [s for (s,) in every]
+            rows = conn.execute("""
+                SELECT l.started_at_ms, l.wall_ms, n.started_at_ms, n.load_ms, n.ingested_at_ms,
+                       (SELECT max(r.end_ms) FROM requests r WHERE r.navigation_id = n.id)
+                FROM loads l JOIN navigations n ON n.load_id = l.load_id
+                WHERE l.status = 'ok' ORDER BY l.started_at_ms""").fetchall()
+    overhead = [wall - plt for _, wall, _, plt, _, _ in rows if plt is not None]
+    plts = [plt for _, _, _, plt, _, _ in rows if plt is not None]
+    periods = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    print(f"page {args.page}, arm {args.arm}: {len(rows)} loads ok of {args.reps}")
     print(f"median PLT: {statistics.median(plts):.0f} ms")
-    print(f"median per-load overhead (wall - PLT): {statistics.median(overhead):.0f} ms")
-    print(f"loads per minute (whole campaign incl. testbed up/down): "
+    print(f"median per-load overhead (wall - PLT): {statistics.median(overhead):.0f} ms "
+          f"({quartiles(overhead)})")
+    print(f"loads per minute, whole campaign incl. testbed check and browser stops: "
           f"{len(rows) / elapsed * 60:.1f}")
+    if periods:
+        print(f"loads per minute, one load's start to the next's (median period "
+              f"{statistics.median(periods):.0f} ms): {60_000 / statistics.median(periods):.1f}")
     print(f"overhead / PLT: {statistics.median(overhead) / statistics.median(plts):.1f}")
+    if len(hosts) != len(starts):
+        print(f"(phases skipped: {len(hosts)} host starts logged for {len(starts)} loads)")
+        return
+    host_of = dict(zip(starts, hosts, strict=True))
+    next_of = dict(zip(starts, starts[1:], strict=False))
+    marks = [{"start": s, "host": host_of[s], "nav": nav, "load": nav + plt,
+              "last": nav + (last if last is not None else plt), "stored": ingested,
+              "done": s + wall, "next": next_of.get(s)}
+             for s, wall, nav, plt, ingested, last in rows if plt is not None]
+    print("where the time went (ms; median, IQR, range):")
+    for name, a, b in PHASES:
+        xs = [m[b] - m[a] for m in marks if m[a] is not None and m[b] is not None]
+        if xs:
+            print(f"  {name:<18} {statistics.median(xs):6.0f}  ({quartiles(xs)})")
 
 
 if __name__ == "__main__":

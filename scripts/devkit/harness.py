@@ -10,7 +10,7 @@ from typing import Any
 from protolens.arms import parse_lab_arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import LoadResult, run_load
-from protolens.lab.runner import stored_navigation_ids
+from protolens.lab.runner import LAB_QUIET_MS, stored_navigation_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "dist"
@@ -37,8 +37,10 @@ class Load:
 
 
 def load_page(*, arm: str, url: str, site: Any, db: Path, scratch: Path, quic_hosts: list[str],
-              timeout_s: float = 60.0, expect: int = 1) -> Load:
-    """One cold load of ``url`` under ``arm``; waits for ``expect`` stored records."""
+              timeout_s: float = 60.0, expect: int = 1, quiet_ms: int | None = LAB_QUIET_MS
+              ) -> Load:
+    """One cold load of ``url`` under ``arm``; waits for ``expect`` stored records. Records end
+    after the lab's network quiet (``runner.LAB_QUIET_MS``) unless ``quiet_ms`` says otherwise."""
     load_id = str(uuid.uuid4())
     offset = site.access_log.stat().st_size
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir="", extension_dir=str(require_dist()),
@@ -46,5 +48,5 @@ def load_page(*, arm: str, url: str, site: Any, db: Path, scratch: Path, quic_ho
                       spki=[site.spki], host_rules="MAP *.test 127.0.0.1")
     result = run_load(spec, scratch=scratch, db=db, navigate=[url],
                       context={"load_id": load_id, "arm": arm}, timeout_s=timeout_s,
-                      done=lambda: len(stored_ids(db, load_id)) >= expect)
+                      done=lambda: len(stored_ids(db, load_id)) >= expect, quiet_ms=quiet_ms)
     return Load(arm=arm, load_id=load_id, result=result, log_offset=offset)

@@ -54,6 +54,7 @@ async function main(): Promise<Dispatch> {
         try {
           await dbg.attach(e.tabId, {
             source: e.source, urlDetail: e.urlDetail, newId: () => crypto.randomUUID(),
+            ...(e.quietMs === null ? {} : { limits: { quietMs: e.quietMs } }),
             env: { browser: browserEnv, extension_version: chrome.runtime.getManifest().version, network: networkInfo() },
           }, e.committed);
         } catch (err) {

@@ -3,6 +3,7 @@
  * direction, keyed on `type`, with the schema version. Everything the host sends is validated
  * here, where it enters the extension (parseHostMessage); nothing else trusts its shape.
  */
+import { DEFAULT_LIMITS } from "../cdp/navigation.ts";
 import { isUrlDetail } from "../record/url-detail.ts";
 import { PolicyMessageError, parsePolicySet, type PolicyRule, type RelayInfo } from "./policies.ts";
 import type { NavigationRecord, UrlDetail } from "../record/types.ts";
@@ -17,6 +18,9 @@ export interface LabConfig {
   navigate: string[];
   /** When the lab runner opens the next URL: after the previous record's ack, or once it is queued. */
   advance: LabAdvance;
+  /** The network quiet after load that ends each record of this lab browser (src/cdp/navigation.ts
+   * Limits.quietMs); null: the recorder's default. */
+  quiet_ms: number | null;
 }
 
 export type LabAdvance = "ack" | "record";
@@ -94,7 +98,11 @@ function parseLab(v: unknown): LabConfig | null {
   if (typeof v.record !== "boolean") throw new MessageError("lab.record: expected a boolean");
   const advance = v.advance ?? "ack";
   if (advance !== "ack" && advance !== "record") throw new MessageError("lab.advance: expected ack or record");
-  return { record: v.record, url_detail: detail, context, navigate: nav, advance };
+  const quiet = v.quiet_ms ?? null;
+  if (quiet !== null && (typeof quiet !== "number" || !Number.isInteger(quiet) || quiet < 0 || quiet > DEFAULT_LIMITS.maxAfterLoadMs)) {
+    throw new MessageError(`lab.quiet_ms: expected an integer from 0 to ${DEFAULT_LIMITS.maxAfterLoadMs}, or null`);
+  }
+  return { record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet };
 }
 
 const isCell = (c: unknown): c is Cell => c === null || typeof c === "string" || (typeof c === "number" && Number.isFinite(c));

@@ -65,14 +65,16 @@ export interface Effective {
   denylist: string[];
   urlDetail: UrlDetail;
   source: Source;
+  /** The recorder's network quiet after load, ms (null: its default). */
+  quietMs: number | null;
 }
 
 /** What applies now: the lab config when the host gave one, else the user's settings. */
 export function effective(s: Settings, lab: LabConfig | null): Effective {
   if (lab !== null) {
-    return { record: lab.record, scope: "all", allowlist: [], denylist: [], urlDetail: lab.url_detail, source: "lab" };
+    return { record: lab.record, scope: "all", allowlist: [], denylist: [], urlDetail: lab.url_detail, source: "lab", quietMs: lab.quiet_ms };
   }
-  return { record: s.enabled, scope: s.scope, allowlist: s.allowlist, denylist: s.denylist, urlDetail: s.urlDetail, source: "passive" };
+  return { record: s.enabled, scope: s.scope, allowlist: s.allowlist, denylist: s.denylist, urlDetail: s.urlDetail, source: "passive", quietMs: null };
 }
 
 /** Is a tab at `rawUrl` recorded? Incognito never; restricted pages never. */

@@ -58,7 +58,8 @@ export type WorkerEvent =
   | { type: "tick" };
 
 export type Effect =
-  | { type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail }
+  /** `quietMs`: the recorder's network quiet after load (null: its default). */
+  | { type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail; quietMs: number | null }
   | { type: "detach"; tabId: number }
   /** The attach ended after the tab's commit: join that load if it is already over
    * (src/cdp/session.ts afterAttach(true)). */

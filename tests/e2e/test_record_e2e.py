@@ -4,7 +4,9 @@ Three cold loads of the test site (scripts/devkit/site.py: a.test page with 23 o
 /page/ redirect, cross-site iframe on b.test) under h1, h2 and h3 (QUIC forced for a.test only).
 The record in the store must agree with caddy's access log, an independent witness of each
 request's protocol and client port, and with the page's own loadEventEnd (reported to caddy by
-the page).
+the page). The loads are lab loads (scripts/devkit/harness.py): their records end after the lab's
+network quiet (lab/runner.py LAB_QUIET_MS), which must still take in the page's request 300 ms
+after load.
 """
 
 from __future__ import annotations
@@ -154,6 +156,20 @@ def test_plt_matches_the_pages_own_load_event_end(loads: Any, arm: str) -> None:
     led = float(parse_qs(urlsplit(beacons[0].uri).query)["led"][0])
     assert led > 0
     assert abs(nav["_summary"]["plt_ms"] - led) <= 5.0, (nav["_summary"]["plt_ms"], led)
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_the_request_300_ms_after_load_is_in_the_record(loads: Any, arm: str) -> None:
+    site, db, done = loads
+    nav = navigation(db, done[arm])
+    late = [r for r in nav["requests"] if urlsplit(r["url"]).path == "/page/data/late.json"]
+    assert len(late) == 1, [r["url"] for r in nav["requests"]]
+    req, plt = late[0], nav["_summary"]["plt_ms"]
+    assert req["status"] == 200 and req["end_ms"] is not None, req
+    # sent by a timer the load handler set (js/app4.js): after the load event, as caddy saw it
+    assert req["start_ms"] >= plt + 250, (req["start_ms"], plt)
+    assert [h for h in hits_for(site, done, arm) if h.uri == urlsplit(req["url"]).path + "?"
+            + urlsplit(req["url"]).query]
 
 
 @pytest.mark.parametrize("arm", ARMS)

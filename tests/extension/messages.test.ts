@@ -7,7 +7,10 @@ describe("parseHostMessage", () => {
   it("accepts the documented replies", () => {
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: null })).toMatchObject({ lab: null });
     const lab = { record: true, url_detail: "full", context: { arm: "h2" }, navigate: ["https://a.test/page/"] };
-    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toMatchObject({ lab: { ...lab, advance: "ack" } });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toEqual(
+      { type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "ack", quiet_ms: null } });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, quiet_ms: 500 } }))
+      .toMatchObject({ lab: { quiet_ms: 500 } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "record" } }))
       .toMatchObject({ lab: { advance: "record" } });
     expect(parseHostMessage({ type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: true })).toMatchObject({ duplicate: true });
@@ -24,6 +27,8 @@ describe("parseHostMessage", () => {
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", navigate: ["javascript:alert(1)"] } }, /lab.navigate/],
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: "yes", url_detail: "full" } }, /lab.record/],
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", advance: "now" } }, /lab.advance/],
+      ...[-1, 1.5, "500", true, 30001, Number.NaN].map((q): [unknown, RegExp] =>
+        [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", quiet_ms: q } }, /lab.quiet_ms/]),
     ];
     for (const [v, re] of bad) expect(() => parseHostMessage(v)).toThrow(re);
   });

@@ -39,6 +39,27 @@ describe("completion", () => {
     expect(r?.requests.map((q) => q.url)).toContain(`${PAGE}late.json`);
   });
 
+  it("a lab's shorter quiet (limits.quietMs) still takes in a request 300 ms after load", () => {
+    const lab = (): Recorder => {
+      const rec = new Recorder(options({ limits: { quietMs: 500 } }));
+      for (const ev of [navigation("L1", PAGE, 100), received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500),
+        lifecycle("load", "L1", 100.1)]) rec.push(ev);
+      return rec;
+    };
+    const late = lab();
+    expect(late.poll(100.4)).toEqual([]);
+    for (const ev of fetched("late", `${PAGE}late.json`, 100.4, 50)) late.push(ev);
+    expect(late.poll(100.9)).toEqual([]);
+    const [r] = late.poll(100.96);
+    expect(r?.requests.map((q) => q.url)).toContain(`${PAGE}late.json`);
+    // and it is a bound: the record of a page quiet for 500 ms is complete, a request after that
+    // belongs to no record
+    const quiet = lab();
+    const [q] = quiet.poll(100.6);
+    expect(q?.requests.map((x) => x.url)).toEqual([PAGE]);
+    expect(quiet.active).toBe(false);
+  });
+
   it("a request that never ends holds the record until 30 s after load", () => {
     const rec = loadedPage();
     rec.push(request("hang", `${PAGE}hang`, 100.5));

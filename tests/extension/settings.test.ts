@@ -6,7 +6,7 @@ import { applyDetail } from "../../src/record/url-detail.ts";
 import { familyOf } from "../../src/cdp/family.ts";
 
 const on = (s: Partial<Settings> = {}): Settings => ({ ...DEFAULT_SETTINGS, enabled: true, ...s });
-const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [], advance: "ack" as const };
+const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [], advance: "ack" as const, quiet_ms: null };
 
 describe("scope", () => {
   it("records nothing until the user opts in", () => {

@@ -17,7 +17,7 @@ const rec = (id: string, origin = base.page.origin): NavigationRecord => ({ ...b
 const HTTPS = "https://a.test/page";
 const tab = (tabId: number, url = HTTPS, incognito = false) => ({ tabId, url, incognito });
 const hello = (lab: LabConfig | null = null): HostMsg => ({ type: "hello", schema: 1, host_version: "0.1", lab });
-const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack" };
+const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack", quiet_ms: null };
 const RELAY = { host: "127.0.0.1", port: 9, username: "u", password: "p" };
 
 /** Runs events through the core from `s`, returning the last state and every effect. */
@@ -47,7 +47,7 @@ describe("worker core: what to attach", () => {
 
   it("attaches an in-scope tab before its navigation, with the settings' source and URL detail", () => {
     const { fx, s } = run(state({ ...ON, urlDetail: "path" }), [{ type: "before_navigate", tab: tab(1) }]);
-    expect(of(fx, "attach")).toEqual([{ type: "attach", tabId: 1, committed: false, source: "passive", urlDetail: "path" }]);
+    expect(of(fx, "attach")).toEqual([{ type: "attach", tabId: 1, committed: false, source: "passive", urlDetail: "path", quietMs: null }]);
     expect([...s.attached]).toEqual([1]);
   });
 
@@ -315,6 +315,14 @@ describe("worker core: policies, arms in effect, the lab's start", () => {
     expect(types(fx)).toEqual(["throttle", "lab_start"]);
     expect(of(fx, "lab_start")[0]).toMatchObject({ navigate: LAB.navigate, advance: "ack" });
     expect(types(run(s, [{ type: "lab_timeout" }]).fx)).toEqual([]);
+  });
+
+  it("the lab tab is recorded with the lab's quiet after load; without one, the recorder's default", () => {
+    for (const quiet of [500, null]) {
+      const s = run(state(), [{ type: "host", msg: hello({ ...LAB, quiet_ms: quiet }) }]).s;
+      expect(of(run(s, [{ type: "lab_tab", tabId: 7 }]).fx, "attach")).toEqual([
+        { type: "attach", tabId: 7, committed: false, source: "lab", urlDetail: "full", quietMs: quiet }]);
+    }
   });
 
   it("starts the lab at the timeout when no policies come", () => {

@@ -134,6 +134,11 @@ def test_lab_error_blocks_hello_and_records(sink: SqliteSink) -> None:
     ({"context": []}, "context: expected object"),
     ({"navigate": [1]}, "navigate"),
     ({"advance": "now"}, "advance"),
+    ({"quiet_ms": -1}, "quiet_ms"),
+    ({"quiet_ms": 30_001}, "quiet_ms"),
+    ({"quiet_ms": 1.5}, "quiet_ms"),
+    ({"quiet_ms": "500"}, "quiet_ms"),
+    ({"quiet_ms": True}, "quiet_ms"),
 ])
 def test_parse_lab_rejects(obj: Any, needle: str) -> None:
     with pytest.raises(LabError, match=needle):
@@ -142,6 +147,8 @@ def test_parse_lab_rejects(obj: Any, needle: str) -> None:
 
 def test_parse_lab_defaults() -> None:
     assert parse_lab({}) == LabContext(record=True, url_detail="full", context={}, navigate=())
+    assert parse_lab({}).to_json()["quiet_ms"] is None  # the recorder's own default
+    assert parse_lab({"quiet_ms": 500}).to_json()["quiet_ms"] == 500
 
 
 def test_replies_never_exceed_one_megabyte() -> None:

@@ -19,6 +19,8 @@ from protolens.cli.output import emit, output_options
 from protolens.cli.reproduce import reproduce_cmd
 from protolens.lab import campaign as camp
 from protolens.lab.report import report_rows
+from protolens.lab.runner import LAB_QUIET_MS
+from protolens.messaging.lab import MAX_QUIET_MS
 from protolens.paths import default_db, extension_dir
 from protolens.store import StoreError, open_ro
 from protolens.store import lab as labstore
@@ -62,6 +64,9 @@ lab_group.add_command(fairness_cmd)
               help="Serve this testbed host over BBR, the others over --server-cc "
                    "(repeatable; protolens testbed up --bbr-host).")
 @click.option("--seed", type=int, help="Order seed (default: random, recorded).")
+@click.option("--quiet-ms", type=click.IntRange(0, MAX_QUIET_MS),
+              help=f"Network quiet after load that ends each record, ms (default: {LAB_QUIET_MS} "
+                   "on the testbed, the recorder's 2000 with --urls; recorded).")
 @click.option("--warm", is_flag=True, help="Also load each page a second time, warm.")
 @click.option("--retries", default=1, show_default=True, type=click.IntRange(0, 10))
 @click.option("--timeout", "timeout_s", default=60.0, show_default=True,
@@ -75,7 +80,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             campaign: str | None, resume: str | None, server_cc: str, seed: int | None,
             warm: bool, retries: int, timeout_s: float, chromium: str, testbed_name: str,
             db: Path | None, policy_file: Path | None = None,
-            bbr_hosts: tuple[str, ...] = ()) -> None:
+            bbr_hosts: tuple[str, ...] = (), quiet_ms: int | None = None) -> None:
     """Load pages under every arm x condition x repetition; store every load.
 
     Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
@@ -94,7 +99,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             arms=_arms(arm_list), conditions=tuple(_csv(conditions)), reps=reps, policy=policy,
             seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
             warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name,
-            bbr_hosts=bbr_hosts)
+            bbr_hosts=bbr_hosts, quiet_ms=quiet_ms)
     opts = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
                          timeout_s=timeout_s, retries=retries)
     try:

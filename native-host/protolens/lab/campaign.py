@@ -18,8 +18,8 @@ from protolens import __version__
 from protolens.arms import Arm, ArmError, known_arms, parse_lab_arm
 from protolens.lab.network import DirectNetwork, LabNetwork
 from protolens.lab.plan import PlannedLoad, missing, plan
+from protolens.lab.runner import LAB_QUIET_MS, RunOptions, Target, run_campaign
 from protolens.lab.runner import Progress as Counts
-from protolens.lab.runner import RunOptions, Target, run_campaign
 from protolens.store import OperationalError, open_ro, open_rw
 from protolens.store import lab as labstore
 from protolens.testbed.run import TestbedError
@@ -48,6 +48,11 @@ def _unknown_arms(bad: Sequence[str]) -> CampaignError:
                          f"expected some of {known_arms()} (h2-parallel:N with N 1-8)")
 
 
+LEGACY_QUIET_MS = 2000
+"""The recorder's own quiet after load (src/cdp/navigation.ts), which every lab load had before
+campaigns stored ``quiet_ms``: a resumed old campaign keeps it."""
+
+
 @dataclass(frozen=True)
 class CampaignSpec:
     """Everything that defines a campaign; stored with it so ``--resume`` replays the plan."""
@@ -66,6 +71,14 @@ class CampaignSpec:
     """Per-domain rules for the ``policy`` arm (``--policy FILE``), as ``Rule.as_dict``."""
     bbr_hosts: tuple[str, ...] = ()
     """Testbed hosts served over BBR whatever ``server_cc`` is (``--bbr-host``)."""
+    quiet_ms: int | None = None
+    """The network quiet after load that ends each record (``--quiet-ms``). Left out, it is
+    ``runner.LAB_QUIET_MS`` for testbed pages and None for real sites (the recorder's own 2 s,
+    as in an everyday browser)."""
+
+    def __post_init__(self) -> None:
+        if self.quiet_ms is None and not self.urls:
+            object.__setattr__(self, "quiet_ms", LAB_QUIET_MS)
 
     def stored(self) -> dict[str, Any]:
         data = asdict(self)
@@ -82,7 +95,9 @@ class CampaignSpec:
                    warm=bool(data.get("warm")), server_cc=data.get("server_cc"),
                    testbed=str(data.get("testbed", "pl")),
                    policy=tuple(data.get("policy", ())),
-                   bbr_hosts=tuple(data.get("bbr_hosts", ())))
+                   bbr_hosts=tuple(data.get("bbr_hosts", ())),
+                   # stored before lab runs chose a quiet: they ran with the recorder's 2 s
+                   quiet_ms=data.get("quiet_ms", LEGACY_QUIET_MS))
 
 
 @dataclass(frozen=True)
@@ -219,7 +234,7 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
     scratch = settings.scratch or Path(tempfile.mkdtemp(prefix="protolens-lab-"))
     opts = RunOptions(chromium=settings.chromium, extension_dir=settings.extension,
                       db=settings.db, scratch=scratch, timeout_s=settings.timeout_s,
-                      retries=settings.retries, policy=spec.policy)
+                      retries=settings.retries, policy=spec.policy, quiet_ms=spec.quiet_ms)
     try:
         # stored once the network is ready: a campaign refused before it starts leaves nothing
         with closing(open_rw(settings.db, time.time() * 1000)) as conn:

@@ -37,6 +37,16 @@ LATENESS_FLAG_NS = 2_000_000
 IFIP'18 wifi profile, and 20x the stdev the prototype shaper showed here (docs/ARCHITECTURE.md:
 0.06-0.08 ms). Chosen by ProtoLens; override with ``--lateness-flag-ms``."""
 
+LAB_QUIET_MS = 500
+"""The network quiet after load that ends a record of a testbed page (the recorder's 2 s
+everyday quiet was 2 of a load's 3.4 s beyond its PLT: scripts/bench/lab_overhead.py). 500 ms
+is Chromium's own measure of an idle network: no request in flight for 500 ms makes the
+``networkIdle`` lifecycle event (blink ``IdlenessDetector::kNetworkQuietWindow``), and
+Puppeteer's ``networkidle0`` and Playwright's ``networkidle`` wait as long. The corpus pages
+request nothing after load (every object delays the load event: pages/html.py), and the test
+site's request 300 ms after load is recorded with it (tests/e2e/test_record_e2e.py). Real sites
+(``--urls``) keep the recorder's 2 s. Chosen by ProtoLens; override with ``lab run --quiet-ms``."""
+
 
 @dataclass(frozen=True)
 class Target:
@@ -59,6 +69,8 @@ class RunOptions:
     keep_profiles: bool = False
     policy: tuple[dict[str, Any], ...] = ()
     """Rules of the ``policy`` arm (issue 6)."""
+    quiet_ms: int | None = None
+    """The recorder's network quiet after load (None: its own default, 2 s)."""
 
 
 @dataclass
@@ -141,7 +153,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     result = run_load(spec, scratch=scratch, db=opts.db,
                       navigate=[target.url] * expect, context=context,
                       done=lambda: len(stored_navigation_ids(opts.db, load_id)) >= expect,
-                      timeout_s=opts.timeout_s, prefix=prefix)
+                      timeout_s=opts.timeout_s, prefix=prefix, quiet_ms=opts.quiet_ms)
     flows, lateness = network.after_load()
     report = proxy.report(reset=True) if proxy is not None and rules else None
     context_cmd = shlex.join(result.argv)

@@ -11,6 +11,9 @@ from typing import Any
 from protolens.record.model import URL_DETAILS
 
 ADVANCES = ("ack", "record")
+MAX_QUIET_MS = 30_000
+"""The recorder's hard stop after load (src/cdp/navigation.ts ``maxAfterLoadMs``): a longer quiet
+would never end a record."""
 
 
 class LabError(ValueError):
@@ -30,12 +33,15 @@ class LabContext:
     advance: str = "ack"
     """When the next URL opens: ``ack`` (the previous record was stored) or ``record`` (it was
     produced and queued in the outbox; tests use it to navigate while the host is down)."""
+    quiet_ms: int | None = None
+    """The network quiet after load that ends a record (ms; the recorder's ``quietMs``), or None
+    for the recorder's own default (2000 ms). Lab campaigns choose it: docs/MESSAGES.md."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``lab`` object of the hello reply."""
         return {"record": self.record, "url_detail": self.url_detail,
                 "context": self.context, "navigate": list(self.navigate),
-                "advance": self.advance}
+                "advance": self.advance, "quiet_ms": self.quiet_ms}
 
 
 def parse_lab(value: Any) -> LabContext:
@@ -47,6 +53,7 @@ def parse_lab(value: Any) -> LabContext:
     ctx = value.get("context", {})
     nav = value.get("navigate", [])
     advance = value.get("advance", "ack")
+    quiet = value.get("quiet_ms")
     if not isinstance(rec, bool):
         raise LabError(f"lab context record: expected boolean, got {rec!r}")
     if detail not in URL_DETAILS:
@@ -59,5 +66,8 @@ def parse_lab(value: Any) -> LabContext:
     if advance not in ADVANCES:
         raise LabError(f"lab context advance: expected one of {', '.join(ADVANCES)}, "
                        f"got {advance!r}")
+    if quiet is not None and (type(quiet) is not int or not 0 <= quiet <= MAX_QUIET_MS):
+        raise LabError(f"lab context quiet_ms: expected an integer from 0 to {MAX_QUIET_MS} or "
+                       f"null, got {quiet!r}")
     return LabContext(record=rec, url_detail=detail, context=dict(ctx), navigate=tuple(nav),
-                      advance=advance)
+                      advance=advance, quiet_ms=quiet)
