@@ -13,7 +13,10 @@ import { TabSession, runFlow, type Flow } from "../cdp/session.ts";
 import type { NavigationRecord } from "../record/types.ts";
 
 const PROTOCOL_VERSION = "1.3";
-const POLL_MS = 250;
+/** A record completes at the first poll after its quiet ends (src/cdp/navigation.ts), so a poll
+ * every 250 ms made a lab load 125 ms longer on average (scripts/bench/lab_overhead.py); a poll is a
+ * walk over the open tabs' requests. */
+const POLL_MS = 50;
 
 /** `busy`: the tab's recorder is already recording its next navigation (the tab is not idle). */
 export type RecordSink = (tabId: number, record: NavigationRecord, busy: boolean) => void;

@@ -34,7 +34,7 @@ pytestmark = pytest.mark.e2e
 QUIET_S = 2.0
 """The recorder's network-quiet period after load (src/cdp/navigation.ts)."""
 SETTLE_S = QUIET_S + 2.0
-"""Quiet period, the adapter's 250 ms poll and the outbox write, with margin."""
+"""Quiet period, the adapter's 50 ms poll and the outbox write, with margin."""
 STABLE_S = 3.0
 """After the last record arrives, how long the count must stay put (a duplicate would show)."""
 

@@ -34,6 +34,11 @@ class LaunchSpec:
     """More flags, appended last."""
 
 
+DISABLED_FEATURES = ("WebUIOmniboxPopup", "WebUIOmniboxAimPopup", "WebUIOmniboxFullPopup")
+"""Chromium features a lab browser starts without (Chromium 156: ``omnibox::internal::
+kWebUIOmniboxPopup`` and its AIM and full variants, enabled by default)."""
+
+
 class UnknownArm(ValueError):
     """An arm that no lab launch implements (a policy-only arm), or h3 without an origin."""
 
@@ -71,6 +76,10 @@ def command_line(spec: LaunchSpec) -> list[str]:
         "--metrics-recording-only",
         "--password-store=basic",
         "--use-mock-keychain",
+        # the omnibox's WebUI popup (chrome://omnibox-popup.top-chrome/) is built in its own
+        # renderer at every start, 0.35 s of CPU, headless too: it overlapped the lab page's load
+        # and made it slower (docs/ARCHITECTURE.md, Chromium facts); a lab browser never shows it
+        "--disable-features=" + ",".join(DISABLED_FEATURES),
         f"--user-data-dir={spec.user_data_dir}",
         f"--load-extension={spec.extension_dir}",
         f"--disable-extensions-except={spec.extension_dir}",

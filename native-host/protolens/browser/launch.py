@@ -51,9 +51,10 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
              context: dict[str, Any], done: Callable[[], bool], timeout_s: float = 60.0,
              prefix: Sequence[str] = (), url_detail: str = "full",
              host_env: Mapping[str, str] | None = None, advance: str = "ack",
-             quiet_ms: int | None = None) -> LoadResult:
-    """Start Chromium on a fresh profile under ``scratch``; wait until ``done()`` or timeout.
-    ``quiet_ms``: the recorder's network quiet after load (None: its default)."""
+             quiet_ms: int | None = None, poll_s: float = 0.1) -> LoadResult:
+    """Start Chromium on a fresh profile under ``scratch``; wait until ``done()`` (asked every
+    ``poll_s``) or timeout. ``quiet_ms``: the recorder's network quiet after load (None: its
+    default)."""
     from protolens.install.lab import register_lab_host  # host side of the lab mechanism
 
     scratch.mkdir(parents=True, exist_ok=True)
@@ -82,7 +83,7 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
                 if proc.poll() is not None:
                     reason = f"browser exited with code {proc.returncode} before the record"
                     break
-                time.sleep(0.1)
+                time.sleep(poll_s)
         finally:
             wall = time.monotonic() - started
             stop(proc)
