@@ -19,7 +19,9 @@ import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync, rmSync
 import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import jpeg from "jpeg-js";
 import { CdpClient } from "./cdp-client.ts";
+import { histogramOf } from "../src/visual/histogram.ts";
 import { minify } from "../src/cdp/minify.ts";
 import type { RawEvent } from "../src/cdp/raw-event.ts";
 import { TabSession, runFlow, type FlowIo } from "../src/cdp/session.ts";
@@ -178,6 +180,9 @@ async function record(name: string, scenario: Scenario): Promise<void> {
     const io: FlowIo = {
       send: (method, params, child) => cdp.send(method, params, child ?? sessionId),
       sleep: async (ms) => { await sleep(ms); },
+      // the extension decodes with Chromium's own decoder (src/adapters/frame-decode.ts); node has
+      // none, so here jpeg-js, the decoder Lighthouse's speedline uses (core/lib/frame.js)
+      decode: (data) => Promise.resolve(histogramOf(jpeg.decode(Buffer.from(data, "base64"), { useTArray: true }).data)),
       records: () => undefined,
     };
     const run = (flow: Parameters<typeof runFlow>[0]): Promise<void> =>

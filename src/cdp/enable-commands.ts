@@ -43,6 +43,21 @@ export const TAB_COMMANDS: readonly Command[] = [
   },
 ];
 
+/**
+ * Paint progress for the visual metrics (src/visual/), only when they are asked for: the tab's
+ * screencast, every frame Chromium shows, acknowledged and decoded by the session core
+ * (src/cdp/session.ts). Chosen over trace screenshots because through chrome.debugger a
+ * `disabled-by-default-devtools.screenshot` trace holds no Screenshot event (Chromium 156: 204
+ * renderer events, 0 screenshots) and tracing is one per browser ("Tracing has already been
+ * started (possibly in another tab)"); measured in docs/ARCHITECTURE.md "Visual metrics".
+ * Frames at most 500 px wide or high, like Lighthouse's trace screenshots (500 x 280 here):
+ * progress is a share of the histogram, so the scale changes little and costs a quarter.
+ */
+export const SCREENCAST: Command = {
+  method: "Page.startScreencast",
+  params: { format: "jpeg", quality: 80, maxWidth: 500, maxHeight: 500, everyNthFrame: 1 },
+};
+
 /** For each auto-attached child session (OOPIF), before Runtime.runIfWaitingForDebugger. */
 export const CHILD_COMMANDS: readonly Command[] = [
   { method: "Network.enable", params: {} },

@@ -17,6 +17,8 @@ export interface LabConfig {
   navigate: string[];
   /** When the lab runner opens the next URL: after the previous record's ack, or once it is queued. */
   advance: LabAdvance;
+  /** Capture paint progress for the visual metrics (optional in the message, default false). */
+  visual: boolean;
 }
 
 export type LabAdvance = "ack" | "record";
@@ -94,7 +96,9 @@ function parseLab(v: unknown): LabConfig | null {
   if (typeof v.record !== "boolean") throw new MessageError("lab.record: expected a boolean");
   const advance = v.advance ?? "ack";
   if (advance !== "ack" && advance !== "record") throw new MessageError("lab.advance: expected ack or record");
-  return { record: v.record, url_detail: detail, context, navigate: nav, advance };
+  const visual = v.visual ?? false;
+  if (typeof visual !== "boolean") throw new MessageError("lab.visual: expected a boolean");
+  return { record: v.record, url_detail: detail, context, navigate: nav, advance, visual };
 }
 
 const isCell = (c: unknown): c is Cell => c === null || typeof c === "string" || (typeof c === "number" && Number.isFinite(c));

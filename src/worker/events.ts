@@ -58,7 +58,7 @@ export type WorkerEvent =
   | { type: "tick" };
 
 export type Effect =
-  | { type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail }
+  | { type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail; visual: boolean }
   | { type: "detach"; tabId: number }
   /** The attach ended after the tab's commit: join that load if it is already over
    * (src/cdp/session.ts afterAttach(true)). */

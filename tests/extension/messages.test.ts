@@ -10,6 +10,9 @@ describe("parseHostMessage", () => {
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toMatchObject({ lab: { ...lab, advance: "ack" } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "record" } }))
       .toMatchObject({ lab: { advance: "record" } });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toMatchObject({ lab: { visual: false } });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, visual: true } }))
+      .toMatchObject({ lab: { visual: true } });
     expect(parseHostMessage({ type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: true })).toMatchObject({ duplicate: true });
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: null, error: "x", retry: false })).toMatchObject({ retry: false });
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: "m", error: "x" })).toMatchObject({ retry: true });
@@ -24,6 +27,7 @@ describe("parseHostMessage", () => {
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", navigate: ["javascript:alert(1)"] } }, /lab.navigate/],
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: "yes", url_detail: "full" } }, /lab.record/],
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", advance: "now" } }, /lab.advance/],
+      [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", visual: 1 } }, /lab.visual/],
     ];
     for (const [v, re] of bad) expect(() => parseHostMessage(v)).toThrow(re);
   });
