@@ -159,7 +159,8 @@ def test_lab_wrapper_stamps_context(tmp_path: Path) -> None:
     wrapper = json.loads(manifest.read_text())["path"]
     host = Host(tmp_path, argv=[wrapper, "chrome-extension://ncpedlfcmhdmaokpoalfngkhdlamknob/"])
     host.send(frame({"type": "hello", "schema": 1, "extension_version": "0.1.0"}))
-    assert host.reply()["lab"] == {**lab, "advance": "ack"}  # the default is spelled out
+    # the defaults are spelled out
+    assert host.reply()["lab"] == {**lab, "advance": "ack", "visual": False}
     assert host.reply()["type"] == "policies"  # sent after every hello (docs/MESSAGES.md)
     rec = make_record(3, source="lab")
     host.send(frame({"type": "record", "schema": 1, "record": rec}))

@@ -134,6 +134,7 @@ def test_lab_error_blocks_hello_and_records(sink: SqliteSink) -> None:
     ({"context": []}, "context: expected object"),
     ({"navigate": [1]}, "navigate"),
     ({"advance": "now"}, "advance"),
+    ({"visual": "yes"}, "visual: expected boolean"),
 ])
 def test_parse_lab_rejects(obj: Any, needle: str) -> None:
     with pytest.raises(LabError, match=needle):
@@ -142,6 +143,7 @@ def test_parse_lab_rejects(obj: Any, needle: str) -> None:
 
 def test_parse_lab_defaults() -> None:
     assert parse_lab({}) == LabContext(record=True, url_detail="full", context={}, navigate=())
+    assert parse_lab({"visual": True}).to_json()["visual"] is True
 
 
 def test_replies_never_exceed_one_megabyte() -> None:

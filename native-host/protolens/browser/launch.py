@@ -50,8 +50,10 @@ def scratch_env(base: Mapping[str, str], scratch: Path) -> dict[str, str]:
 def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
              context: dict[str, Any], done: Callable[[], bool], timeout_s: float = 60.0,
              prefix: Sequence[str] = (), url_detail: str = "full",
-             host_env: Mapping[str, str] | None = None, advance: str = "ack") -> LoadResult:
-    """Start Chromium on a fresh profile under ``scratch``; wait until ``done()`` or timeout."""
+             host_env: Mapping[str, str] | None = None, advance: str = "ack",
+             visual: bool = False) -> LoadResult:
+    """Start Chromium on a fresh profile under ``scratch``; wait until ``done()`` or timeout.
+    ``visual``: the extension also captures paint progress (the visual metrics)."""
     from protolens.install.lab import register_lab_host  # host side of the lab mechanism
 
     scratch.mkdir(parents=True, exist_ok=True)
@@ -62,7 +64,7 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     # the exact command line travels with the record as a tag (issue 4, item 2)
     context = {**context, "command_line": shlex.join([*prefix, *argv])}
     ctx = write_lab_context(scratch / "lab-context.json", navigate=navigate, context=context,
-                            url_detail=url_detail, advance=advance)
+                            url_detail=url_detail, advance=advance, visual=visual)
     env = scratch_env(os.environ, scratch / "xdg")
     register_lab_host(udd, {"PROTOLENS_DB": str(db), "PROTOLENS_LAB_CONTEXT": str(ctx),
                             **(host_env or {})})

@@ -16,8 +16,10 @@ def seed_preferences(user_data_dir: Path) -> Path:
 
 
 def write_lab_context(path: Path, *, navigate: list[str], context: dict[str, Any],
-                      url_detail: str = "full", advance: str = "ack") -> Path:
+                      url_detail: str = "full", advance: str = "ack", visual: bool = False
+                      ) -> Path:
     """The file the host reads (PROTOLENS_LAB_CONTEXT) to answer ``hello`` in lab mode."""
     path.write_text(json.dumps({"record": True, "url_detail": url_detail, "advance": advance,
-                                "context": context, "navigate": navigate}, indent=2))
+                                "visual": visual, "context": context, "navigate": navigate},
+                               indent=2))
     return path

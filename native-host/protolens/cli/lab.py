@@ -67,6 +67,9 @@ lab_group.add_command(fairness_cmd)
 @click.option("--timeout", "timeout_s", default=60.0, show_default=True,
               help="Seconds per load before it is recorded as failed.")
 @click.option("--chromium", default="/usr/bin/chromium", show_default=True)
+@click.option("--visual/--no-visual", default=True, show_default=True,
+              help="Capture paint progress: first/last visual change, SpeedIndex, visually "
+                   "complete 85/99 per load (docs/RECORD.md).")
 @click.option("--testbed", "testbed_name", default="pl", show_default=True,
               help="Testbed name (namespace prefix).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
@@ -75,7 +78,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             campaign: str | None, resume: str | None, server_cc: str, seed: int | None,
             warm: bool, retries: int, timeout_s: float, chromium: str, testbed_name: str,
             db: Path | None, policy_file: Path | None = None,
-            bbr_hosts: tuple[str, ...] = ()) -> None:
+            bbr_hosts: tuple[str, ...] = (), visual: bool = True) -> None:
     """Load pages under every arm x condition x repetition; store every load.
 
     Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
@@ -96,7 +99,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name,
             bbr_hosts=bbr_hosts)
     opts = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
-                         timeout_s=timeout_s, retries=retries)
+                         timeout_s=timeout_s, retries=retries, visual=visual)
     try:
         outcome = camp.run(spec, opts, resume=bool(resume))
     except camp.CampaignError as exc:

@@ -93,6 +93,8 @@ class Settings:
     timeout_s: float = 60.0
     retries: int = 1
     scratch: Path | None = None
+    visual: bool = True
+    """Capture paint progress for the visual metrics (``--no-visual`` turns it off)."""
 
 
 @dataclass
@@ -219,7 +221,7 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
     scratch = settings.scratch or Path(tempfile.mkdtemp(prefix="protolens-lab-"))
     opts = RunOptions(chromium=settings.chromium, extension_dir=settings.extension,
                       db=settings.db, scratch=scratch, timeout_s=settings.timeout_s,
-                      retries=settings.retries, policy=spec.policy)
+                      retries=settings.retries, policy=spec.policy, visual=settings.visual)
     try:
         # stored once the network is ready: a campaign refused before it starts leaves nothing
         with closing(open_rw(settings.db, time.time() * 1000)) as conn:

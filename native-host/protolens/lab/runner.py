@@ -59,6 +59,8 @@ class RunOptions:
     keep_profiles: bool = False
     policy: tuple[dict[str, Any], ...] = ()
     """Rules of the ``policy`` arm (issue 6)."""
+    visual: bool = True
+    """Capture paint progress for the visual metrics (SpeedIndex ...; issue 10, section 2)."""
 
 
 @dataclass
@@ -141,7 +143,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     result = run_load(spec, scratch=scratch, db=opts.db,
                       navigate=[target.url] * expect, context=context,
                       done=lambda: len(stored_navigation_ids(opts.db, load_id)) >= expect,
-                      timeout_s=opts.timeout_s, prefix=prefix)
+                      timeout_s=opts.timeout_s, prefix=prefix, visual=opts.visual)
     flows, lateness = network.after_load()
     report = proxy.report(reset=True) if proxy is not None and rules else None
     context_cmd = shlex.join(result.argv)

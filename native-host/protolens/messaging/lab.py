@@ -30,12 +30,14 @@ class LabContext:
     advance: str = "ack"
     """When the next URL opens: ``ack`` (the previous record was stored) or ``record`` (it was
     produced and queued in the outbox; tests use it to navigate while the host is down)."""
+    visual: bool = False
+    """Capture paint progress for the visual metrics (SpeedIndex; docs/RECORD.md)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``lab`` object of the hello reply."""
         return {"record": self.record, "url_detail": self.url_detail,
                 "context": self.context, "navigate": list(self.navigate),
-                "advance": self.advance}
+                "advance": self.advance, "visual": self.visual}
 
 
 def parse_lab(value: Any) -> LabContext:
@@ -47,6 +49,7 @@ def parse_lab(value: Any) -> LabContext:
     ctx = value.get("context", {})
     nav = value.get("navigate", [])
     advance = value.get("advance", "ack")
+    visual = value.get("visual", False)
     if not isinstance(rec, bool):
         raise LabError(f"lab context record: expected boolean, got {rec!r}")
     if detail not in URL_DETAILS:
@@ -59,5 +62,7 @@ def parse_lab(value: Any) -> LabContext:
     if advance not in ADVANCES:
         raise LabError(f"lab context advance: expected one of {', '.join(ADVANCES)}, "
                        f"got {advance!r}")
+    if not isinstance(visual, bool):
+        raise LabError(f"lab context visual: expected boolean, got {visual!r}")
     return LabContext(record=rec, url_detail=detail, context=dict(ctx), navigate=tuple(nav),
-                      advance=advance)
+                      advance=advance, visual=visual)
