@@ -50,12 +50,14 @@ export const TAB_COMMANDS: readonly Command[] = [
  * `disabled-by-default-devtools.screenshot` trace holds no Screenshot event (Chromium 156: 204
  * renderer events, 0 screenshots) and tracing is one per browser ("Tracing has already been
  * started (possibly in another tab)"); measured in docs/ARCHITECTURE.md "Visual metrics".
- * Frames at most 500 px wide or high, like Lighthouse's trace screenshots (500 x 280 here):
- * progress is a share of the histogram, so the scale changes little and costs a quarter.
+ * Frames at most 800 px wide or high (the headless viewport, 780 x 437, at full size): progress
+ * is a share of the histogram, and the edges that JPEG and scaling blur cost the four-block
+ * page of scripts/devkit/visual_site.py 1% per block at 500 px (23/48/73%, q80), a little less
+ * at full size (24/49/74%; PNG 24/50/75%).
  */
 export const SCREENCAST: Command = {
   method: "Page.startScreencast",
-  params: { format: "jpeg", quality: 80, maxWidth: 500, maxHeight: 500, everyNthFrame: 1 },
+  params: { format: "jpeg", quality: 80, maxWidth: 800, maxHeight: 800, everyNthFrame: 1 },
 };
 
 /** For each auto-attached child session (OOPIF), before Runtime.runIfWaitingForDebugger. */

@@ -74,7 +74,7 @@ export class Recorder {
    * when it started (src/visual/metrics.ts navigationVisuals). */
   private frames: WallFrame[] = [];
   private framesOverflow = false;
-  /** The current navigation's commit lifecycle event, CDP seconds. */
+  /** The current navigation's commit (its first lifecycle event), CDP seconds. */
   private commitAt: number | null = null;
 
   constructor(private readonly o: RecorderOptions) {
@@ -227,7 +227,9 @@ export class Recorder {
         if (p.frameId !== this.mainFrameId) return [];
         // joined at the response and enabled after the commit: no frameNavigated, only this replay
         if (p.name === "commit" && nav.late !== null) this.commit(nav);
-        if (p.name === "commit") this.commitAt ??= p.timestamp;
+        // the new document's first lifecycle event is its commit: `init` (`commit` only in the
+        // replay at enable, verified with Chromium 156's fixtures)
+        if (p.name === "init" || p.name === "commit") this.commitAt ??= p.timestamp;
         if (p.name === "load") nav.loadAt ??= p.timestamp;
         else if (p.name === "DOMContentLoaded") nav.dclAt ??= p.timestamp;
         else if (p.name === "firstContentfulPaint") nav.fcpAt ??= p.timestamp;

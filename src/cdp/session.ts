@@ -29,6 +29,12 @@ import type { NavigationRecord } from "../record/types.ts";
 export const CHILD_ATTEMPTS = 3;
 /** The n-th retry waits n times this long. */
 export const CHILD_RETRY_MS = 20;
+/** After starting the screencast, wait this long at most (in steps of FIRST_FRAME_STEP_MS) for
+ * its first frame, the screen before any navigation the attach precedes (a lab tab's about:blank):
+ * a load whose commit comes before it has no start screen (src/visual/metrics.ts). Measured: the
+ * first frame is shown 7-12 ms after Page.startScreencast (Chromium 156, headless). */
+export const FIRST_FRAME_WAIT_MS = 300;
+export const FIRST_FRAME_STEP_MS = 10;
 
 export type Io =
   | { kind: "send"; method: string; params: object; sessionId?: string }
@@ -55,6 +61,8 @@ export class TabSession {
 
   /** `log`: every event the recorder is fed, the relayed ones too (a fixture's lines). */
   private readonly visual: boolean;
+  /** A screencast frame has been relayed. */
+  private framed = false;
 
   constructor(options: RecorderOptions, private readonly log: (ev: RawEvent) => void = () => undefined) {
     this.recorder = new Recorder(options);
@@ -68,7 +76,11 @@ export class TabSession {
       const r = yield* send(c.method, c.params ?? {});
       if (!r?.ok) throw new SessionError(`${c.method}: ${r?.ok === false ? r.error : "no reply"}`);
     }
-    if (this.visual) yield* send(SCREENCAST.method, SCREENCAST.params ?? {});
+    if (!this.visual) return;
+    const r = yield* send(SCREENCAST.method, SCREENCAST.params ?? {});
+    for (let waited = 0; r?.ok && !this.framed && !this.closed && waited < FIRST_FRAME_WAIT_MS; waited += FIRST_FRAME_STEP_MS) {
+      yield { kind: "sleep", ms: FIRST_FRAME_STEP_MS };
+    }
   }
 
   /** After an attach at the commit (webNavigation.onCommitted): a document that has loaded
@@ -133,6 +145,7 @@ export class TabSession {
     const r: Reply = yield { kind: "decode", jpeg: ev.params.data };
     if (!r?.ok || this.closed || !Array.isArray(r.result)) return;
     const relayed: RawEvent = { method: FRAME_EVENT, params: { wallTime, histogram: r.result as number[] } };
+    this.framed = true;
     const records = this.push(relayed);
     if (records.length > 0) yield { kind: "records", records, busy: this.recorder.active };
   }
