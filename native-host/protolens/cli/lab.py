@@ -181,7 +181,8 @@ def campaigns_cmd(fmt: str, db: Path | None) -> None:
               help="A collector's data directory instead of --db (DuckDB over its Parquet).")
 def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
                by_cc: bool = False, dataset: Path | None = None) -> None:
-    """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image; ratio to h2.
+    """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image and the
+    visual metrics (SpeedIndex ...); PLT and SpeedIndex ratio to h2.
 
     Example: protolens report --campaign wifi-test --json
     """
@@ -218,7 +219,7 @@ def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str
     if fmt == "table":
         cols = ["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms", "plt_p75_ms",
                 "plt_ratio_to_h2", "ttfb_median_ms", "fcp_median_ms", "first_image_median_ms",
-                "connections_per_host"]
+                "speed_index_median_ms", "speed_index_ratio_to_h2", "connections_per_host"]
         emit(rows, fmt, title=f"Campaign {campaign}" + (" (warm)" if warm else ""), columns=cols)
     else:
         emit(rows, fmt)
