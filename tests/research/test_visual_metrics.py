@@ -17,8 +17,8 @@ from protolens.lab.report import report_rows
 from protolens.plots import figures
 from protolens.record import RecordError, parse_record
 from protolens.record.columns import VISUAL_MILESTONES
-from protolens.store import open_ro, open_rw
 from protolens.store import lab as labstore
+from protolens.store import open_ro, open_rw
 from protolens.store.compare import plot_navigations
 from protolens.store.records import load_record
 from scripts.devkit.navrecord_builder import make_record
