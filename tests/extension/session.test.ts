@@ -6,7 +6,10 @@ import { CHILD_COMMANDS, LOAD_METRICS_TITLE, SCREENCAST, TAB_COMMANDS } from "..
 import { eventTime } from "../../src/cdp/from-log.ts";
 import { NAV_TIMING_BINDING, NAV_TIMING_EXPRESSION } from "../../src/cdp/late.ts";
 import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
-import { CHILD_ATTEMPTS, CHILD_RETRY_MS, SessionError, TabSession, runFlow, type Flow, type Io, type Reply } from "../../src/cdp/session.ts";
+import {
+  CHILD_ATTEMPTS, CHILD_RETRY_MS, FIRST_FRAME_STEP_MS, FIRST_FRAME_WAIT_MS, SessionError, TabSession, runFlow, type Flow, type Io,
+  type Reply,
+} from "../../src/cdp/session.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -59,6 +62,21 @@ describe("session core: screencast frames (visual metrics)", () => {
     expect(sends(drive(new TabSession(OPTIONS).enable()))).not.toContain(`tab ${SCREENCAST.method}`);
     const io = drive(new TabSession({ ...OPTIONS, visual: true }).enable(), (w) => (w.method === SCREENCAST.method ? FAIL : OK));
     expect(sends(io)).toEqual([...TAB_COMMANDS, SCREENCAST].map((c) => `tab ${c.method}`));
+  });
+
+  it("waits for the first frame after starting the screencast (the screen the next load starts on), at most so long", () => {
+    const idle = drive(new TabSession({ ...OPTIONS, visual: true }).enable());
+    expect(idle.filter((w) => w.kind === "sleep")).toHaveLength(FIRST_FRAME_WAIT_MS / FIRST_FRAME_STEP_MS);
+    const s = new TabSession({ ...OPTIONS, visual: true });
+    const enable = s.enable();
+    let step = enable.next();
+    while (!(step.value?.kind === "send" && step.value.method === SCREENCAST.method)) step = enable.next(OK);
+    expect(enable.next(OK).value).toEqual({ kind: "sleep", ms: FIRST_FRAME_STEP_MS });
+    const relay = s.onEvent(frame(1700000000.1));
+    relay.next();
+    relay.next(OK);
+    relay.next({ ok: true, result: histogram });
+    expect(enable.next().done).toBe(true);
   });
 
   it("acknowledges a frame first, then relays its decoded histogram to the recorder, never the JPEG", () => {
