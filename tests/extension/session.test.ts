@@ -170,6 +170,7 @@ function replay(name: string): { records: NavigationRecord[]; unasked: string[];
   const session = new TabSession({
     ...(meta.mainFrameId === undefined ? {} : { mainFrameId: meta.mainFrameId }), source: "lab", urlDetail: "full",
     env: { browser: { name: "Chromium", version: "fixture" }, extension_version: "0.0.0", network: null }, newId: fixedIds(),
+    visual: true, // as the goldens (scripts/fixture-io.ts): the relayed frames are in the log
   });
   const records: NavigationRecord[] = [];
   const unasked: string[] = [];

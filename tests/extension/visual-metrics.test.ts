@@ -2,6 +2,8 @@ import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { HISTOGRAM_LENGTH, histogramOf, parseHistogram } from "../../src/visual/histogram.ts";
 import { frameProgress, navigationVisuals, visualMetrics, type TimedHistogram } from "../../src/visual/metrics.ts";
+import { golden, readLog } from "../../scripts/fixture-io.ts";
+import { FRAME_EVENT } from "../../src/cdp/raw-event.ts";
 
 const W = 40;
 const H = 20;
@@ -141,5 +143,27 @@ describe("navigationVisuals", () => {
   it("is null without a frame by the commit, or without a commit", () => {
     expect(navigationVisuals([at(60, 0), at(200, 4)], 50)).toBeNull();
     expect(navigationVisuals([at(-10, 0), at(200, 4)], null)).toBeNull();
+  });
+});
+
+describe("the recorded visual fixture (real Chromium, the test page over h2)", () => {
+  const [r] = golden("visual");
+  const m = r?.milestones;
+
+  it("holds frame histograms only, and the record has every visual metric", () => {
+    const frames = readLog("visual").filter((ev) => ev.method === FRAME_EVENT);
+    expect(frames.length).toBeGreaterThanOrEqual(2);
+    expect(readLog("visual").some((ev) => ev.method === "Page.screencastFrame")).toBe(false);
+    for (const key of ["first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms", "visual_complete_99_ms",
+      "last_visual_change_ms"] as const) expect(m?.[key]).toEqual(expect.any(Number));
+  });
+
+  it("sees the first paint where the browser says it happened, within one 60 Hz frame", () => {
+    const fvc = m?.first_visual_change_ms ?? NaN;
+    const fcp = m?.fcp_ms ?? NaN;
+    expect(fvc - fcp).toBeGreaterThanOrEqual(0);
+    expect(fvc - fcp).toBeLessThanOrEqual(1000 / 60);
+    expect(m?.speed_index_ms).toBeGreaterThanOrEqual(fvc);
+    expect(m?.speed_index_ms).toBeLessThanOrEqual(m?.last_visual_change_ms ?? NaN);
   });
 });
