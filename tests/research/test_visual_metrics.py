@@ -126,7 +126,8 @@ def test_report_has_speed_index_medians_and_ratio_to_h2(store: Path) -> None:
 
 def test_plots_draw_the_speed_index(store: Path, tmp_path: Path) -> None:
     with closing(open_ro(store)) as conn:
-        rows = plot_navigations(conn, "vis")
+        rows = plot_navigations(conn, "vis", metric="speed_index")
+        assert "speed_index_ms" not in plot_navigations(conn, "vis")[0]
     fig = figures.plt_box(rows, "t", "speed_index")
     assert fig.axes[0].get_ylabel() == "SpeedIndex (s)"
     deltas = figures.page_deltas(rows, "h2", "h1", "speed_index")

@@ -87,9 +87,11 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
             raise UserError("fairness: not from a --dataset (lab fairness runs stay in --db)")
         return _fairness(db, campaign)
     if data is not None:
+        if metric != "plt":
+            raise UserError(f"--metric {metric}: a --dataset plots PLT only")
         rows = _dataset_rows(kind, data, campaign, warm)
     else:
-        rows = _store_rows(kind, db, campaign, warm)
+        rows = _store_rows(kind, db, campaign, warm, metric)
     if kind == "plt-box":
         return figures.plt_box(rows, f"{figures.LABELS[metric][0]}\n{campaign}", metric)
     if kind == "byte-shares":
@@ -115,13 +117,14 @@ def _fairness(db: Path | None, campaign: str) -> Figure:
     return fairness(frows, f"bandwidth share on one bottleneck\n{campaign}")
 
 
-def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool) -> list[dict[str, Any]]:
+def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool,
+                metric: str = "plt") -> list[dict[str, Any]]:
     conn = connect_ro(db)
     try:
         if kind == "byte-shares":
             rows = plot_connection_shares(conn, campaign, warm)
         else:
-            rows = plot_navigations(conn, campaign, warm)
+            rows = plot_navigations(conn, campaign, warm, metric)
         if not rows:
             names = known_campaigns(conn)
             raise UserError(f"no successful loads in campaign {campaign!r} (known: "

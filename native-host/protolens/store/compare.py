@@ -57,14 +57,19 @@ def known_campaigns(conn: sqlite3.Connection) -> list[str]:
         "SELECT DISTINCT campaign FROM navigations WHERE campaign IS NOT NULL ORDER BY 1")]
 
 
-def plot_navigations(conn: sqlite3.Connection, campaign: str, warm: bool = False
-                     ) -> list[dict[str, Any]]:
-    """Successful cold (or warm) loads of a campaign: page, condition, arm, repetition, every
-    metric (``plt_ms`` ... and the visual ones), bytes."""
-    visual = ", ".join(f"n.{c}" for c in VISUAL_COLUMNS)
+PLOT_METRICS = {"plt": "s.plt_ms", "ttfb": "s.ttfb_ms", "fcp": "s.fcp_ms", "lcp": "s.lcp_ms",
+                "first_image": "s.first_image_ms",
+                **{c.removesuffix("_ms"): f"n.{c}" for c in VISUAL_COLUMNS}}
+"""What ``plot --metric`` may draw, and where each is read (``analysis.observe.METRICS``)."""
+
+
+def plot_navigations(conn: sqlite3.Connection, campaign: str, warm: bool = False,
+                     metric: str = "plt") -> list[dict[str, Any]]:
+    """Successful cold (or warm) loads of a campaign: page, condition, arm, repetition, PLT,
+    ``metric`` (as ``<metric>_ms``, when not PLT), bytes."""
+    extra = "" if metric == "plt" else f"{PLOT_METRICS[metric]} AS {metric}_ms, "
     return dicts(conn.execute(
-        "SELECT s.id, s.page, s.condition, s.arm, s.repetition, s.plt_ms, s.ttfb_ms, s.fcp_ms, "
-        f"s.lcp_ms, s.first_image_ms, {visual}, s.bytes "
+        f"SELECT s.id, s.page, s.condition, s.arm, s.repetition, s.plt_ms, {extra}s.bytes "
         "FROM navigation_summary s JOIN navigations n ON n.id = s.id "
         "WHERE s.campaign = ? AND s.failed = 0 AND s.warm = ? ORDER BY s.page, s.condition, "
         "s.arm, s.repetition, s.id", (campaign, int(warm))))
