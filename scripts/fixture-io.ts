@@ -35,6 +35,8 @@ export function golden(name: string): NavigationRecord[] {
     ...mainFrameId(name),
     source: "lab",
     urlDetail: "full",
+    // visual metrics wherever the log has frames (the `visual` scenario); null elsewhere
+    visual: true,
     env: { browser: { name: "Chromium", version: "fixture" }, extension_version: "0.0.0", network: null },
     newId: fixedIds(),
   });

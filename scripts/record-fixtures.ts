@@ -19,7 +19,9 @@ import { mkdtempSync, mkdirSync, readFileSync, writeFileSync, existsSync, rmSync
 import { createInterface } from "node:readline";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import jpeg from "jpeg-js";
 import { CdpClient } from "./cdp-client.ts";
+import { histogramOf } from "../src/visual/histogram.ts";
 import { minify } from "../src/cdp/minify.ts";
 import type { RawEvent } from "../src/cdp/raw-event.ts";
 import { TabSession, runFlow, type FlowIo } from "../src/cdp/session.ts";
@@ -42,7 +44,10 @@ type Ctx = {
 type NavMeta = { url: string; timing: Record<string, unknown> };
 /** `late`: the session enables its domains only once the scenario says so; `committed`: as the
  * extension's attach at webNavigation.onCommitted (TabSession.afterAttach). */
-type Scenario = { flags: (s: Site) => string[]; run: (c: Ctx) => Promise<NavMeta[]>; late?: boolean; committed?: boolean };
+/** `visual`: with paint capture on (the screencast; its frames' histograms are in the fixture). */
+type Scenario = {
+  flags: (s: Site) => string[]; run: (c: Ctx) => Promise<NavMeta[]>; late?: boolean; committed?: boolean; visual?: boolean;
+};
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -54,6 +59,8 @@ const SCENARIOS: Record<string, Scenario> = {
     run: (c) => one(c, c.site.url),
   },
   redirect: { flags: () => ["--disable-quic"], run: (c) => one(c, `${c.site.origin}/old`) },
+  // the visual metrics (src/visual/): the test page over h2, its painted frames as histograms
+  visual: { flags: () => ["--disable-quic"], run: (c) => one(c, c.site.url), visual: true },
   warm: {
     flags: () => ["--disable-quic"],
     run: async (c) => [await c.nav(c.site.url), await c.nav(c.site.url)],
@@ -172,12 +179,15 @@ async function record(name: string, scenario: Scenario): Promise<void> {
     let loaded = false;
     // the extension's session core, with the tab's own session as chrome.debugger's {tabId}
     const tab = new TabSession({
-      source: "lab", urlDetail: "full", newId: () => "fixture", mainFrameId: targetId,
+      source: "lab", urlDetail: "full", newId: () => "fixture", mainFrameId: targetId, visual: scenario.visual === true,
       env: { browser: { name: "Chromium", version }, extension_version: "fixture", network: null },
     }, (ev) => events.push(ev));
     const io: FlowIo = {
       send: (method, params, child) => cdp.send(method, params, child ?? sessionId),
       sleep: async (ms) => { await sleep(ms); },
+      // the extension decodes with Chromium's own decoder (src/adapters/frame-decode.ts); node has
+      // none, so here jpeg-js, the decoder Lighthouse's speedline uses (core/lib/frame.js)
+      decode: (data) => Promise.resolve(histogramOf(jpeg.decode(Buffer.from(data, "base64"), { useTArray: true }).data)),
       records: () => undefined,
     };
     const run = (flow: Parameters<typeof runFlow>[0]): Promise<void> =>

@@ -5,7 +5,9 @@ Loads the test site (scripts/devkit/site.py) in headless Chromium, interleaved: 
 ProtoLens extension recording (lab mode, host storing into SQLite) and with no extension at all.
 Both PLTs come from the same independent source: the page's own loadEventEnd, which the page
 reports to caddy (its late request's ?led= query), so the two arms are measured identically.
-Prints the medians and their ratio (recording / none).
+Prints the medians and their ratio (recording / none). A third arm records with the visual metrics
+on (the tab's screencast, decoded into histograms: docs/RECORD.md "Visual metrics"), so what paint
+capture adds to PLT is printed beside it (visual / recording).
 
 Both arms navigate at the same time after the browser's launch: a page loaded while Chromium is
 still starting up is slower. The lab extension navigates as soon as the host's hello and policies
@@ -16,6 +18,8 @@ this bench did before, charged the extension about 50 ms of startup contention.)
 
 Last measured (30 loads per arm, 2-core machine shared with other jobs, Chromium 156): no
 extension 164.5 ms, recording 244.5 ms, ratio 1.49. Run to run the medians move by 20-30 ms.
+With the visual-metrics arm (15 loads per arm, same machine): none 189.0 ms, recording 281.2 ms,
+recording+visual 263.7 ms: visual on / off 0.94 (single loads 140-490 ms).
 
     .venv/bin/python scripts/bench/recorder_overhead.py [--loads 20]
     # two builds of the extension side by side, each its own arm, in the same run:
@@ -39,6 +43,9 @@ from urllib.parse import parse_qs, urlsplit
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+import numpy as np  # noqa: E402
+
+from protolens.analysis.bootstrap import bootstrap_medians  # noqa: E402
 from protolens.arms import Arm  # noqa: E402
 from protolens.browser.flags import LaunchSpec, command_line  # noqa: E402
 from protolens.browser.launch import run_load, scratch_env, stop  # noqa: E402
@@ -100,8 +107,10 @@ def plain_load(site: object, scratch: Path, start_s: float,
         stop(proc)
 
 
-def recorded_load(site: object, scratch: Path, db: Path, extension: Path) -> tuple[float, float]:
-    """The lab extension opens the page and records it; returns as plain_load does."""
+def recorded_load(site: object, scratch: Path, db: Path, extension: Path,
+                  visual: bool = False) -> tuple[float, float]:
+    """The lab extension opens the page and records it (with paint capture if ``visual``);
+    returns as plain_load does."""
     load_id = str(uuid.uuid4())
     offset = site.access_log.stat().st_size  # type: ignore[attr-defined]
     spec = LaunchSpec(chromium="/usr/bin/chromium", user_data_dir="",
@@ -109,7 +118,8 @@ def recorded_load(site: object, scratch: Path, db: Path, extension: Path) -> tup
                       spki=[site.spki], host_rules="MAP *.test 127.0.0.1")  # type: ignore[attr-defined]
     launched = time.time()
     res = run_load(spec, scratch=scratch, db=db, navigate=[site.origin() + "/page/"],  # type: ignore[attr-defined]
-                   context={"load_id": load_id}, done=lambda: bool(stored_ids(db, load_id)))
+                   context={"load_id": load_id}, done=lambda: bool(stored_ids(db, load_id)),
+                   visual=visual)
     if not res.ok:
         raise RuntimeError(f"recorded load failed: {res.reason}")
     led = beacon_after(site.access_log, offset)  # type: ignore[attr-defined]
@@ -133,13 +143,17 @@ def main() -> None:
     ap.add_argument("--extension", type=extension_arm, action="append", metavar="NAME=DIR",
                     help="a built extension to record with, as its own arm (repeatable; "
                          "default: recording=dist)")
+    ap.add_argument("--no-visual", action="store_true",
+                    help="leave out the arm that records with the visual metrics on")
     args = ap.parse_args()
-    arms: list[tuple[str, Path | None]] = [("none", None), *(args.extension or
-                                                            [("recording", ROOT / "dist")])]
-    if len({name for name, _ in arms}) != len(arms):
+    exts = args.extension or [("recording", ROOT / "dist")]
+    arms: list[tuple[str, Path | None, bool]] = [
+        ("none", None, False), *((name, ext, False) for name, ext in exts),
+        *(() if args.no_visual else ((f"{exts[0][0]}+visual", exts[0][1], True),))]
+    if len({name for name, _, _ in arms}) != len(arms):
         ap.error("arm names must differ")
-    plts: dict[str, list[float]] = {name: [] for name, _ in arms}
-    starts: dict[str, list[float]] = {name: [] for name, _ in arms}
+    plts: dict[str, list[float]] = {name: [] for name, _, _ in arms}
+    starts: dict[str, list[float]] = {name: [] for name, _, _ in arms}
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         db = work / "bench.db"
@@ -147,13 +161,13 @@ def main() -> None:
             for i in range(args.loads):
                 # interleaved, rotating which goes first, so drift hits all arms alike
                 k = i % len(arms)
-                for name, ext in arms[k:] + arms[:k]:
+                for name, ext, visual in arms[k:] + arms[:k]:
                     scratch = work / f"{name}-{i}"
                     recorded = [s for n, v in starts.items() if n != "none" for s in v]
                     led, start = (
                         plain_load(site, scratch, statistics.median(recorded) if recorded
                                    else FIRST_START_S) if ext is None
-                        else recorded_load(site, scratch, db, ext))
+                        else recorded_load(site, scratch, db, ext, visual))
                     plts[name].append(led)
                     starts[name].append(start)
                 print(f"load {i + 1}/{args.loads}: " + ", ".join(
@@ -161,8 +175,18 @@ def main() -> None:
     base = statistics.median(plts["none"])
     for name, values in plts.items():
         m = statistics.median(values)
-        print(f"median PLT {name:>10}: {m:6.1f} ms (n={len(values)}), ratio / none {m / base:.3f}"
+        print(f"median PLT {name:>16}: {m:6.1f} ms (n={len(values)}), ratio / none {m / base:.3f}"
               f"; page requested {statistics.median(starts[name]):.2f} s after launch")
+    for name, ext, visual in arms:
+        plain = next((n for n, e, v in arms if e == ext and not v), None)
+        if visual and plain is not None:
+            on, off = np.sort(plts[name]), np.sort(plts[plain])
+            ratio = float(np.median(on) / np.median(off))
+            rng = np.random.default_rng(0)
+            draws = bootstrap_medians(on, 4000, rng) / bootstrap_medians(off, 4000, rng)
+            low, high = np.percentile(draws, [2.5, 97.5])
+            print(f"visual metrics on / off ({name} / {plain}): {ratio:.3f}, bootstrap 95% "
+                  f"interval {low:.3f} .. {high:.3f}")
 
 
 if __name__ == "__main__":

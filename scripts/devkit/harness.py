@@ -37,10 +37,11 @@ class Load:
 
 
 def load_page(*, arm: str, url: str, site: Any, db: Path, scratch: Path, quic_hosts: list[str],
-              timeout_s: float = 60.0, expect: int = 1, quiet_ms: int | None = LAB_QUIET_MS
-              ) -> Load:
+              timeout_s: float = 60.0, expect: int = 1, quiet_ms: int | None = LAB_QUIET_MS,
+              visual: bool = False) -> Load:
     """One cold load of ``url`` under ``arm``; waits for ``expect`` stored records. Records end
-    after the lab's network quiet (``runner.LAB_QUIET_MS``) unless ``quiet_ms`` says otherwise."""
+    after the lab's network quiet (``runner.LAB_QUIET_MS``) unless ``quiet_ms`` says otherwise.
+    ``visual``: the extension captures paint progress too (the visual metrics)."""
     load_id = str(uuid.uuid4())
     offset = site.access_log.stat().st_size
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir="", extension_dir=str(require_dist()),
@@ -48,5 +49,6 @@ def load_page(*, arm: str, url: str, site: Any, db: Path, scratch: Path, quic_ho
                       spki=[site.spki], host_rules="MAP *.test 127.0.0.1")
     result = run_load(spec, scratch=scratch, db=db, navigate=[url],
                       context={"load_id": load_id, "arm": arm}, timeout_s=timeout_s,
-                      done=lambda: len(stored_ids(db, load_id)) >= expect, quiet_ms=quiet_ms)
+                      done=lambda: len(stored_ids(db, load_id)) >= expect, quiet_ms=quiet_ms,
+                      visual=visual)
     return Load(arm=arm, load_id=load_id, result=result, log_offset=offset)

@@ -11,6 +11,7 @@ import type { RawEvent } from "../cdp/raw-event.ts";
 import type { RecorderOptions } from "../cdp/recorder.ts";
 import { TabSession, runFlow, type Flow } from "../cdp/session.ts";
 import type { NavigationRecord } from "../record/types.ts";
+import { frameHistogram } from "./frame-decode.ts";
 
 const PROTOCOL_VERSION = "1.3";
 /** A record completes at the first poll after its quiet ends (src/cdp/navigation.ts), so a poll
@@ -82,6 +83,7 @@ export class DebuggerRecorder {
       send: (method, params, sessionId) => chrome.debugger.sendCommand(
         sessionId === undefined ? { tabId } : { tabId, sessionId }, method, params),
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      decode: frameHistogram,
       records: (records, busy) => { for (const r of records) this.sink(tabId, r, busy); },
     });
     return rethrow ? done : done.catch((e: unknown) => console.warn("protolens: debugger session", e));

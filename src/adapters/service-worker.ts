@@ -53,7 +53,7 @@ async function main(): Promise<Dispatch> {
       case "attach":
         try {
           await dbg.attach(e.tabId, {
-            source: e.source, urlDetail: e.urlDetail, newId: () => crypto.randomUUID(),
+            source: e.source, urlDetail: e.urlDetail, visual: e.visual, newId: () => crypto.randomUUID(),
             ...(e.quietMs === null ? {} : { limits: { quietMs: e.quietMs } }),
             env: { browser: browserEnv, extension_version: chrome.runtime.getManifest().version, network: networkInfo() },
           }, e.committed);

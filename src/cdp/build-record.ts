@@ -6,6 +6,8 @@ import type { Navigation } from "./navigation.ts";
 import { relativeMs, toEntry } from "./request-state.ts";
 import { connectionsOf, hostsOf } from "./summarize.ts";
 import { applyDetail, originOf } from "../record/url-detail.ts";
+import type { Histogram } from "../visual/histogram.ts";
+import { navigationVisuals } from "../visual/metrics.ts";
 import {
   RECORD_SCHEMA, type BrowserInfo, type NavigationRecord, type NetworkInfo, type RequestEntry,
   type Source, type UrlDetail,
@@ -17,6 +19,9 @@ export interface RecordEnv {
   network: NetworkInfo | null;
 }
 
+/** A screencast frame: when it was shown (epoch seconds) and its histogram. */
+export interface WallFrame { wall: number; histogram: Histogram }
+
 export interface BuildOptions {
   id: string;
   source: Source;
@@ -24,6 +29,8 @@ export interface BuildOptions {
   env: RecordEnv;
   /** Ended before its load event: replaced by another navigation, tab closed, detached. */
   aborted: boolean;
+  /** The frames around it and its commit (CDP seconds), when its visual metrics are wanted. */
+  visual?: { frames: readonly WallFrame[]; commitAt: number | null } | null;
 }
 
 export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
@@ -43,6 +50,9 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
   const mainFinal = main[main.length - 1];
   const images = requests.filter((r) => r.resource_type === "Image" && !r.failed && r.end_ms !== null);
   const firstImage = images.length ? Math.min(...images.map((r) => r.end_ms ?? Infinity)) : null;
+  const visual = o.visual ? navigationVisuals(
+    o.visual.frames.map((f) => ({ t: atWall(f.wall) ?? 0, histogram: f.histogram })), at(o.visual.commitAt)) : null;
+  const ms = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v * 1000) / 1000);
   const warm =
     mainFinal?.connection_reused === true ||
     requests.some((r) => r.from_disk_cache || r.from_memory_cache);
@@ -71,6 +81,11 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
       dcl_ms: at(nav.dclAt),
       load_ms: at(nav.loadAt),
       first_image_ms: firstImage,
+      first_visual_change_ms: ms(visual?.first_visual_change_ms),
+      speed_index_ms: ms(visual?.speed_index_ms),
+      visual_complete_85_ms: ms(visual?.visual_complete_85_ms),
+      visual_complete_99_ms: ms(visual?.visual_complete_99_ms),
+      last_visual_change_ms: ms(visual?.last_visual_change_ms),
     },
     requests,
     connections: connectionsOf(requests),

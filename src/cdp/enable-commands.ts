@@ -43,6 +43,23 @@ export const TAB_COMMANDS: readonly Command[] = [
   },
 ];
 
+/**
+ * Paint progress for the visual metrics (src/visual/), only when they are asked for: the tab's
+ * screencast, every frame Chromium shows, acknowledged and decoded by the session core
+ * (src/cdp/session.ts). Chosen over trace screenshots because through chrome.debugger a
+ * `disabled-by-default-devtools.screenshot` trace holds no Screenshot event (Chromium 156: 204
+ * renderer events, 0 screenshots) and tracing is one per browser ("Tracing has already been
+ * started (possibly in another tab)"); measured in docs/ARCHITECTURE.md "Visual metrics".
+ * Frames at most 800 px wide or high (the headless viewport, 780 x 437, at full size): progress
+ * is a share of the histogram, and the edges that JPEG and scaling blur cost the four-block
+ * page of scripts/devkit/visual_site.py 1% per block at 500 px (23/48/73%, q80), a little less
+ * at full size (24/49/74%; PNG 24/50/75%).
+ */
+export const SCREENCAST: Command = {
+  method: "Page.startScreencast",
+  params: { format: "jpeg", quality: 80, maxWidth: 800, maxHeight: 800, everyNthFrame: 1 },
+};
+
 /** For each auto-attached child session (OOPIF), before Runtime.runIfWaitingForDebugger. */
 export const CHILD_COMMANDS: readonly Command[] = [
   { method: "Network.enable", params: {} },

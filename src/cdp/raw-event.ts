@@ -7,9 +7,19 @@ import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping";
 
 type Events = ProtocolMapping.Events;
 
-export type RawEvent = {
+type CdpEvent = {
   [M in keyof Events]: { method: M; params: Events[M][0]; sessionId?: string };
 }[keyof Events];
+
+/** The one event the session core relays that CDP has no type for: a screencast frame
+ * (Page.screencastFrame) as its colour histogram (src/visual/histogram.ts), decoded by the
+ * adapter. `wallTime` is the frame's `metadata.timestamp` (epoch seconds, when it was shown);
+ * it is not called `timestamp` because it is not CDP monotonic time (from-log.ts eventTime). */
+export const FRAME_EVENT = "ProtoLens.frameHistogram";
+export interface FrameHistogramParams { wallTime: number; histogram: number[] }
+export type FrameEvent = { method: typeof FRAME_EVENT; params: FrameHistogramParams; sessionId?: string };
+
+export type RawEvent = CdpEvent | FrameEvent;
 
 export type EventOf<M extends keyof Events> = Extract<RawEvent, { method: M }>;
 

@@ -9,8 +9,10 @@ import { LCP_BINDING, LOAD_METRICS_TITLE } from "./enable-commands.ts";
 import { NAV_TIMING_BINDING, endFromTiming, hopFromResponse, hopFromTiming, parseNavTiming, wallFromResponse } from "./late.ts";
 import { DEFAULT_LIMITS, Navigation, type Limits } from "./navigation.ts";
 import { endByRedirect, newHop } from "./request-state.ts";
-import type { RawEvent } from "./raw-event.ts";
+import { FRAME_EVENT, type RawEvent } from "./raw-event.ts";
 import type { NavigationRecord, Source, UrlDetail } from "../record/types.ts";
+import { parseHistogram } from "../visual/histogram.ts";
+import type { WallFrame } from "./build-record.ts";
 
 export interface RecorderOptions {
   source: Source;
@@ -20,7 +22,14 @@ export interface RecorderOptions {
   /** The tab's main frame id (= its target id) when known; otherwise learned from events. */
   mainFrameId?: string;
   limits?: Partial<Limits>;
+  /** Capture paint progress (the tab's screencast) and compute the visual metrics (src/visual/);
+   * off by default: lab campaigns and users who choose it switch it on. */
+  visual?: boolean;
 }
+
+/** Frames kept per navigation: an animated page paints 60 a second, and a frame's histogram is
+ * 768 numbers; past this the load gets no visual metrics rather than a cut-off picture. */
+export const MAX_FRAMES = 1000;
 
 const isHttp = (url: string): boolean => url.startsWith("http://") || url.startsWith("https://");
 
@@ -61,6 +70,12 @@ export class Recorder {
   private mainFrameId: string | null;
   private readonly childFrames = new Set<string>();
   private readonly limits: Limits;
+  /** Screencast frames of the current navigation, and before it the last one seen: the screen
+   * when it started (src/visual/metrics.ts navigationVisuals). */
+  private frames: WallFrame[] = [];
+  private framesOverflow = false;
+  /** The current navigation's commit (its first lifecycle event), CDP seconds. */
+  private commitAt: number | null = null;
 
   constructor(private readonly o: RecorderOptions) {
     this.mainFrameId = o.mainFrameId ?? null;
@@ -85,7 +100,7 @@ export class Recorder {
       // attached during a cross-process commit (a tab that showed chrome://newtab): the commit's
       // lifecycle replay went to the old document, so the first sign of the new one is one of its
       // own requests or a later lifecycle event (src/cdp/late.ts, "commit")
-      this.nav = new Navigation(mid.t, NaN, mid.loaderId, this.mainFrameId, `|${mid.loaderId}`, "commit");
+      this.begin(new Navigation(mid.t, NaN, mid.loaderId, this.mainFrameId, `|${mid.loaderId}`, "commit"));
       this.committed = true;
     }
     const nav = this.nav;
@@ -109,10 +124,10 @@ export class Recorder {
           const out = this.finish(true);
           this.mainFrameId = p.frameId ?? null;
           // a redirect's next hop with no earlier hop seen: attached during the redirect chain
-          this.nav = new Navigation(p.timestamp, p.wallTime, p.loaderId, p.frameId ?? "", k,
-            p.redirectResponse ? "response" : null);
+          this.begin(new Navigation(p.timestamp, p.wallTime, p.loaderId, p.frameId ?? "", k,
+            p.redirectResponse ? "response" : null));
           this.committed = false;
-          this.nav.requests.set(k, [newHop(p, 0, true)]);
+          this.nav?.requests.set(k, [newHop(p, 0, true)]);
           return out;
         }
         if (nav && isHttp(p.request.url) && !prev) {
@@ -129,9 +144,9 @@ export class Recorder {
           const out = this.finish(true);
           const hop = hopFromResponse(p, true);
           this.mainFrameId = p.frameId ?? null;
-          this.nav = new Navigation(hop.start, wallFromResponse(p.response, hop.start, NaN), p.loaderId,
-            p.frameId ?? "", key(p.requestId), "response");
-          this.nav.requests.set(key(p.requestId), [hop]);
+          this.begin(new Navigation(hop.start, wallFromResponse(p.response, hop.start, NaN), p.loaderId,
+            p.frameId ?? "", key(p.requestId), "response"));
+          this.nav?.requests.set(key(p.requestId), [hop]);
           this.committed = false;
           return out;
         }
@@ -204,7 +219,7 @@ export class Recorder {
         const p = ev.params;
         if (!nav && ev.sessionId === undefined && p.name === "commit" && p.frameId === this.mainFrameId) {
           // attached after the commit: the replayed commit is all there is of its start (late.ts)
-          this.nav = new Navigation(p.timestamp, NaN, p.loaderId, p.frameId, key(p.loaderId), "commit");
+          this.begin(new Navigation(p.timestamp, NaN, p.loaderId, p.frameId, key(p.loaderId), "commit"));
           this.committed = true;
           return [];
         }
@@ -212,6 +227,9 @@ export class Recorder {
         if (p.frameId !== this.mainFrameId) return [];
         // joined at the response and enabled after the commit: no frameNavigated, only this replay
         if (p.name === "commit" && nav.late !== null) this.commit(nav);
+        // the new document's first lifecycle event is its commit: `init` (`commit` only in the
+        // replay at enable, verified with Chromium 156's fixtures)
+        if (p.name === "init" || p.name === "commit") this.commitAt ??= p.timestamp;
         if (p.name === "load") nav.loadAt ??= p.timestamp;
         else if (p.name === "DOMContentLoaded") nav.dclAt ??= p.timestamp;
         else if (p.name === "firstContentfulPaint") nav.fcpAt ??= p.timestamp;
@@ -238,6 +256,15 @@ export class Recorder {
         if (!nav || !this.committed || ev.sessionId !== undefined || ev.params.name !== LCP_BINDING) return [];
         const t = lcpEpochMs(ev.params.payload);
         if (t !== null) nav.lcpWall = t / 1000;
+        return [];
+      }
+      case FRAME_EVENT: {
+        const histogram = parseHistogram(ev.params.histogram);
+        const wall = ev.params.wallTime;
+        if (ev.sessionId !== undefined || histogram === null || typeof wall !== "number" || !Number.isFinite(wall)) return [];
+        if (nav === null) this.frames = [{ wall, histogram }];
+        else if (this.frames.length >= MAX_FRAMES) this.framesOverflow = true;
+        else this.frames.push({ wall, histogram });
         return [];
       }
       case "Page.loadEventFired":
@@ -280,6 +307,15 @@ export class Recorder {
     return this.mainFrameId === null ? !this.childFrames.has(frameId) : frameId === this.mainFrameId;
   }
 
+  /** A navigation starts: it keeps, of the frames so far, only the screen shown last. */
+  private begin(nav: Navigation): void {
+    const screen = this.frames.reduce<WallFrame | null>((a, f) => (a === null || f.wall >= a.wall ? f : a), null);
+    this.frames = screen === null ? [] : [screen];
+    this.framesOverflow = false;
+    this.commitAt = null;
+    this.nav = nav;
+  }
+
   private commit(nav: Navigation): void {
     this.committed = true;
     for (const k of nav.beforeCommit) nav.requests.delete(k);
@@ -310,8 +346,11 @@ export class Recorder {
     // joined at its response and no wall clock for it (no responseTime, no Navigation Timing)
     if (nav.zeroWall === null && !Number.isFinite(nav.wallTime)) return [];
     const aborted = cut && nav.loadAt === null && nav.mainFailure === null;
+    // visual metrics of a whole, loaded navigation only: one joined late missed its start screen
+    const visual = this.o.visual === true && !this.framesOverflow && nav.late === null && !aborted && nav.loadAt !== null &&
+      nav.mainFailure === null ? { frames: this.frames, commitAt: this.commitAt } : null;
     return [buildRecord(nav, {
-      id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted,
+      id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted, visual,
     })];
   }
 }

@@ -7,17 +7,21 @@
  *   resumed (always: a paused frame would hang the page);
  * - after the main frame's load event, Performance.getMetrics relayed as the recorder's
  *   Performance.metrics event, and for a navigation joined late (src/cdp/late.ts) the page's own
- *   Navigation Timing, read in the extension's isolated world.
+ *   Navigation Timing, read in the extension's isolated world;
+ * - with visual metrics on, the screencast (enable-commands.ts SCREENCAST): each frame is
+ *   acknowledged at once (Chromium sends the next one only then), decoded by the caller into a
+ *   colour histogram and relayed as the recorder's ProtoLens.frameHistogram event; the frame's
+ *   JPEG never reaches the recorder or a fixture.
  * Each of these is a Flow: a generator that yields what to do (send a command, sleep, hand out
  * records) and receives the outcome, so tests/extension/session.test.ts steps it with chosen replies.
  * `runFlow` drives one with the caller's I/O. Events from the tab's own target carry no
  * sessionId; a command without one goes to the tab's own target.
  */
 import type { Protocol } from "devtools-protocol";
-import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, TAB_COMMANDS, loadMetricsEvent } from "./enable-commands.ts";
+import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, SCREENCAST, TAB_COMMANDS, loadMetricsEvent } from "./enable-commands.ts";
 import { eventTime } from "./from-log.ts";
 import { NAV_TIMING_EXPRESSION, navTimingEvent } from "./late.ts";
-import type { RawEvent } from "./raw-event.ts";
+import { FRAME_EVENT, type EventOf, type RawEvent } from "./raw-event.ts";
 import { Recorder, type RecorderOptions } from "./recorder.ts";
 import type { NavigationRecord } from "../record/types.ts";
 
@@ -25,14 +29,22 @@ import type { NavigationRecord } from "../record/types.ts";
 export const CHILD_ATTEMPTS = 3;
 /** The n-th retry waits n times this long. */
 export const CHILD_RETRY_MS = 20;
+/** After starting the screencast, wait this long at most (in steps of FIRST_FRAME_STEP_MS) for
+ * its first frame, the screen before any navigation the attach precedes (a lab tab's about:blank):
+ * a load whose commit comes before it has no start screen (src/visual/metrics.ts). Measured: the
+ * first frame is shown 7-12 ms after Page.startScreencast (Chromium 156, headless). */
+export const FIRST_FRAME_WAIT_MS = 300;
+export const FIRST_FRAME_STEP_MS = 10;
 
 export type Io =
   | { kind: "send"; method: string; params: object; sessionId?: string }
   | { kind: "sleep"; ms: number }
+  /** Decode a screencast frame (base64 JPEG) into its histogram (src/visual/histogram.ts). */
+  | { kind: "decode"; jpeg: string }
   /** Records the recorder completed; `busy`: it is already recording the next navigation. */
   | { kind: "records"; records: NavigationRecord[]; busy: boolean };
 
-/** The outcome of a `send` (the others get `undefined`). */
+/** The outcome of a `send` or a `decode` (the others get `undefined`). */
 export type Reply = { ok: true; result: unknown } | { ok: false; error: string } | undefined;
 
 export type Flow = Generator<Io, void, Reply>;
@@ -48,15 +60,26 @@ export class TabSession {
   private closed = false;
 
   /** `log`: every event the recorder is fed, the relayed ones too (a fixture's lines). */
+  private readonly visual: boolean;
+  /** A screencast frame has been relayed. */
+  private framed = false;
+
   constructor(options: RecorderOptions, private readonly log: (ev: RawEvent) => void = () => undefined) {
     this.recorder = new Recorder(options);
+    this.visual = options.visual === true;
   }
 
-  /** The tab's enable commands in order; a refusal ends the flow with a SessionError. */
+  /** The tab's enable commands in order; a refusal ends the flow with a SessionError. The
+   * screencast comes last and may be refused: the record then has no visual metrics. */
   *enable(): Flow {
     for (const c of TAB_COMMANDS) {
       const r = yield* send(c.method, c.params ?? {});
       if (!r?.ok) throw new SessionError(`${c.method}: ${r?.ok === false ? r.error : "no reply"}`);
+    }
+    if (!this.visual) return;
+    const r = yield* send(SCREENCAST.method, SCREENCAST.params ?? {});
+    for (let waited = 0; r?.ok && !this.framed && !this.closed && waited < FIRST_FRAME_WAIT_MS; waited += FIRST_FRAME_STEP_MS) {
+      yield { kind: "sleep", ms: FIRST_FRAME_STEP_MS };
     }
   }
 
@@ -70,6 +93,10 @@ export class TabSession {
    * relay after the load event). */
   *onEvent(ev: RawEvent): Flow {
     if (this.closed) return;
+    if (ev.method === "Page.screencastFrame") {
+      if (ev.sessionId === undefined) yield* this.relayFrame(ev);
+      return;
+    }
     const t = eventTime(ev);
     const out = t === null ? [] : this.recorder.poll(t);
     // busy after both: an event that completes the last load may be the next one's first
@@ -109,6 +136,20 @@ export class TabSession {
     }
   }
 
+  /** Acknowledge first (the next frame waits for it), then decode and relay. A frame without
+   * its time of display (`metadata.timestamp` is optional in CDP) cannot be placed: dropped. */
+  private *relayFrame(ev: EventOf<"Page.screencastFrame">): Flow {
+    yield* send("Page.screencastFrameAck", { sessionId: ev.params.sessionId });
+    const wallTime = ev.params.metadata.timestamp;
+    if (wallTime === undefined || this.closed) return;
+    const r: Reply = yield { kind: "decode", jpeg: ev.params.data };
+    if (!r?.ok || this.closed || !Array.isArray(r.result)) return;
+    const relayed: RawEvent = { method: FRAME_EVENT, params: { wallTime, histogram: r.result as number[] } };
+    this.framed = true;
+    const records = this.push(relayed);
+    if (records.length > 0) yield { kind: "records", records, busy: this.recorder.active };
+  }
+
   private *relayMetrics(): Flow {
     const r = yield* send("Performance.getMetrics", {});
     if (this.closed) return;
@@ -146,6 +187,8 @@ export class TabSession {
 export interface FlowIo {
   send(method: string, params: object, sessionId?: string): Promise<unknown>;
   sleep(ms: number): Promise<void>;
+  /** A screencast frame's histogram (src/visual/histogram.ts) from its base64 JPEG. */
+  decode(jpeg: string): Promise<number[]>;
   records(records: NavigationRecord[], busy: boolean): void;
 }
 
@@ -161,6 +204,10 @@ export async function runFlow(flow: Flow, io: FlowIo): Promise<void> {
         (e: unknown): Reply => ({ ok: false, error: e instanceof Error ? e.message : String(e) }));
     } else if (want.kind === "sleep") {
       await io.sleep(want.ms);
+    } else if (want.kind === "decode") {
+      reply = await io.decode(want.jpeg).then(
+        (result): Reply => ({ ok: true, result }),
+        (e: unknown): Reply => ({ ok: false, error: e instanceof Error ? e.message : String(e) }));
     } else {
       io.records(want.records, want.busy);
     }

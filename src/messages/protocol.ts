@@ -21,6 +21,8 @@ export interface LabConfig {
   /** The network quiet after load that ends each record of this lab browser (src/cdp/navigation.ts
    * Limits.quietMs); null: the recorder's default. */
   quiet_ms: number | null;
+  /** Capture paint progress for the visual metrics (optional in the message, default false). */
+  visual: boolean;
 }
 
 export type LabAdvance = "ack" | "record";
@@ -102,7 +104,9 @@ function parseLab(v: unknown): LabConfig | null {
   if (quiet !== null && (typeof quiet !== "number" || !Number.isInteger(quiet) || quiet < 0 || quiet > DEFAULT_LIMITS.maxAfterLoadMs)) {
     throw new MessageError(`lab.quiet_ms: expected an integer from 0 to ${DEFAULT_LIMITS.maxAfterLoadMs}, or null`);
   }
-  return { record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet };
+  const visual = v.visual ?? false;
+  if (typeof visual !== "boolean") throw new MessageError("lab.visual: expected a boolean");
+  return { record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet, visual };
 }
 
 const isCell = (c: unknown): c is Cell => c === null || typeof c === "string" || (typeof c === "number" && Number.isFinite(c));

@@ -16,10 +16,12 @@ export interface Settings {
   allowlist: string[];
   denylist: string[];
   urlDetail: UrlDetail;
+  /** Also capture paint progress (the tab's screencast) for the visual metrics: off unless chosen. */
+  visual: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
-  enabled: false, scope: "all", allowlist: [], denylist: [], urlDetail: "origin",
+  enabled: false, scope: "all", allowlist: [], denylist: [], urlDetail: "origin", visual: false,
 };
 
 const isHostList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
@@ -35,6 +37,7 @@ export function parseSettings(v: unknown): Settings {
     allowlist: isHostList(o.allowlist) ? o.allowlist.map(normalizeHost).filter(Boolean) : [],
     denylist: isHostList(o.denylist) ? o.denylist.map(normalizeHost).filter(Boolean) : [],
     urlDetail: isUrlDetail(o.urlDetail) ? o.urlDetail : "origin",
+    visual: o.visual === true,
   };
 }
 
@@ -67,14 +70,21 @@ export interface Effective {
   source: Source;
   /** The recorder's network quiet after load, ms (null: its default). */
   quietMs: number | null;
+  visual: boolean;
 }
 
 /** What applies now: the lab config when the host gave one, else the user's settings. */
 export function effective(s: Settings, lab: LabConfig | null): Effective {
   if (lab !== null) {
-    return { record: lab.record, scope: "all", allowlist: [], denylist: [], urlDetail: lab.url_detail, source: "lab", quietMs: lab.quiet_ms };
+    return {
+      record: lab.record, scope: "all", allowlist: [], denylist: [], urlDetail: lab.url_detail, source: "lab",
+      quietMs: lab.quiet_ms, visual: lab.visual,
+    };
   }
-  return { record: s.enabled, scope: s.scope, allowlist: s.allowlist, denylist: s.denylist, urlDetail: s.urlDetail, source: "passive", quietMs: null };
+  return {
+    record: s.enabled, scope: s.scope, allowlist: s.allowlist, denylist: s.denylist, urlDetail: s.urlDetail, source: "passive",
+    quietMs: null, visual: s.visual,
+  };
 }
 
 /** Is a tab at `rawUrl` recorded? Incognito never; restricted pages never. */

@@ -44,6 +44,13 @@ export interface Milestones {
   dcl_ms: number | null;
   load_ms: number | null;
   first_image_ms: number | null;
+  /** Visual metrics from the tab's painted frames (src/visual/metrics.ts; docs/RECORD.md "Visual
+   * metrics"): null when not captured or nothing changed on screen. Optional: older records lack them. */
+  first_visual_change_ms?: number | null;
+  speed_index_ms?: number | null;
+  visual_complete_85_ms?: number | null;
+  visual_complete_99_ms?: number | null;
+  last_visual_change_ms?: number | null;
 }
 
 export interface RequestEntry {

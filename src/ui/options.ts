@@ -1,4 +1,4 @@
-/** The options page: opt in, scope (all / allowlist / denylist), URL detail. */
+/** The options page: opt in, scope (all / allowlist / denylist), URL detail, paint capture. */
 import { outboxStatus } from "../adapters/outbox-store.ts";
 import { loadSettings, saveSettings } from "../adapters/settings-store.ts";
 import { loadExperiment, saveExperiment } from "../adapters/experiment-store.ts";
@@ -15,7 +15,9 @@ async function init(): Promise<void> {
   const allow = byId("allowlist", HTMLTextAreaElement);
   const deny = byId("denylist", HTMLTextAreaElement);
   const detail = byId("detail", HTMLSelectElement);
+  const visual = byId("visual", HTMLInputElement);
   enabled.checked = s.enabled;
+  visual.checked = s.visual;
   scope.value = s.scope;
   allow.value = s.allowlist.join("\n");
   deny.value = s.denylist.join("\n");
@@ -24,6 +26,7 @@ async function init(): Promise<void> {
     const next = parseSettings({
       enabled: enabled.checked, scope: scope.value as Scope, allowlist: parseHostList(allow.value),
       denylist: parseHostList(deny.value), urlDetail: isUrlDetail(detail.value) ? detail.value : "origin",
+      visual: visual.checked,
     });
     void saveSettings(next).then(() => { byId("status", HTMLElement).textContent = "Saved."; });
   };

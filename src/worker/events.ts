@@ -59,7 +59,7 @@ export type WorkerEvent =
 
 export type Effect =
   /** `quietMs`: the recorder's network quiet after load (null: its default). */
-  | { type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail; quietMs: number | null }
+  | { type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail; quietMs: number | null; visual: boolean }
   | { type: "detach"; tabId: number }
   /** The attach ended after the tab's commit: join that load if it is already over
    * (src/cdp/session.ts afterAttach(true)). */

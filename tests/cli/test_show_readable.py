@@ -63,6 +63,22 @@ def test_show_page_milestones_hosts_and_requests(tmp_path: Path) -> None:
     assert "0 B" in cache
     long_row = _line(out, "END.png")
     assert "https://b.test/assets/" in long_row and "…" in long_row and LONG not in long_row
+    assert "SpeedIndex" not in out  # recorded without paint capture: no visual line
+
+
+def test_show_the_visual_metrics_when_recorded(tmp_path: Path) -> None:
+    rec = coalesced_record(False)
+    rec["milestones"].update(first_visual_change_ms=30.0, speed_index_ms=44.4,
+                             visual_complete_85_ms=50.0, visual_complete_99_ms=52.0,
+                             last_visual_change_ms=60.0)
+    path = tmp_path / "v.db"
+    conn = open_rw(path, now_ms=NOW)
+    ingest(conn, parse_record(rec), {}, NOW)
+    conn.close()
+    code, out, _ = run("show", "c0a1e5ce", "--db", str(path))
+    assert code == 0, out
+    assert _line(out, "first visual change 30 ms", "SpeedIndex 44 ms", "VC85 50 ms", "VC99 52 ms",
+                 "last visual change 60 ms")
 
 
 def test_show_upstream_connections_of_a_proxied_load(tmp_path: Path) -> None:

@@ -126,9 +126,11 @@ def test_options_default_to_off_with_scope_and_url_detail(browser: Cdp) -> None:
     details = page.js("[...document.querySelectorAll('#detail option')].map((o) => o.value)")
     assert details == ["origin", "path", "full"]
     assert page.js("document.getElementById('detail').value") == "origin"
+    assert page.js("document.getElementById('visual').checked") is False  # paint capture: opt-in
 
     # saving turns recording on for the popup's switch too
     page.js("document.getElementById('enabled').checked = true;"
+            " document.getElementById('visual').checked = true;"
             " document.getElementById('scope').value = 'allowlist';"
             " document.getElementById('allowlist').value = 'a.test';"
             " document.getElementById('save').click(); true")
@@ -139,4 +141,6 @@ def test_options_default_to_off_with_scope_and_url_detail(browser: Cdp) -> None:
     reloaded = Page(browser, f"{EXTENSION}/options.html", 800, 900)
     reloaded.wait("document.getElementById('outbox').textContent")
     assert reloaded.js("[document.getElementById('scope').value,"
-                       " document.getElementById('allowlist').value]") == ["allowlist", "a.test"]
+                       " document.getElementById('allowlist').value,"
+                       " document.getElementById('visual').checked]") == [
+        "allowlist", "a.test", True]

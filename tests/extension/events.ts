@@ -1,7 +1,7 @@
 /** Builders of synthetic CDP events for recorder unit tests (shapes as Chromium 156 sends them). */
 import type { Protocol } from "devtools-protocol";
 import { LCP_BINDING } from "../../src/cdp/enable-commands.ts";
-import type { RawEvent } from "../../src/cdp/raw-event.ts";
+import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
 import type { RecorderOptions } from "../../src/cdp/recorder.ts";
 import { fixedIds } from "../../scripts/fixture-io.ts";
 
@@ -88,6 +88,18 @@ export function lcpCandidate(wall: number, o: { name?: string; sessionId?: strin
     method: "Runtime.bindingCalled",
     params: { name: o.name ?? LCP_BINDING, payload: o.payload ?? JSON.stringify({ t: wall * 1000 }), executionContextId: 7 },
   };
+  if (o.sessionId !== undefined) ev.sessionId = o.sessionId;
+  return ev;
+}
+
+/** A relayed screencast frame shown at `wall` epoch seconds: a 768-bin histogram with `content`
+ * non-white pixels of one colour (src/visual/histogram.ts), as the session core relays it. */
+export function paintedFrame(wall: number, content: number, o: { sessionId?: string; histogram?: unknown } = {}): RawEvent {
+  const histogram = new Array<number>(768).fill(0);
+  histogram[200] = content;
+  histogram[256 + 30] = content;
+  histogram[512 + 30] = content;
+  const ev = { method: FRAME_EVENT, params: { wallTime: wall, histogram: o.histogram ?? histogram } } as RawEvent;
   if (o.sessionId !== undefined) ev.sessionId = o.sessionId;
   return ev;
 }

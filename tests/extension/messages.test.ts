@@ -8,11 +8,14 @@ describe("parseHostMessage", () => {
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: null })).toMatchObject({ lab: null });
     const lab = { record: true, url_detail: "full", context: { arm: "h2" }, navigate: ["https://a.test/page/"] };
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toEqual(
-      { type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "ack", quiet_ms: null } });
+      { type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "ack", quiet_ms: null, visual: false } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, quiet_ms: 500 } }))
       .toMatchObject({ lab: { quiet_ms: 500 } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "record" } }))
       .toMatchObject({ lab: { advance: "record" } });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toMatchObject({ lab: { visual: false } });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, visual: true } }))
+      .toMatchObject({ lab: { visual: true } });
     expect(parseHostMessage({ type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: true })).toMatchObject({ duplicate: true });
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: null, error: "x", retry: false })).toMatchObject({ retry: false });
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: "m", error: "x" })).toMatchObject({ retry: true });
@@ -29,6 +32,7 @@ describe("parseHostMessage", () => {
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", advance: "now" } }, /lab.advance/],
       ...[-1, 1.5, "500", true, 30001, Number.NaN].map((q): [unknown, RegExp] =>
         [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", quiet_ms: q } }, /lab.quiet_ms/]),
+      [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", visual: 1 } }, /lab.visual/],
     ];
     for (const [v, re] of bad) expect(() => parseHostMessage(v)).toThrow(re);
   });

@@ -5,9 +5,10 @@ import { loadMetricsEvent } from "../../src/cdp/enable-commands.ts";
 import { navTimingEvent } from "../../src/cdp/late.ts";
 import type { RawEvent } from "../../src/cdp/raw-event.ts";
 import { fromLog } from "../../src/cdp/from-log.ts";
-import { Recorder } from "../../src/cdp/recorder.ts";
+import { MAX_FRAMES, Recorder } from "../../src/cdp/recorder.ts";
 import {
-  FRAME, committed, failed, fetched, finished, lcpCandidate, lifecycle, navigation, options, received, request, response,
+  FRAME, committed, failed, fetched, finished, lcpCandidate, lifecycle, navigation, options, paintedFrame, received, request,
+  response,
 } from "./events.ts";
 
 const PAGE = "https://a.test/page/";
@@ -161,6 +162,58 @@ describe("largest contentful paint", () => {
     const events = [navigation("L1", PAGE, 100), committed("L1", PAGE), lcpCandidate(wall(100.3)),
       loadMetricsEvent([{ name: "NavigationStart", value: 99.995 }])];
     expect(fromLog(events, options())[0]?.milestones.lcp_ms).toBe(305);
+  });
+});
+
+describe("visual metrics (src/visual/)", () => {
+  const wall = (t: number) => 1_700_000_000 + t; // events.ts: wallTime = 1.7e9 + timestamp
+  /** A page painted in quarters at 100 + 0.4, 0.8, 1.2, 1.6 s; the screen before it was blank. */
+  const painted = (extra: RawEvent[] = [], o: { before?: boolean } = {}): RawEvent[] => [
+    ...(o.before === false ? [] : [paintedFrame(wall(99.5), 0)]),
+    navigation("L1", PAGE, 100), lifecycle("init", "L1", 100.05), committed("L1", PAGE),
+    ...[0.4, 0.8, 1.2, 1.6].map((d, i) => paintedFrame(wall(100 + d), 100 * (i + 1))),
+    lifecycle("load", "L1", 101.7), ...extra];
+
+  it("are computed from the frames around the navigation, in ms from its start", () => {
+    const [r] = fromLog(painted(), options({ visual: true }));
+    expect(r?.milestones).toMatchObject({
+      first_visual_change_ms: 400, speed_index_ms: 1000, visual_complete_85_ms: 1600,
+      visual_complete_99_ms: 1600, last_visual_change_ms: 1600,
+    });
+  });
+
+  it("start from the screen the navigation began on: the previous page's last frame", () => {
+    // the previous navigation ends with half the new picture on screen
+    const events = [paintedFrame(wall(89.9), 0), navigation("L0", PAGE, 90), lifecycle("init", "L0", 90.05), committed("L0", PAGE),
+      paintedFrame(wall(90.5), 200), lifecycle("load", "L0", 90.6), ...painted([], { before: false })];
+    const [first, second] = fromLog(events, options({ visual: true }));
+    expect(first?.milestones.speed_index_ms).toBe(500);
+    expect(second?.milestones.first_visual_change_ms).toBe(400);
+    // from 200 pixels to 400: 100 is as far from the start as 300 (histogram progress counts
+    // distance, speedline's and visualmetrics' quirk): 50%, then 200 is the start again (0%)
+    expect(second?.milestones.speed_index_ms).toBe(400 + 400 * 0.5 + 400 + 400 * 0.5);
+  });
+
+  it("are null when off, without a frame before the commit, or for an aborted load", () => {
+    const nulls = { first_visual_change_ms: null, speed_index_ms: null, last_visual_change_ms: null };
+    expect(fromLog(painted(), options())[0]?.milestones).toMatchObject(nulls);
+    expect(fromLog(painted([], { before: false }), options({ visual: true }))[0]?.milestones).toMatchObject(nulls);
+    const aborted = painted().filter((ev) => !(ev.method === "Page.lifecycleEvent" && ev.params.name === "load"));
+    expect(fromLog(aborted, options({ visual: true }))[0]?.milestones).toMatchObject(nulls);
+  });
+
+  it("ignore frames of child sessions and malformed histograms", () => {
+    const junk = [paintedFrame(wall(101.9), 900, { sessionId: "S1" }), paintedFrame(wall(101.95), 0, { histogram: [1, 2] }),
+      paintedFrame(Number.NaN, 50)];
+    const [r] = fromLog(painted(junk), options({ visual: true }));
+    expect(r?.milestones.last_visual_change_ms).toBe(1600);
+  });
+
+  it("are null past MAX_FRAMES frames in one navigation (an animation)", () => {
+    const many = Array.from({ length: MAX_FRAMES }, (_, i) => paintedFrame(wall(100.1 + i / 1e4), i % 2 === 0 ? 5 : 7));
+    const [r] = fromLog(painted(many), options({ visual: true }));
+    expect(r?.milestones.speed_index_ms).toBeNull();
+    expect(r?.milestones.load_ms).not.toBeNull();
   });
 });
 

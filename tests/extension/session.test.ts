@@ -2,11 +2,14 @@
  * replayed through it as the extension's adapter would drive it. */
 import { describe, expect, it } from "vitest";
 import { fixedIds, golden, readLog, scenarios } from "../../scripts/fixture-io.ts";
-import { CHILD_COMMANDS, LOAD_METRICS_TITLE, TAB_COMMANDS } from "../../src/cdp/enable-commands.ts";
+import { CHILD_COMMANDS, LOAD_METRICS_TITLE, SCREENCAST, TAB_COMMANDS } from "../../src/cdp/enable-commands.ts";
 import { eventTime } from "../../src/cdp/from-log.ts";
 import { NAV_TIMING_BINDING, NAV_TIMING_EXPRESSION } from "../../src/cdp/late.ts";
-import type { RawEvent } from "../../src/cdp/raw-event.ts";
-import { CHILD_ATTEMPTS, CHILD_RETRY_MS, SessionError, TabSession, runFlow, type Flow, type Io, type Reply } from "../../src/cdp/session.ts";
+import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
+import {
+  CHILD_ATTEMPTS, CHILD_RETRY_MS, FIRST_FRAME_STEP_MS, FIRST_FRAME_WAIT_MS, SessionError, TabSession, runFlow, type Flow, type Io,
+  type Reply,
+} from "../../src/cdp/session.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -44,6 +47,57 @@ describe("session core: enable", () => {
   it("stops at the first refused command with a SessionError", () => {
     const flow = new TabSession(OPTIONS).enable();
     expect(() => drive(flow, (w) => (w.method === "Page.enable" ? FAIL : OK))).toThrow(SessionError);
+  });
+});
+
+describe("session core: screencast frames (visual metrics)", () => {
+  const frame = (timestamp?: number): RawEvent => ({
+    method: "Page.screencastFrame",
+    params: { data: "/9j/", sessionId: 7, metadata: { offsetTop: 0, pageScaleFactor: 1, deviceWidth: 500, deviceHeight: 280,
+      scrollOffsetX: 0, scrollOffsetY: 0, ...(timestamp === undefined ? {} : { timestamp }) } },
+  });
+  const histogram = new Array<number>(768).fill(0);
+
+  it("starts the screencast last, only with visual metrics on, and goes on if it is refused", () => {
+    expect(sends(drive(new TabSession(OPTIONS).enable()))).not.toContain(`tab ${SCREENCAST.method}`);
+    const io = drive(new TabSession({ ...OPTIONS, visual: true }).enable(), (w) => (w.method === SCREENCAST.method ? FAIL : OK));
+    expect(sends(io)).toEqual([...TAB_COMMANDS, SCREENCAST].map((c) => `tab ${c.method}`));
+  });
+
+  it("waits for the first frame after starting the screencast (the screen the next load starts on), at most so long", () => {
+    const idle = drive(new TabSession({ ...OPTIONS, visual: true }).enable());
+    expect(idle.filter((w) => w.kind === "sleep")).toHaveLength(FIRST_FRAME_WAIT_MS / FIRST_FRAME_STEP_MS);
+    const s = new TabSession({ ...OPTIONS, visual: true });
+    const enable = s.enable();
+    let step = enable.next();
+    while (!(step.value?.kind === "send" && step.value.method === SCREENCAST.method)) step = enable.next(OK);
+    expect(enable.next(OK).value).toEqual({ kind: "sleep", ms: FIRST_FRAME_STEP_MS });
+    const relay = s.onEvent(frame(1700000000.1));
+    relay.next();
+    relay.next(OK);
+    relay.next({ ok: true, result: histogram });
+    expect(enable.next().done).toBe(true);
+  });
+
+  it("acknowledges a frame first, then relays its decoded histogram to the recorder, never the JPEG", () => {
+    const log: RawEvent[] = [];
+    const flow = new TabSession({ ...OPTIONS, visual: true }, (ev) => log.push(ev)).onEvent(frame(1700000000.25));
+    const ack = flow.next();
+    expect(ack.value).toEqual({ kind: "send", method: "Page.screencastFrameAck", params: { sessionId: 7 } });
+    expect(flow.next(OK).value).toEqual({ kind: "decode", jpeg: "/9j/" });
+    expect(flow.next({ ok: true, result: histogram }).done).toBe(true);
+    expect(log).toEqual([{ method: FRAME_EVENT, params: { wallTime: 1700000000.25, histogram } }]);
+  });
+
+  it("drops a frame it cannot place or decode (after acknowledging it)", () => {
+    const log: RawEvent[] = [];
+    const s = new TabSession({ ...OPTIONS, visual: true }, (ev) => log.push(ev));
+    expect(sends(drive(s.onEvent(frame())))).toEqual(["tab Page.screencastFrameAck"]);
+    const flow = s.onEvent(frame(1700000000.5));
+    flow.next();
+    flow.next(OK);
+    expect(flow.next(FAIL).done).toBe(true);
+    expect(log).toEqual([]);
   });
 });
 
@@ -116,6 +170,7 @@ function replay(name: string): { records: NavigationRecord[]; unasked: string[];
   const session = new TabSession({
     ...(meta.mainFrameId === undefined ? {} : { mainFrameId: meta.mainFrameId }), source: "lab", urlDetail: "full",
     env: { browser: { name: "Chromium", version: "fixture" }, extension_version: "0.0.0", network: null }, newId: fixedIds(),
+    visual: true, // as the goldens (scripts/fixture-io.ts): the relayed frames are in the log
   });
   const records: NavigationRecord[] = [];
   const unasked: string[] = [];
@@ -195,6 +250,7 @@ describe("runFlow", () => {
     await runFlow(new TabSession(OPTIONS).onEvent(attached("C1")), {
       send: (method) => { calls.push(method); return method === "Page.enable" ? Promise.reject(new Error("gone")) : Promise.resolve({}); },
       sleep: (ms) => { calls.push(`sleep ${ms}`); return Promise.resolve(); },
+      decode: () => Promise.reject(new Error("no frames here")),
       records: () => undefined,
     });
     expect(calls).toEqual(["Network.enable", "Page.enable", "sleep 20", "Page.enable", "sleep 40", "Page.enable",

@@ -6,7 +6,7 @@ import { applyDetail } from "../../src/record/url-detail.ts";
 import { familyOf } from "../../src/cdp/family.ts";
 
 const on = (s: Partial<Settings> = {}): Settings => ({ ...DEFAULT_SETTINGS, enabled: true, ...s });
-const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [], advance: "ack" as const, quiet_ms: null };
+const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [], advance: "ack" as const, quiet_ms: null, visual: true };
 
 describe("scope", () => {
   it("records nothing until the user opts in", () => {
@@ -38,6 +38,15 @@ describe("scope", () => {
   it("lab mode records all with the host's detail and source lab", () => {
     expect(effective(DEFAULT_SETTINGS, LAB)).toMatchObject({ record: true, scope: "all", urlDetail: "full", source: "lab" });
     expect(effective(on(), { ...LAB, record: false }).record).toBe(false);
+  });
+
+  it("visual metrics: off unless the user chooses them; in lab mode as the host says", () => {
+    expect(effective(on(), null).visual).toBe(false);
+    expect(effective(on({ visual: true }), null).visual).toBe(true);
+    expect(effective(on({ visual: true }), { ...LAB, visual: false }).visual).toBe(false);
+    expect(effective(DEFAULT_SETTINGS, LAB).visual).toBe(true);
+    expect(parseSettings({ enabled: true, visual: "yes" }).visual).toBe(false);
+    expect(parseSettings({ enabled: true, visual: true }).visual).toBe(true);
   });
 
   it("stored settings are validated; garbage means recording off", () => {

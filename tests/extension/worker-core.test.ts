@@ -17,7 +17,7 @@ const rec = (id: string, origin = base.page.origin): NavigationRecord => ({ ...b
 const HTTPS = "https://a.test/page";
 const tab = (tabId: number, url = HTTPS, incognito = false) => ({ tabId, url, incognito });
 const hello = (lab: LabConfig | null = null): HostMsg => ({ type: "hello", schema: 1, host_version: "0.1", lab });
-const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack", quiet_ms: null };
+const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack", quiet_ms: null, visual: false };
 const RELAY = { host: "127.0.0.1", port: 9, username: "u", password: "p" };
 
 /** Runs events through the core from `s`, returning the last state and every effect. */
@@ -45,10 +45,12 @@ describe("worker core: what to attach", () => {
     expect(s.attached.size).toBe(0);
   });
 
-  it("attaches an in-scope tab before its navigation, with the settings' source and URL detail", () => {
+  it("attaches an in-scope tab before its navigation, with the settings' source, URL detail and visual switch", () => {
     const { fx, s } = run(state({ ...ON, urlDetail: "path" }), [{ type: "before_navigate", tab: tab(1) }]);
-    expect(of(fx, "attach")).toEqual([{ type: "attach", tabId: 1, committed: false, source: "passive", urlDetail: "path", quietMs: null }]);
+    expect(of(fx, "attach")).toEqual([{ type: "attach", tabId: 1, committed: false, source: "passive", urlDetail: "path", quietMs: null, visual: false }]);
     expect([...s.attached]).toEqual([1]);
+    const visual = run(state({ ...ON, visual: true }), [{ type: "before_navigate", tab: tab(2) }]);
+    expect(of(visual.fx, "attach")).toMatchObject([{ tabId: 2, visual: true }]);
   });
 
   it("attaches once: a second navigation of an attached tab sends nothing", () => {

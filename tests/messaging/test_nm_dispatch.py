@@ -139,6 +139,7 @@ def test_lab_error_blocks_hello_and_records(sink: SqliteSink) -> None:
     ({"quiet_ms": 1.5}, "quiet_ms"),
     ({"quiet_ms": "500"}, "quiet_ms"),
     ({"quiet_ms": True}, "quiet_ms"),
+    ({"visual": "yes"}, "visual: expected boolean"),
 ])
 def test_parse_lab_rejects(obj: Any, needle: str) -> None:
     with pytest.raises(LabError, match=needle):
@@ -149,6 +150,7 @@ def test_parse_lab_defaults() -> None:
     assert parse_lab({}) == LabContext(record=True, url_detail="full", context={}, navigate=())
     assert parse_lab({}).to_json()["quiet_ms"] is None  # the recorder's own default
     assert parse_lab({"quiet_ms": 500}).to_json()["quiet_ms"] == 500
+    assert parse_lab({"visual": True}).to_json()["visual"] is True
 
 
 def test_replies_never_exceed_one_megabyte() -> None:

@@ -8,7 +8,8 @@ the condition and the arm, for each kind of data (issue 5, item 1).
   main document's family; condition = the condition tag if set, else "all".
 
 Input rows carry the ``navigation_summary`` columns ``source, origin, page, condition, arm,
-main_family, warm, failed`` and the metric columns (``plt_ms`` ... ``first_image_ms``).
+main_family, warm, failed`` and the metric columns (``plt_ms`` ... ``first_image_ms``, and the
+visual ones, ``speed_index_ms`` ...: ``record/columns.py`` VISUAL_MILESTONES).
 """
 
 from __future__ import annotations
@@ -17,7 +18,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-METRICS = ("plt", "ttfb", "fcp", "lcp", "first_image")
+VISUAL_METRICS = ("speed_index", "first_visual_change", "visual_complete_85",
+                  "visual_complete_99", "last_visual_change")
+"""From the tab's painted frames (docs/RECORD.md "Visual metrics"); null where not captured."""
+METRICS = ("plt", "ttfb", "fcp", "lcp", "first_image", *VISUAL_METRICS)
 """Metric names accepted by ``--metric``; each reads the ``<name>_ms`` column."""
 
 ALL = "all"

@@ -51,10 +51,11 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
              context: dict[str, Any], done: Callable[[], bool], timeout_s: float = 60.0,
              prefix: Sequence[str] = (), url_detail: str = "full",
              host_env: Mapping[str, str] | None = None, advance: str = "ack",
-             quiet_ms: int | None = None, poll_s: float = 0.1) -> LoadResult:
+             quiet_ms: int | None = None, poll_s: float = 0.1,
+             visual: bool = False) -> LoadResult:
     """Start Chromium on a fresh profile under ``scratch``; wait until ``done()`` (asked every
     ``poll_s``) or timeout. ``quiet_ms``: the recorder's network quiet after load (None: its
-    default)."""
+    default). ``visual``: the extension also captures paint progress (the visual metrics)."""
     from protolens.install.lab import register_lab_host  # host side of the lab mechanism
 
     scratch.mkdir(parents=True, exist_ok=True)
@@ -65,7 +66,8 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     # the exact command line travels with the record as a tag (issue 4, item 2)
     context = {**context, "command_line": shlex.join([*prefix, *argv])}
     ctx = write_lab_context(scratch / "lab-context.json", navigate=navigate, context=context,
-                            url_detail=url_detail, advance=advance, quiet_ms=quiet_ms)
+                            url_detail=url_detail, advance=advance, quiet_ms=quiet_ms,
+                            visual=visual)
     env = scratch_env(os.environ, scratch / "xdg")
     register_lab_host(udd, {"PROTOLENS_DB": str(db), "PROTOLENS_LAB_CONTEXT": str(ctx),
                             **(host_env or {})})

@@ -17,10 +17,11 @@ def seed_preferences(user_data_dir: Path) -> Path:
 
 def write_lab_context(path: Path, *, navigate: list[str], context: dict[str, Any],
                       url_detail: str = "full", advance: str = "ack",
-                      quiet_ms: int | None = None) -> Path:
+                      quiet_ms: int | None = None, visual: bool = False) -> Path:
     """The file the host reads (PROTOLENS_LAB_CONTEXT) to answer ``hello`` in lab mode;
     ``quiet_ms`` None leaves the recorder's default quiet after load."""
     path.write_text(json.dumps({"record": True, "url_detail": url_detail, "advance": advance,
-                                "context": context, "navigate": navigate, "quiet_ms": quiet_ms},
+                                "visual": visual, "context": context, "navigate": navigate,
+                                "quiet_ms": quiet_ms},
                                indent=2))
     return path

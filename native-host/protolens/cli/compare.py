@@ -21,6 +21,7 @@ from protolens.share.bundle import BundleError
 from protolens.store import Connection, DatabaseError
 from protolens.store import cc as ccstore
 from protolens.store.compare import compare_rows, known_campaigns
+from protolens.store.dataset import METRIC_COLUMNS as DATASET_METRICS
 from protolens.store.dataset import DatasetError
 from protolens.store.dataset import cells as dataset_cells
 
@@ -42,7 +43,8 @@ def _arms(text: str | None) -> list[str] | None:
 @click.option("--domain", help="Only this domain and its subdomains (with --source).")
 @click.option("--metric", type=click.Choice(METRICS), default="plt", show_default=True,
               help="Page load time, time to first byte, first/largest contentful paint, first "
-                   "image.")
+                   "image, or a visual metric (SpeedIndex, first/last visual change, visually "
+                   "complete 85/99%: loads recorded with paint capture).")
 @click.option("--arms", help="Only these arms, in this order (e.g. h1,h2).")
 @click.option("--warm", is_flag=True, help="Compare warm loads instead of cold ones.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
@@ -70,7 +72,7 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
                 spark_master: str | None = None) -> None:
     """Compare arms (or protocols) per page and condition, with confidence intervals.
 
-    Example: protolens compare --campaign ifip18-loss --metric plt --csv
+    Example: protolens compare --campaign ifip18-loss --metric speed_index --csv
     """
     if (campaign is None) == (source is None):
         raise UserError("give exactly one of --campaign NAME or --source passive|experiment")
@@ -82,6 +84,9 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
             raise UserError("--dataset: not with --bundle, --db or --by-cc")
         if domain is not None:
             raise UserError("--domain: not with --dataset (its groups are the domains already)")
+        if metric not in DATASET_METRICS:
+            raise UserError(f"--metric {metric}: not in collector datasets (choose from "
+                            f"{', '.join(DATASET_METRICS)})")
         _compare_dataset(dataset, campaign, source, metric, warm, seed, resamples, wanted,
                          engine, spark_master, fmt)
         return

@@ -72,6 +72,9 @@ lab_group.add_command(fairness_cmd)
 @click.option("--timeout", "timeout_s", default=60.0, show_default=True,
               help="Seconds per load before it is recorded as failed.")
 @click.option("--chromium", default="/usr/bin/chromium", show_default=True)
+@click.option("--visual/--no-visual", default=True, show_default=True,
+              help="Capture paint progress: first/last visual change, SpeedIndex, visually "
+                   "complete 85/99 per load (docs/RECORD.md).")
 @click.option("--testbed", "testbed_name", default="pl", show_default=True,
               help="Testbed name (namespace prefix).")
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
@@ -80,7 +83,8 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             campaign: str | None, resume: str | None, server_cc: str, seed: int | None,
             warm: bool, retries: int, timeout_s: float, chromium: str, testbed_name: str,
             db: Path | None, policy_file: Path | None = None,
-            bbr_hosts: tuple[str, ...] = (), quiet_ms: int | None = None) -> None:
+            bbr_hosts: tuple[str, ...] = (), quiet_ms: int | None = None,
+            visual: bool = True) -> None:
     """Load pages under every arm x condition x repetition; store every load.
 
     Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
@@ -101,7 +105,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name,
             bbr_hosts=bbr_hosts, quiet_ms=quiet_ms)
     opts = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
-                         timeout_s=timeout_s, retries=retries)
+                         timeout_s=timeout_s, retries=retries, visual=visual)
     try:
         outcome = camp.run(spec, opts, resume=bool(resume))
     except camp.CampaignError as exc:
@@ -183,7 +187,8 @@ def campaigns_cmd(fmt: str, db: Path | None) -> None:
               help="A collector's data directory instead of --db (DuckDB over its Parquet).")
 def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
                by_cc: bool = False, dataset: Path | None = None) -> None:
-    """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image; ratio to h2.
+    """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image and the
+    visual metrics (SpeedIndex ...); PLT and SpeedIndex ratio to h2.
 
     Example: protolens report --campaign wifi-test --json
     """
@@ -220,7 +225,7 @@ def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str
     if fmt == "table":
         cols = ["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms", "plt_p75_ms",
                 "plt_ratio_to_h2", "ttfb_median_ms", "fcp_median_ms", "first_image_median_ms",
-                "connections_per_host"]
+                "speed_index_median_ms", "speed_index_ratio_to_h2", "connections_per_host"]
         emit(rows, fmt, title=f"Campaign {campaign}" + (" (warm)" if warm else ""), columns=cols)
     else:
         emit(rows, fmt)

@@ -8,6 +8,7 @@ from typing import Any
 import click
 from matplotlib.figure import Figure
 
+from protolens.analysis.observe import METRICS
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.plots import cwnd as cwnd_plot
@@ -17,6 +18,8 @@ from protolens.store.compare import known_campaigns, plot_connection_shares, plo
 
 KINDS = ("plt-box", "byte-shares", "delta-cdf", "speedup", "cwnd", "fairness", "waterfall",
          "cc-queue")
+PER_LOAD = ("plt-box", "delta-cdf", "speedup")
+"""The kinds drawn from one metric per load: PLT, or the one ``--metric`` names."""
 FORMATS = (".png", ".svg", ".pdf")
 
 
@@ -62,8 +65,10 @@ def _waterfall(nav_id: str | None, db: Path | None) -> Figure:
 
 def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | None,
           limit: int, warm: bool, db: Path | None, nav_id: str | None = None,
-          host: str | None = None, data: Path | None = None) -> Figure:
+          host: str | None = None, data: Path | None = None, metric: str = "plt") -> Figure:
     """The figure for ``kind`` (the I/O around the pure figure functions)."""
+    if metric != "plt" and kind not in PER_LOAD:
+        raise UserError(f"{kind}: --metric applies to {', '.join(PER_LOAD)} only")
     if kind == "waterfall":
         return _waterfall(nav_id, db)
     if kind == "cc-queue":
@@ -82,17 +87,19 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
             raise UserError("fairness: not from a --dataset (lab fairness runs stay in --db)")
         return _fairness(db, campaign)
     if data is not None:
+        if metric != "plt":
+            raise UserError(f"--metric {metric}: a --dataset plots PLT only")
         rows = _dataset_rows(kind, data, campaign, warm)
     else:
-        rows = _store_rows(kind, db, campaign, warm)
+        rows = _store_rows(kind, db, campaign, warm, metric)
     if kind == "plt-box":
-        return figures.plt_box(rows, f"page load time\n{campaign}")
+        return figures.plt_box(rows, f"{figures.LABELS[metric][0]}\n{campaign}", metric)
     if kind == "byte-shares":
         return figures.byte_shares(rows, f"bytes per connection\n{campaign}", limit)
     a, b = _arms(arms, kind)
     if kind == "delta-cdf":
-        return figures.delta_cdf(rows, a, b, f"{a} vs {b}\n{campaign}")
-    return figures.speedup(rows, a, b, f"{b} against {a}\n{campaign}")
+        return figures.delta_cdf(rows, a, b, f"{a} vs {b}\n{campaign}", metric)
+    return figures.speedup(rows, a, b, f"{b} against {a}\n{campaign}", metric)
 
 
 def _fairness(db: Path | None, campaign: str) -> Figure:
@@ -110,13 +117,14 @@ def _fairness(db: Path | None, campaign: str) -> Figure:
     return fairness(frows, f"bandwidth share on one bottleneck\n{campaign}")
 
 
-def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool) -> list[dict[str, Any]]:
+def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool,
+                metric: str = "plt") -> list[dict[str, Any]]:
     conn = connect_ro(db)
     try:
         if kind == "byte-shares":
             rows = plot_connection_shares(conn, campaign, warm)
         else:
-            rows = plot_navigations(conn, campaign, warm)
+            rows = plot_navigations(conn, campaign, warm, metric)
         if not rows:
             names = known_campaigns(conn)
             raise UserError(f"no successful loads in campaign {campaign!r} (known: "
@@ -142,15 +150,22 @@ def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool) -> list[d
               help="A collector's data directory instead of --db (DuckDB over its Parquet).")
 @click.option("--host", help="cc-queue: the newest stored probe of this host (default: the "
               "newest probe).")
+@click.option("--metric", type=click.Choice(METRICS), default="plt", show_default=True,
+              help="plt-box, delta-cdf, speedup: what each load contributes (as compare's "
+                   "--metric; speed_index for CoNEXT'20 Fig. 2(b)).")
 @db_option
 def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | None,
              arms: str | None, tcpstats: Path | None, limit: int, warm: bool,
-             db: Path | None, host: str | None = None, dataset: Path | None = None) -> None:
+             db: Path | None, host: str | None = None, dataset: Path | None = None,
+             metric: str = "plt") -> None:
     """Draw a paper figure (plt-box, byte-shares, delta-cdf, speedup, cwnd, fairness, cc-queue:
     a CC probe's queue over time, CoNEXT'20 Fig. 2(a)) or one page load's connection waterfall
     (waterfall NAVIGATION_ID; docs/WATERFALL.md).
 
     Example: protolens plot plt-box --campaign ifip18-loss --out plt.png
+
+    Example: protolens plot delta-cdf --campaign conext20 --arms h2,h1 --metric speed_index
+    --out si.png
 
     Example: protolens plot waterfall 3f2a9c1e
     """
@@ -166,7 +181,8 @@ def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | No
                                 "legend.fontsize": 7, "xtick.labelsize": 7,
                                 "ytick.labelsize": 7}):  # sizes for a two-column paper
         try:
-            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, nav_id, host, dataset)
+            fig = build(kind, campaign, arms, tcpstats, limit, warm, db, nav_id, host, dataset,
+                        metric)
         except figures.PlotError as exc:
             raise UserError(f"{kind}: {exc}") from None
         try:

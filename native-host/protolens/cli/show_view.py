@@ -74,6 +74,11 @@ def show_view(rec: NavigationRecord) -> ShowView:
             ("TTFB", m.ttfb_ms), ("FCP", m.fcp_ms), ("LCP", m.lcp_ms), ("DCL", m.dcl_ms),
             ("load", m.load_ms), ("first image", m.first_image_ms))),
     ]
+    if m.speed_index_ms is not None:
+        header.append(" · ".join(f"{name} {_ms(v)}" for name, v in (
+            ("first visual change", m.first_visual_change_ms), ("SpeedIndex", m.speed_index_ms),
+            ("VC85", m.visual_complete_85_ms), ("VC99", m.visual_complete_99_ms),
+            ("last visual change", m.last_visual_change_ms))))
     notes = [x for x in (page.error, "aborted" if page.aborted else None,
                          "warm" if page.warm else None,
                          f"late_attach {page.late_attach} (joined under way, docs/RECORD.md)"

@@ -108,6 +108,8 @@ class Settings:
     timeout_s: float = 60.0
     retries: int = 1
     scratch: Path | None = None
+    visual: bool = True
+    """Capture paint progress for the visual metrics (``--no-visual`` turns it off)."""
 
 
 @dataclass
@@ -234,7 +236,8 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
     scratch = settings.scratch or Path(tempfile.mkdtemp(prefix="protolens-lab-"))
     opts = RunOptions(chromium=settings.chromium, extension_dir=settings.extension,
                       db=settings.db, scratch=scratch, timeout_s=settings.timeout_s,
-                      retries=settings.retries, policy=spec.policy, quiet_ms=spec.quiet_ms)
+                      retries=settings.retries, policy=spec.policy, quiet_ms=spec.quiet_ms,
+                      visual=settings.visual)
     try:
         # stored once the network is ready: a campaign refused before it starts leaves nothing
         with closing(open_rw(settings.db, time.time() * 1000)) as conn:

@@ -71,6 +71,8 @@ class RunOptions:
     """Rules of the ``policy`` arm (issue 6)."""
     quiet_ms: int | None = None
     """The recorder's network quiet after load (None: its own default, 2 s)."""
+    visual: bool = True
+    """Capture paint progress for the visual metrics (SpeedIndex ...; issue 10, section 2)."""
 
 
 @dataclass
@@ -154,7 +156,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
                       navigate=[target.url] * expect, context=context,
                       done=StoreWatch(opts.db, load_id, expect, time.monotonic),
                       timeout_s=opts.timeout_s, prefix=prefix, quiet_ms=opts.quiet_ms,
-                      poll_s=StoreWatch.POLL_S)
+                      poll_s=StoreWatch.POLL_S, visual=opts.visual)
     flows, lateness = network.after_load()
     report = proxy.report(reset=True) if proxy is not None and rules else None
     context_cmd = shlex.join(result.argv)

@@ -36,12 +36,14 @@ class LabContext:
     quiet_ms: int | None = None
     """The network quiet after load that ends a record (ms; the recorder's ``quietMs``), or None
     for the recorder's own default (2000 ms). Lab campaigns choose it: docs/MESSAGES.md."""
+    visual: bool = False
+    """Capture paint progress for the visual metrics (SpeedIndex; docs/RECORD.md)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``lab`` object of the hello reply."""
         return {"record": self.record, "url_detail": self.url_detail,
                 "context": self.context, "navigate": list(self.navigate),
-                "advance": self.advance, "quiet_ms": self.quiet_ms}
+                "advance": self.advance, "quiet_ms": self.quiet_ms, "visual": self.visual}
 
 
 def parse_lab(value: Any) -> LabContext:
@@ -54,6 +56,7 @@ def parse_lab(value: Any) -> LabContext:
     nav = value.get("navigate", [])
     advance = value.get("advance", "ack")
     quiet = value.get("quiet_ms")
+    visual = value.get("visual", False)
     if not isinstance(rec, bool):
         raise LabError(f"lab context record: expected boolean, got {rec!r}")
     if detail not in URL_DETAILS:
@@ -69,5 +72,7 @@ def parse_lab(value: Any) -> LabContext:
     if quiet is not None and (type(quiet) is not int or not 0 <= quiet <= MAX_QUIET_MS):
         raise LabError(f"lab context quiet_ms: expected an integer from 0 to {MAX_QUIET_MS} or "
                        f"null, got {quiet!r}")
+    if not isinstance(visual, bool):
+        raise LabError(f"lab context visual: expected boolean, got {visual!r}")
     return LabContext(record=rec, url_detail=detail, context=dict(ctx), navigate=tuple(nav),
-                      advance=advance, quiet_ms=quiet)
+                      advance=advance, quiet_ms=quiet, visual=visual)

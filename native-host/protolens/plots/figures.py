@@ -1,6 +1,7 @@
 """Campaign figures (pure): rows in, ``Figure`` out. Rows carry ``page, condition, arm,
-repetition, plt_ms, bytes`` (navigations) or ``navigation_id, page, condition, arm, repetition,
-bytes, share`` (connections); failed and warm loads are filtered by the query."""
+repetition, bytes`` and the metric columns ``plt_ms``, ``speed_index_ms`` ... (navigations) or
+``navigation_id, page, condition, arm, repetition, bytes, share`` (connections); failed and warm
+loads are filtered by the query. The per-load figures draw one metric, PLT unless asked."""
 
 from __future__ import annotations
 
@@ -20,11 +21,23 @@ class PlotError(ValueError):
     """The data cannot make this figure (e.g. an arm is missing); the message says why."""
 
 
-def _by(rows: Sequence[Mapping[str, Any]], *keys: str) -> dict[tuple[Any, ...], list[float]]:
+LABELS = {"plt": ("page load time", "PLT"), "ttfb": ("time to first byte", "TTFB"),
+          "fcp": ("first contentful paint", "FCP"), "lcp": ("largest contentful paint", "LCP"),
+          "first_image": ("first image", "first image"), "speed_index": ("SpeedIndex", "SI"),
+          "first_visual_change": ("first visual change", "FVC"),
+          "visual_complete_85": ("visually complete 85%", "VC85"),
+          "visual_complete_99": ("visually complete 99%", "VC99"),
+          "last_visual_change": ("last visual change", "LVC")}
+"""Each metric's axis name and short name (``analysis.observe.METRICS``)."""
+
+
+def _by(rows: Sequence[Mapping[str, Any]], *keys: str, metric: str = "plt"
+        ) -> dict[tuple[Any, ...], list[float]]:
     out: dict[tuple[Any, ...], list[float]] = defaultdict(list)
+    column = f"{metric}_ms"
     for r in rows:
-        if r.get("plt_ms") is not None:
-            out[tuple(r[k] for k in keys)].append(float(r["plt_ms"]))
+        if r.get(column) is not None:
+            out[tuple(r[k] for k in keys)].append(float(r[column]))
     return out
 
 
@@ -32,11 +45,13 @@ def _order(values: Sequence[Any]) -> list[Any]:
     return sorted({v for v in values if v is not None})
 
 
-def plt_box(rows: Sequence[Mapping[str, Any]], title: str) -> Figure:
-    """PLT box plots per page and arm, one panel per condition; means marked (IFIP'18 Fig. 5)."""
-    cells = _by(rows, "condition", "page", "arm")
+def plt_box(rows: Sequence[Mapping[str, Any]], title: str, metric: str = "plt") -> Figure:
+    """PLT (or ``metric``) box plots per page and arm, one panel per condition; means marked
+    (IFIP'18 Fig. 5)."""
+    cells = _by(rows, "condition", "page", "arm", metric=metric)
+    name, short = LABELS[metric]
     if not cells:
-        raise PlotError("no successful loads with a PLT to plot")
+        raise PlotError(f"no successful loads with a {short} to plot")
     conditions = _order([k[0] for k in cells])
     pages = _order([k[1] for k in cells])
     arms = _order([k[2] for k in cells])
@@ -65,7 +80,7 @@ def plt_box(rows: Sequence[Mapping[str, Any]], title: str) -> Figure:
         ax.set_xlim(-0.6, len(pages) - 0.4)
         ax.set_title(f"condition: {cond}")
         ax.set_xlabel("page")
-        ax.set_ylabel("page load time (s)")
+        ax.set_ylabel(f"{name} (s)")
         ax.set_ylim(bottom=0)
     handles = [Patch(facecolor=arm_color(a, arms), alpha=0.6, label=a) for a in arms]
     fig.legend(handles=handles, title="arm (◇ mean)", loc="outside right upper")
@@ -109,10 +124,11 @@ def byte_shares(rows: Sequence[Mapping[str, Any]], title: str, limit: int = 40) 
     return fig
 
 
-def page_deltas(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str
+def page_deltas(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, metric: str = "plt"
                 ) -> dict[str, list[tuple[str, float, float, float]]]:
-    """Per condition: (page, median PLT of a, of b, median page bytes) for pages with both."""
-    cells = _by(rows, "condition", "page", "arm")
+    """Per condition: (page, median PLT (or ``metric``) of a, of b, median page bytes) for pages
+    with both."""
+    cells = _by(rows, "condition", "page", "arm", metric=metric)
     sizes: dict[str, list[float]] = defaultdict(list)
     for r in rows:
         if r.get("bytes") is not None:
@@ -129,10 +145,12 @@ def page_deltas(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str
     return dict(out)
 
 
-def delta_cdf(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, title: str) -> Figure:
-    """CDF over pages of median PLT(a) - median PLT(b), one line per condition (CoNEXT'20
-    Fig. 2b)."""
-    deltas = page_deltas(rows, arm_a, arm_b)
+def delta_cdf(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, title: str,
+              metric: str = "plt") -> Figure:
+    """CDF over pages of median PLT(a) - median PLT(b) (or of ``metric``: CoNEXT'20 Fig. 2(b)
+    draws SpeedIndex too), one line per condition (CoNEXT'20 Fig. 2b)."""
+    deltas = page_deltas(rows, arm_a, arm_b, metric)
+    short = LABELS[metric][1]
     fig, (ax,) = figure(3.5, 2.6)
     for i, (cond, items) in enumerate(sorted(deltas.items())):
         d = np.sort([(a - b) / 1000 for _, a, b, _ in items])
@@ -140,7 +158,7 @@ def delta_cdf(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, title: 
         ax.step(np.concatenate([[d[0]], d]), np.concatenate([[0.0], y]), where="post",
                 color=PALETTE[i % len(PALETTE)], label=f"{cond} ({len(d)} pages)")
     ax.axvline(0, color="grey", linewidth=0.6, linestyle=":")
-    ax.set_xlabel(f"PLT({arm_a}) - PLT({arm_b}) per page, medians (s)")
+    ax.set_xlabel(f"{short}({arm_a}) - {short}({arm_b}) per page, medians (s)")
     ax.set_ylabel("CDF of pages")
     ax.set_ylim(0, 1.02)
     ax.legend(title="condition", loc="lower right")
@@ -148,10 +166,12 @@ def delta_cdf(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, title: 
     return fig
 
 
-def speedup(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, title: str) -> Figure:
-    """Per page, sorted by size: PLT reduction of ``arm_b`` against ``arm_a`` in percent
-    (positive: b faster), one bar group per condition (IFIP'18 Fig. 5c)."""
-    deltas = page_deltas(rows, arm_a, arm_b)
+def speedup(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, title: str,
+            metric: str = "plt") -> Figure:
+    """Per page, sorted by size: PLT (or ``metric``) reduction of ``arm_b`` against ``arm_a`` in
+    percent (positive: b faster), one bar group per condition (IFIP'18 Fig. 5c)."""
+    deltas = page_deltas(rows, arm_a, arm_b, metric)
+    short = LABELS[metric][1]
     sizes = {p: s for items in deltas.values() for p, _, _, s in items}
     pages = sorted(sizes, key=lambda p: (sizes[p], p))
     conds = sorted(deltas)
@@ -166,7 +186,7 @@ def speedup(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, title: st
     ax.set_xticks(range(len(pages)), [f"{p}\n{human_bytes(sizes[p])}" for p in pages],
                   rotation=20, ha="right")
     ax.set_xlabel("page (sorted by size)")
-    ax.set_ylabel(f"PLT reduction of {arm_b} vs {arm_a} (%)")
+    ax.set_ylabel(f"{short} reduction of {arm_b} vs {arm_a} (%)")
     ax.legend(title="condition")
     ax.set_title(title)
     return fig

@@ -34,9 +34,13 @@ ACTIONS: tuple[Action, ...] = ("keep", "pseudonymize", "coarsen", "drop")
 ARROW_TYPES = {"TEXT": "string", "INTEGER": "int64", "REAL": "float64"}
 """Arrow type of each SQL storage class (bundles are Parquet files of these)."""
 
-BUNDLE_SCHEMA = 3
+BUNDLE_SCHEMA = 4
 """Version of the bundle tables ``export`` writes: 2 added ``navigations.late_attach``, 3 dropped
-``remote_port`` (issue 15, defect 12)."""
+``remote_port`` (issue 15, defect 12), 4 added the visual metrics (``VISUAL_MILESTONES``)."""
+VISUAL_MILESTONES = ("first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms",
+                     "visual_complete_99_ms", "last_visual_change_ms")
+"""Milestones from the tab's painted frames (issue 10, section 2; docs/RECORD.md "Visual
+metrics"), stored like the other milestones; records from before them lack them."""
 
 # --- limits (sources in docs/RECORD.md "Limits") ---------------------------------------------
 MAX_COUNT = 2 ** 53
@@ -179,9 +183,11 @@ NAVIGATIONS: tuple[Column, ...] = (
     _nav("ingested_at_ms", "REAL", True, "coarsen", how="minute", field=None, **_EPOCH),
     _nav("bundle", "INTEGER", False, "drop", field=None, **_COUNT),
     _nav("late_attach", "TEXT", enum=LATE_ATTACH, optional=True, since=2),
+    *(_nav(m, "REAL", field="milestones." + m, optional=True, since=4, **_MILESTONE)
+      for m in VISUAL_MILESTONES),
 )
 """``navigations``, in the store's column order (``bundle`` came with m005, ``late_attach``
-with m008)."""
+with m008, the visual milestones with m012)."""
 
 
 def _req(name: str, sql: str, required: bool = False, export: Action = "keep", *,

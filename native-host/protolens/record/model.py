@@ -79,6 +79,17 @@ class Milestones:
     """Load event end: the page load time (PLT)."""
     first_image_ms: float | None
     """End of the first image response fully loaded."""
+    first_visual_change_ms: float | None = None
+    """First painted frame that differs from the screen at navigation start (visual metrics:
+    docs/RECORD.md "Visual metrics"; None when not captured or nothing changed)."""
+    speed_index_ms: float | None = None
+    """SpeedIndex: the integral of (1 - visual progress) from navigation start."""
+    visual_complete_85_ms: float | None = None
+    """First frame at least 85% visually complete."""
+    visual_complete_99_ms: float | None = None
+    """First frame at least 99% visually complete."""
+    last_visual_change_ms: float | None = None
+    """Last painted frame that differs from the one before it."""
 
 
 @dataclass(frozen=True)

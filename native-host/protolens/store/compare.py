@@ -11,9 +11,12 @@ from typing import Any
 
 from protolens.store.rows import dicts
 
+VISUAL_COLUMNS = ("speed_index_ms", "first_visual_change_ms", "visual_complete_85_ms",
+                  "visual_complete_99_ms", "last_visual_change_ms")
+"""The visual milestones (``record/columns.py`` VISUAL_MILESTONES), read like PLT."""
 COMPARE_COLUMNS = ("id", "source", "origin", "page", "campaign", "condition", "arm",
                    "main_family", "warm", "failed", "plt_ms", "ttfb_ms", "fcp_ms", "lcp_ms",
-                   "first_image_ms")
+                   "first_image_ms", *VISUAL_COLUMNS)
 """What ``analysis.observe.observations`` reads from each navigation."""
 
 
@@ -22,7 +25,9 @@ SELECT n.id, n.source, n.origin, n.page, n.campaign, n.condition, n.arm,
        (SELECT r.family FROM requests r
          WHERE r.navigation_id = n.id AND r.is_main_document = 1
          ORDER BY r.seq DESC LIMIT 1) AS main_family,
-       n.warm, n.failed, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms
+       n.warm, n.failed, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms,
+       n.speed_index_ms, n.first_visual_change_ms, n.visual_complete_85_ms,
+       n.visual_complete_99_ms, n.last_visual_change_ms
 FROM navigations n
 """
 """Portable between SQLite and DuckDB (same text; the WHERE clause is appended)."""
@@ -52,14 +57,22 @@ def known_campaigns(conn: sqlite3.Connection) -> list[str]:
         "SELECT DISTINCT campaign FROM navigations WHERE campaign IS NOT NULL ORDER BY 1")]
 
 
-def plot_navigations(conn: sqlite3.Connection, campaign: str, warm: bool = False
-                     ) -> list[dict[str, Any]]:
+PLOT_METRICS = {"plt": "s.plt_ms", "ttfb": "s.ttfb_ms", "fcp": "s.fcp_ms", "lcp": "s.lcp_ms",
+                "first_image": "s.first_image_ms",
+                **{c.removesuffix("_ms"): f"n.{c}" for c in VISUAL_COLUMNS}}
+"""What ``plot --metric`` may draw, and where each is read (``analysis.observe.METRICS``)."""
+
+
+def plot_navigations(conn: sqlite3.Connection, campaign: str, warm: bool = False,
+                     metric: str = "plt") -> list[dict[str, Any]]:
     """Successful cold (or warm) loads of a campaign: page, condition, arm, repetition, PLT,
-    bytes."""
+    ``metric`` (as ``<metric>_ms``, when not PLT), bytes."""
+    extra = "" if metric == "plt" else f"{PLOT_METRICS[metric]} AS {metric}_ms, "
     return dicts(conn.execute(
-        "SELECT id, page, condition, arm, repetition, plt_ms, bytes FROM navigation_summary "
-        "WHERE campaign = ? AND failed = 0 AND warm = ? ORDER BY page, condition, arm, "
-        "repetition, id", (campaign, int(warm))))
+        f"SELECT s.id, s.page, s.condition, s.arm, s.repetition, s.plt_ms, {extra}s.bytes "
+        "FROM navigation_summary s JOIN navigations n ON n.id = s.id "
+        "WHERE s.campaign = ? AND s.failed = 0 AND s.warm = ? ORDER BY s.page, s.condition, "
+        "s.arm, s.repetition, s.id", (campaign, int(warm))))
 
 
 def plot_connection_shares(conn: sqlite3.Connection, campaign: str, warm: bool = False

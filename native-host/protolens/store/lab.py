@@ -67,8 +67,10 @@ def campaign_navigations(conn: sqlite3.Connection, campaign: str) -> list[dict[s
     (``hosts``: {host: connections}) as the report needs them."""
     rows = [dict(r) for r in conn.execute("""
         SELECT s.id, s.page, s.condition, s.arm, s.repetition, s.plt_ms, s.ttfb_ms, s.fcp_ms,
-               s.lcp_ms, s.first_image_ms, s.connections, s.bytes, s.warm, s.failed
-        FROM navigation_summary s
+               s.lcp_ms, s.first_image_ms, n.speed_index_ms, n.first_visual_change_ms,
+               n.visual_complete_85_ms, n.visual_complete_99_ms, n.last_visual_change_ms,
+               s.connections, s.bytes, s.warm, s.failed
+        FROM navigation_summary s JOIN navigations n ON n.id = s.id
         WHERE s.campaign = ?
         ORDER BY s.started_at_ms""", (campaign,))]
     hosts: dict[str, dict[str, int]] = {}

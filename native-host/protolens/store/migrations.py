@@ -337,6 +337,15 @@ def m011_contributions(conn: sqlite3.Connection) -> None:
         ) STRICT""")
 
 
+def m012_visual_metrics(conn: sqlite3.Connection) -> None:
+    """``navigations``: the visual milestones ``first_visual_change_ms``, ``speed_index_ms``,
+    ``visual_complete_85_ms``, ``visual_complete_99_ms``, ``last_visual_change_ms`` (issue 10,
+    section 2; ``record/columns.py`` VISUAL_MILESTONES at the time). Older rows are NULL."""
+    for name in ("first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms",
+                 "visual_complete_99_ms", "last_visual_change_ms"):
+        conn.execute(f"ALTER TABLE navigations ADD COLUMN {name} REAL")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
@@ -349,5 +358,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m009_fairness", m009_fairness),
     ("m010_cc_probes", m010_cc_probes),
     ("m011_contributions", m011_contributions),
+    ("m012_visual_metrics", m012_visual_metrics),
 )
 """Every migration in order. Append only."""

@@ -23,6 +23,7 @@ from protolens.record import (
     Page,
     Request,
 )
+from protolens.record.columns import record_fields
 from protolens.store.queries import NotFound
 
 
@@ -84,8 +85,7 @@ def load_record(conn: sqlite3.Connection, nav_id: str) -> NavigationRecord:
     return NavigationRecord(
         schema=n["schema"] if n["schema"] is not None else SCHEMA_VERSION, id=n["id"],
         source=n["source"], page=_page(n),
-        milestones=Milestones(n["ttfb_ms"], n["fcp_ms"], n["lcp_ms"], n["dcl_ms"], n["load_ms"],
-                              n["first_image_ms"]),
+        milestones=Milestones(**{c.key: n[c.name] for c in record_fields("milestones")}),
         requests=requests, connections=connections, hosts=hosts,
         context=json.loads(n["context"]) if n["context"] else {})
 
