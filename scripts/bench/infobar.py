@@ -31,10 +31,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
+from protolens.arms import Arm  # noqa: E402
 from protolens.browser.flags import LaunchSpec  # noqa: E402
 from protolens.browser.profile import seed_preferences  # noqa: E402
 from protolens.install.lab import register_lab_host  # noqa: E402
-from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for  # noqa: E402  # noqa: E402
+from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for  # noqa: E402
 from scripts.devkit.harness import CHROMIUM, require_dist  # noqa: E402
 from scripts.devkit.site import serve_site  # noqa: E402
 
@@ -165,7 +166,7 @@ def measure(work: Path, display: str, loads: int) -> None:
     register_lab_host(udd, {"PROTOLENS_DB": str(db)})
     with serve_site(work / "site") as site:
         spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm="h2", origins=[],
+                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
                           spki=[site.spki], host_rules="MAP *.test 127.0.0.1", headless=False,
                           extra=["--remote-debugging-port=0", "--window-size=1200,800"])
         with devtools_browser(spec, work) as (cdp, _log):
