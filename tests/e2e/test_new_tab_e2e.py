@@ -25,13 +25,9 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
-from protolens.install.lab import register_lab_host
 from scripts.devkit.caddylog import Hit, read_hits
 from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for
-from scripts.devkit.harness import CHROMIUM, require_dist
+from scripts.devkit.everyday import extension_spec, switch_recording_on
 from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
@@ -62,22 +58,11 @@ def stored(db: Path, url: str) -> tuple[sqlite3.Row, list[sqlite3.Row]] | None:
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cdp, Any, Path]]:
     work = tmp_path_factory.mktemp("new-tab-e2e")
     db = work / "store.db"
-    udd = work / "profile"
-    seed_preferences(udd)
-    register_lab_host(udd, {"PROTOLENS_DB": str(db)})  # an everyday registration: no lab context
     with serve_site(work / "site") as site:
-        spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
-                          spki=[site.spki], host_rules="MAP *.test 127.0.0.1",
-                          extra=["--remote-debugging-port=0"])
+        spec = extension_spec(work, db=db, site=site)
         with devtools_browser(spec, work) as (cdp, log):
             options = Page(cdp, f"{EXTENSION}/options.html", 800, 900)
-            # the page's script has run (and bound Save) once it has filled this in
-            options.wait("document.getElementById('exp-status').textContent")
-            options.js("document.getElementById('enabled').checked = true;"
-                       " document.getElementById('detail').value = 'full';"
-                       " document.getElementById('save').click(); true")
-            assert options.wait("document.getElementById('status').textContent") == "Saved."
+            switch_recording_on(options)
             yield cdp, site, db
 
 

@@ -21,15 +21,12 @@ from typing import Any
 
 import pytest
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
-from protolens.install.lab import register_lab_host
 from protolens.plots.waterfall_series import waterfall_series
 from protolens.store import open_ro
 from protolens.store.records import load_record
 from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for
-from scripts.devkit.harness import CHROMIUM, ROOT, require_dist
+from scripts.devkit.everyday import extension_spec, switch_recording_on
+from scripts.devkit.harness import ROOT
 from scripts.devkit.site import serve_site
 from tests.cli.run import protolens
 from tests.e2e.test_new_tab_e2e import stored
@@ -41,21 +38,11 @@ pytestmark = pytest.mark.e2e
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cdp, Any, Path]]:
     work = tmp_path_factory.mktemp("tools-live-e2e")
     db = work / "store.db"
-    udd = work / "profile"
-    seed_preferences(udd)
-    register_lab_host(udd, {"PROTOLENS_DB": str(db)})  # an everyday registration: no lab context
     with serve_site(work / "site") as site:
-        spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
-                          spki=[site.spki], host_rules="MAP *.test 127.0.0.1",
-                          extra=["--remote-debugging-port=0"])
+        spec = extension_spec(work, db=db, site=site)
         with devtools_browser(spec, work) as (cdp, _):
             options = Page(cdp, f"{EXTENSION}/options.html", 800, 900)
-            options.wait("document.getElementById('exp-status').textContent")
-            options.js("document.getElementById('enabled').checked = true;"
-                       " document.getElementById('detail').value = 'full';"
-                       " document.getElementById('save').click(); true")
-            assert options.wait("document.getElementById('status').textContent") == "Saved."
+            switch_recording_on(options)
             yield cdp, site, db
 
 
