@@ -4,16 +4,17 @@ install (no lab context) and recording switched on from the options page."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 
 from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
-from scripts.devkit.cdp import Page
+from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser
 from scripts.devkit.harness import CHROMIUM, require_dist
-from scripts.devkit.site import Site
+from scripts.devkit.site import Site, serve_site
 
 
 def extension_spec(work: Path, *, db: Path | None = None, env: Mapping[str, str] | None = None,
@@ -47,3 +48,14 @@ def switch_recording_on(options: Page, detail: str = "full") -> None:
     status = options.wait("document.getElementById('status').textContent")
     if status != "Saved.":
         raise AssertionError(f"the options page said {status!r}, not 'Saved.'")
+
+
+@contextmanager
+def recording_browser(work: Path) -> Iterator[tuple[Cdp, Site, Path]]:
+    """The test site, and an everyday browser with recording switched on (all sites, full URLs):
+    yields (cdp, site, the host's store ``work/store.db``); stops both on exit."""
+    db = work / "store.db"
+    with serve_site(work / "site") as site, \
+            devtools_browser(extension_spec(work, db=db, site=site), work) as (cdp, _):
+        switch_recording_on(Page(cdp, f"{EXTENSION}/options.html", 800, 900))
+        yield cdp, site, db
