@@ -13,7 +13,6 @@ $PROTOLENS_E2E_ARTIFACTS (default /tmp/protolens-e2e).
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -25,9 +24,7 @@ from protolens.record import parse_record
 from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser
 from scripts.devkit.everyday import extension_spec
 from scripts.devkit.harness import ROOT
-
-sys.path.insert(0, str(ROOT / "tests" / "record"))  # the shared record builders live there
-from tests.record.coalesced_record import coalesced_record  # noqa: E402
+from tests.record.coalesced_record import coalesced_record
 
 pytestmark = pytest.mark.e2e
 TAB = 5151
