@@ -31,12 +31,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from protolens.arms import Arm  # noqa: E402
-from protolens.browser.flags import LaunchSpec  # noqa: E402
-from protolens.browser.profile import seed_preferences  # noqa: E402
-from protolens.install.lab import register_lab_host  # noqa: E402
 from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for  # noqa: E402
-from scripts.devkit.harness import CHROMIUM, require_dist  # noqa: E402
+from scripts.devkit.everyday import extension_spec, switch_recording_on  # noqa: E402
 from scripts.devkit.site import serve_site  # noqa: E402
 
 ARTIFACTS = Path(os.environ.get("PROTOLENS_E2E_ARTIFACTS", "/tmp/protolens-e2e"))
@@ -161,22 +157,13 @@ def main() -> None:
 
 def measure(work: Path, display: str, loads: int) -> None:
     db = work / "store.db"
-    udd = work / "profile"
-    seed_preferences(udd)
-    register_lab_host(udd, {"PROTOLENS_DB": str(db)})
     with serve_site(work / "site") as site:
-        spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
-                          spki=[site.spki], host_rules="MAP *.test 127.0.0.1", headless=False,
-                          extra=["--remote-debugging-port=0", "--window-size=1200,800"])
+        spec = extension_spec(work, db=db, site=site, headless=False,
+                              extra=["--window-size=1200,800"])
         with devtools_browser(spec, work) as (cdp, _log):
             options = Page(cdp, f"{EXTENSION}/options.html", 1200, 700)
             cdp.send("Emulation.clearDeviceMetricsOverride", {}, options.session)
-            options.wait("document.getElementById('exp-status').textContent")
-            options.js("document.getElementById('enabled').checked = true;"
-                       " document.getElementById('detail').value = 'full';"
-                       " document.getElementById('save').click(); true")
-            options.wait("document.getElementById('status').textContent === 'Saved.'")
+            switch_recording_on(options)
             options.js("chrome.tabs.getCurrent().then((t) => chrome.tabs.update(t.id, "
                        "{active: true})).then(() => true)")
             time.sleep(1.0)

@@ -51,8 +51,8 @@ from protolens.browser.flags import LaunchSpec, command_line  # noqa: E402
 from protolens.browser.launch import run_load, scratch_env, stop  # noqa: E402
 from protolens.browser.profile import seed_preferences  # noqa: E402
 from scripts.devkit.caddylog import read_hits  # noqa: E402
-from scripts.devkit.harness import stored_ids  # noqa: E402
-from scripts.devkit.site import serve_site  # noqa: E402
+from scripts.devkit.harness import CHROMIUM, stored_ids  # noqa: E402
+from scripts.devkit.site import Site, serve_site  # noqa: E402
 
 FIRST_START_S = 0.6
 """The plain arm's navigation delay before any recorded load has been measured."""
@@ -76,18 +76,18 @@ def page_request_after(log: Path, offset: int, launched: float) -> float:
     raise RuntimeError("the page's request is not in caddy's log")
 
 
-def plain_load(site: object, scratch: Path, start_s: float,
+def plain_load(site: Site, scratch: Path, start_s: float,
                timeout: float = 60) -> tuple[float, float]:
     """No extension: Chromium opens the page from a script `start_s` after its launch; waits for
     the beacon. Returns (loadEventEnd ms, seconds from launch to the page's request)."""
     udd = scratch / "profile"
     seed_preferences(udd)  # as run_load does for the recorded arm
-    spec = LaunchSpec(chromium="/usr/bin/chromium", user_data_dir=str(udd),
-                      extension_dir="", arm=Arm("h2"), origins=(), spki=[site.spki],  # type: ignore[attr-defined]
+    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
+                      extension_dir="", arm=Arm("h2"), origins=(), spki=[site.spki],
                       host_rules="MAP *.test 127.0.0.1")
     argv = [a for a in command_line(spec) if "extension" not in a][:-1]
-    target = site.origin() + "/page/"  # type: ignore[attr-defined]
-    offset = site.access_log.stat().st_size  # type: ignore[attr-defined]
+    target = site.origin() + "/page/"
+    offset = site.access_log.stat().st_size
     launched = time.time()
     at_ms = round((launched + start_s) * 1000)
     argv.append(f"data:text/html,<script>setTimeout(()=>location.href='{target}',"
@@ -98,34 +98,34 @@ def plain_load(site: object, scratch: Path, start_s: float,
     try:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
-            led = beacon_after(site.access_log, offset)  # type: ignore[attr-defined]
+            led = beacon_after(site.access_log, offset)
             if led is not None:
-                return led, page_request_after(site.access_log, offset, launched)  # type: ignore[attr-defined]
+                return led, page_request_after(site.access_log, offset, launched)
             time.sleep(0.05)
         raise RuntimeError("no beacon from the plain load")
     finally:
         stop(proc)
 
 
-def recorded_load(site: object, scratch: Path, db: Path, extension: Path,
+def recorded_load(site: Site, scratch: Path, db: Path, extension: Path,
                   visual: bool = False) -> tuple[float, float]:
     """The lab extension opens the page and records it (with paint capture if ``visual``);
     returns as plain_load does."""
     load_id = str(uuid.uuid4())
-    offset = site.access_log.stat().st_size  # type: ignore[attr-defined]
-    spec = LaunchSpec(chromium="/usr/bin/chromium", user_data_dir="",
+    offset = site.access_log.stat().st_size
+    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir="",
                       extension_dir=str(extension), arm=Arm("h2"), origins=(),
-                      spki=[site.spki], host_rules="MAP *.test 127.0.0.1")  # type: ignore[attr-defined]
+                      spki=[site.spki], host_rules="MAP *.test 127.0.0.1")
     launched = time.time()
-    res = run_load(spec, scratch=scratch, db=db, navigate=[site.origin() + "/page/"],  # type: ignore[attr-defined]
+    res = run_load(spec, scratch=scratch, db=db, navigate=[site.origin() + "/page/"],
                    context={"load_id": load_id}, done=lambda: bool(stored_ids(db, load_id)),
                    visual=visual)
     if not res.ok:
         raise RuntimeError(f"recorded load failed: {res.reason}")
-    led = beacon_after(site.access_log, offset)  # type: ignore[attr-defined]
+    led = beacon_after(site.access_log, offset)
     if led is None:
         raise RuntimeError("no beacon from the recorded load")
-    return led, page_request_after(site.access_log, offset, launched)  # type: ignore[attr-defined]
+    return led, page_request_after(site.access_log, offset, launched)
 
 
 def extension_arm(value: str) -> tuple[str, Path]:

@@ -16,7 +16,8 @@ from click.testing import CliRunner
 from protolens.cli import main
 from protolens.store import cc as ccstore
 from protolens.store import open_rw
-from scripts.devkit.store_builder import campaign_store, dump
+from scripts.devkit.navrecord_builder import make_record
+from scripts.devkit.store_builder import campaign_store, dump, ingest_all
 
 FIX = Path(__file__).parent / "fixtures"
 
@@ -149,8 +150,6 @@ def test_suggest_never_proposes_from_a_label_alone() -> None:
 
 def page_store(db: Path) -> str:
     """One navigation: a.test serves a 320 kB object (most bytes), b.test a 40 kB one."""
-    from scripts.devkit.navrecord_builder import make_record
-    from scripts.devkit.store_builder import ingest_all
     rec = make_record(n_requests=5, seed=3)
     objs = {1: ("a.test", "320k", 320_000), 2: ("b.test", "40k", 40_000),
             4: ("a.test", "20k", 20_000)}

@@ -15,13 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
-from protolens.install.lab import register_lab_host
 from scripts.devkit.cdp import EXTENSION, Page, devtools_browser
 from scripts.devkit.collector import cli, running_collector
-from scripts.devkit.harness import CHROMIUM, load_page, require_dist
+from scripts.devkit.everyday import extension_spec
+from scripts.devkit.harness import load_page
 from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
@@ -60,14 +57,9 @@ def test_switch_on_uploads_switch_off_stops(tmp_path: Path) -> None:
         recorded = _navigations(db)
         assert recorded >= 2
         token = c.token("vol-e2e")
-        udd = tmp_path / "profile"
-        seed_preferences(udd)
-        register_lab_host(udd, {"PROTOLENS_DB": str(db), "XDG_DATA_HOME": str(tmp_path / "xdg"),
-                                "PROTOLENS_CA_CERT": str(c.ca),
-                                "PROTOLENS_CONTRIBUTE_INTERVAL_S": "1"})
-        spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
-                          extra=["--remote-debugging-port=0"])
+        spec = extension_spec(tmp_path, db=db, env={"XDG_DATA_HOME": str(tmp_path / "xdg"),
+                                                    "PROTOLENS_CA_CERT": str(c.ca),
+                                                    "PROTOLENS_CONTRIBUTE_INTERVAL_S": "1"})
         with devtools_browser(spec, tmp_path) as (cdp, _):
             options = Page(cdp, f"{EXTENSION}/options.html", 900, 1400)
             options.wait("document.getElementById('contrib-last').textContent === "

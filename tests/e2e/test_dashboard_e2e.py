@@ -21,15 +21,11 @@ from typing import Any
 import pytest
 from PIL import Image
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import stop
-from protolens.browser.profile import seed_preferences
-from protolens.install.lab import register_lab_host
 from protolens.record import parse_record
 from protolens.store import SqliteSink, open_rw
 from scripts.devkit.cdp import Cdp, evaluate, launch_devtools
-from scripts.devkit.harness import CHROMIUM, require_dist
+from scripts.devkit.everyday import extension_spec
 from scripts.devkit.navrecord_builder import make_record
 
 pytestmark = pytest.mark.e2e
@@ -96,13 +92,7 @@ class Browser:
 
 
 def open_dashboard(tmp: Path, db: Path | None, query: str = "") -> Browser:
-    udd = tmp / "profile"
-    seed_preferences(udd)
-    if db is not None:
-        register_lab_host(udd, {"PROTOLENS_DB": str(db)})
-    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
-                      arm=Arm("h2"), origins=[], extra=["--remote-debugging-port=0",
-                                                   "--window-size=1280,1700"])
+    spec = extension_spec(tmp, db=db, extra=["--window-size=1280,1700"])
     proc, cdp, log = launch_devtools(spec, tmp)
     target = cdp.send("Target.createTarget", {"url": DASHBOARD + query})["targetId"]
     session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]

@@ -22,12 +22,8 @@ from typing import Any
 
 import pytest
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
-from protolens.install.lab import register_lab_host
 from scripts.devkit.cdp import EXTENSION, Page, devtools_browser, wait_for
-from scripts.devkit.harness import CHROMIUM, require_dist
+from scripts.devkit.everyday import extension_spec, switch_recording_on
 from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
@@ -53,25 +49,15 @@ def navs(db: Path, url: str) -> list[sqlite3.Row]:
 def everyday(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     work = tmp_path_factory.mktemp("everyday-e2e")
     db = work / "store.db"
-    udd = work / "profile"
-    seed_preferences(udd)
-    register_lab_host(udd, {"PROTOLENS_DB": str(db)})  # an everyday registration: no lab context
     with serve_site(work / "site") as site:
-        spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
-                          spki=[site.spki], host_rules="MAP *.test 127.0.0.1",
-                          extra=["--remote-debugging-port=0"])
+        spec = extension_spec(work, db=db, site=site)
         with devtools_browser(spec, work) as (cdp, _log):
             # the first-run page opens before recording is switched on
             welcome = wait_for("the first-run page", lambda: [
                 t for t in cdp.send("Target.getTargets")["targetInfos"]
                 if t["url"] == f"{EXTENSION}/welcome.html"])
             options = Page(cdp, f"{EXTENSION}/options.html", 800, 900)
-            options.wait("document.getElementById('exp-status').textContent")
-            options.js("document.getElementById('enabled').checked = true;"
-                       " document.getElementById('detail').value = 'full';"
-                       " document.getElementById('save').click(); true")
-            assert options.wait("document.getElementById('status').textContent") == "Saved."
+            switch_recording_on(options)
             yield {"cdp": cdp, "site": site, "db": db, "options": options, "welcome": welcome}
 
 

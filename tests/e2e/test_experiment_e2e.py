@@ -41,12 +41,9 @@ from typing import Any
 import pytest
 
 from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
-from protolens.install.lab import register_lab_host
 from scripts.devkit.caddylog import Hit, read_hits
 from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for
-from scripts.devkit.harness import CHROMIUM, require_dist
+from scripts.devkit.everyday import extension_spec
 from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
@@ -99,17 +96,10 @@ def proxy_mode(options: Page) -> str:
 def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     work = tmp_path_factory.mktemp("experiment-e2e")
     db = work / "store.db"
-    udd = work / "profile"
-    seed_preferences(udd)
-    # an everyday registration: no PROTOLENS_LAB_CONTEXT
-    register_lab_host(udd, {"PROTOLENS_DB": str(db),
-                            "PROTOLENS_RELAY_HOSTS": "a.test=127.0.0.1,b.test=127.0.0.1"})
     with serve_site(work / "site") as site:
-        spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm=Arm("h3"),
-                          origins=[f"a.test:{site.port}"], spki=[site.spki],
-                          host_rules="MAP *.test 127.0.0.1",
-                          extra=["--remote-debugging-port=0", "--enable-net-benchmarking"])
+        spec = extension_spec(work, db=db, site=site, arm=Arm("h3"),
+                              env={"PROTOLENS_RELAY_HOSTS": "a.test=127.0.0.1,b.test=127.0.0.1"},
+                              origins=[f"a.test:{site.port}"], extra=["--enable-net-benchmarking"])
         with devtools_browser(spec, work) as (cdp, log):
             yield drive(cdp, site, db, log)
 

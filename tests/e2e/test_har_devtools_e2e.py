@@ -18,13 +18,11 @@ from typing import Any
 
 import pytest
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
 from scripts.devkit.cdp import Cdp, Page, devtools_browser
-from scripts.devkit.harness import CHROMIUM, ROOT, require_dist
+from scripts.devkit.everyday import extension_spec
+from scripts.devkit.harness import ROOT
 from tests.cli.run import protolens
 
 pytestmark = pytest.mark.e2e
@@ -39,10 +37,7 @@ IMPORT = """import('./models/har/har.js').then((H) => {
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cdp]:
     tmp = tmp_path_factory.mktemp("har-devtools")
-    udd = tmp / "profile"
-    seed_preferences(udd)
-    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
-                      arm=Arm("h2"), origins=[], extra=["--remote-debugging-port=0"])
+    spec = extension_spec(tmp)
     with devtools_browser(spec, tmp) as (cdp, _):
         yield cdp
 

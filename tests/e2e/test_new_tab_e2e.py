@@ -25,14 +25,10 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
-from protolens.install.lab import register_lab_host
 from scripts.devkit.caddylog import Hit, read_hits
-from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for
-from scripts.devkit.harness import CHROMIUM, require_dist
-from scripts.devkit.site import serve_site
+from scripts.devkit.cdp import Cdp, wait_for
+from scripts.devkit.everyday import recording_browser
+from scripts.devkit.site import Site
 
 pytestmark = pytest.mark.e2e
 
@@ -59,26 +55,9 @@ def stored(db: Path, url: str) -> tuple[sqlite3.Row, list[sqlite3.Row]] | None:
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cdp, Any, Path]]:
-    work = tmp_path_factory.mktemp("new-tab-e2e")
-    db = work / "store.db"
-    udd = work / "profile"
-    seed_preferences(udd)
-    register_lab_host(udd, {"PROTOLENS_DB": str(db)})  # an everyday registration: no lab context
-    with serve_site(work / "site") as site:
-        spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
-                          spki=[site.spki], host_rules="MAP *.test 127.0.0.1",
-                          extra=["--remote-debugging-port=0"])
-        with devtools_browser(spec, work) as (cdp, log):
-            options = Page(cdp, f"{EXTENSION}/options.html", 800, 900)
-            # the page's script has run (and bound Save) once it has filled this in
-            options.wait("document.getElementById('exp-status').textContent")
-            options.js("document.getElementById('enabled').checked = true;"
-                       " document.getElementById('detail').value = 'full';"
-                       " document.getElementById('save').click(); true")
-            assert options.wait("document.getElementById('status').textContent") == "Saved."
-            yield cdp, site, db
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cdp, Site, Path]]:
+    with recording_browser(tmp_path_factory.mktemp("new-tab-e2e")) as b:
+        yield b
 
 
 def check_against_caddy(requests: list[sqlite3.Row], hits: list[Hit], main_url: str) -> int:
@@ -102,7 +81,7 @@ def check_against_caddy(requests: list[sqlite3.Row], hits: list[Hit], main_url: 
 
 
 def test_url_typed_into_a_new_tab_is_recorded_late_at_commit(
-        browser: tuple[Cdp, Any, Path]) -> None:
+        browser: tuple[Cdp, Site, Path]) -> None:
     cdp, site, db = browser
     url = f"{site.url}?tab=typed"
     tab = cdp.send("Target.createTarget", {"url": "chrome://newtab/"})["targetId"]
@@ -133,7 +112,7 @@ def test_url_typed_into_a_new_tab_is_recorded_late_at_commit(
           f"({checked} checked against caddy) of {len(hits)} caddy saw")
 
 
-def test_url_opened_in_a_new_tab_is_recorded(browser: tuple[Cdp, Any, Path]) -> None:
+def test_url_opened_in_a_new_tab_is_recorded(browser: tuple[Cdp, Site, Path]) -> None:
     cdp, site, db = browser
     url = f"{site.url}?tab=opened"
     start = site.access_log.stat().st_size

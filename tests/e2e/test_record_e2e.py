@@ -24,7 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from scripts.devkit.caddylog import Hit, read_hits
-from scripts.devkit.harness import Load, load_page
+from scripts.devkit.harness import Load, load_page, stored_ids
 from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
@@ -69,7 +69,6 @@ def navigation(db: Path, load: Load) -> dict[str, Any]:
 
 
 def _ids(db: Path, load: Load) -> list[str]:
-    from scripts.devkit.harness import stored_ids
     return stored_ids(db, load.load_id)
 
 

@@ -17,20 +17,16 @@ import json
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
-from protolens.install.lab import register_lab_host
 from protolens.plots.waterfall_series import waterfall_series
 from protolens.store import open_ro
 from protolens.store.records import load_record
-from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for
-from scripts.devkit.harness import CHROMIUM, ROOT, require_dist
-from scripts.devkit.site import serve_site
+from scripts.devkit.cdp import EXTENSION, Cdp, Page, wait_for
+from scripts.devkit.everyday import recording_browser
+from scripts.devkit.harness import ROOT
+from scripts.devkit.site import Site
 from tests.cli.run import protolens
 from tests.e2e.test_new_tab_e2e import stored
 
@@ -38,28 +34,12 @@ pytestmark = pytest.mark.e2e
 
 
 @pytest.fixture(scope="module")
-def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cdp, Any, Path]]:
-    work = tmp_path_factory.mktemp("tools-live-e2e")
-    db = work / "store.db"
-    udd = work / "profile"
-    seed_preferences(udd)
-    register_lab_host(udd, {"PROTOLENS_DB": str(db)})  # an everyday registration: no lab context
-    with serve_site(work / "site") as site:
-        spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),
-                          extension_dir=str(require_dist()), arm=Arm("h2"), origins=[],
-                          spki=[site.spki], host_rules="MAP *.test 127.0.0.1",
-                          extra=["--remote-debugging-port=0"])
-        with devtools_browser(spec, work) as (cdp, _):
-            options = Page(cdp, f"{EXTENSION}/options.html", 800, 900)
-            options.wait("document.getElementById('exp-status').textContent")
-            options.js("document.getElementById('enabled').checked = true;"
-                       " document.getElementById('detail').value = 'full';"
-                       " document.getElementById('save').click(); true")
-            assert options.wait("document.getElementById('status').textContent") == "Saved."
-            yield cdp, site, db
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Cdp, Site, Path]]:
+    with recording_browser(tmp_path_factory.mktemp("tools-live-e2e")) as b:
+        yield b
 
 
-def test_a_browsed_load_in_waterfall_show_and_har(browser: tuple[Cdp, Any, Path],
+def test_a_browsed_load_in_waterfall_show_and_har(browser: tuple[Cdp, Site, Path],
                                                   tmp_path: Path) -> None:
     cdp, site, db = browser
     url = f"{site.url}?tools=live"

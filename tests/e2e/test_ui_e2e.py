@@ -20,11 +20,9 @@ from typing import Any
 
 import pytest
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
 from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser
-from scripts.devkit.harness import CHROMIUM, ROOT, require_dist
+from scripts.devkit.everyday import extension_spec
+from scripts.devkit.harness import ROOT
 
 pytestmark = pytest.mark.e2e
 
@@ -38,10 +36,7 @@ TAB = 4242
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cdp]:
     tmp = tmp_path_factory.mktemp("ui")
-    udd = tmp / "profile"
-    seed_preferences(udd)  # no host registered: the popup must still render (host not connected)
-    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
-                      arm=Arm("h2"), origins=[], extra=["--remote-debugging-port=0"])
+    spec = extension_spec(tmp)  # no host registered: the popup must still render
     with devtools_browser(spec, tmp) as (cdp, _):
         yield cdp
 

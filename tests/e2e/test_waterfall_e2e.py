@@ -13,23 +13,18 @@ $PROTOLENS_E2E_ARTIFACTS (default /tmp/protolens-e2e).
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
 from PIL import Image
 
-from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
 from protolens.plots.waterfall_series import waterfall_series
 from protolens.record import parse_record
 from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser
-from scripts.devkit.harness import CHROMIUM, ROOT, require_dist
-
-sys.path.insert(0, str(ROOT / "tests" / "record"))  # the shared record builders live there
-from tests.record.coalesced_record import coalesced_record  # noqa: E402
+from scripts.devkit.everyday import extension_spec
+from scripts.devkit.harness import ROOT
+from tests.record.coalesced_record import coalesced_record
 
 pytestmark = pytest.mark.e2e
 TAB = 5151
@@ -38,10 +33,7 @@ TAB = 5151
 @pytest.fixture(scope="module")
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cdp]:
     tmp = tmp_path_factory.mktemp("waterfall")
-    udd = tmp / "profile"
-    seed_preferences(udd)
-    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),
-                      arm=Arm("h2"), origins=[], extra=["--remote-debugging-port=0"])
+    spec = extension_spec(tmp)
     with devtools_browser(spec, tmp) as (cdp, _):
         yield cdp
 

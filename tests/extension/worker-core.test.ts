@@ -323,7 +323,7 @@ describe("worker core: policies, arms in effect, the lab's start", () => {
     for (const quiet of [500, null]) {
       const s = run(state(), [{ type: "host", msg: hello({ ...LAB, quiet_ms: quiet }) }]).s;
       expect(of(run(s, [{ type: "lab_tab", tabId: 7 }]).fx, "attach")).toEqual([
-        { type: "attach", tabId: 7, committed: false, source: "lab", urlDetail: "full", quietMs: quiet }]);
+        { type: "attach", tabId: 7, committed: false, source: "lab", urlDetail: "full", quietMs: quiet, visual: false }]);
     }
   });
 

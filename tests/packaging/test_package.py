@@ -26,9 +26,9 @@ from typing import Any
 
 import pytest
 
+from scripts.devkit.navrecord_builder import make_record
+
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "tests" / "record"))  # the shared record builders live there
-from scripts.devkit.navrecord_builder import make_record  # noqa: E402
 
 
 @dataclass

@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from scripts.devkit import site as site_mod  # qualified: the stdlib's `site` stays itself
+from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.skipif(shutil.which("caddy") is None, reason="needs caddy")
 
@@ -44,7 +44,7 @@ def _log_entries(log: Path, want: int) -> list[dict[str, object]]:
 def test_page_objects_and_access_log(
     tmp_path: Path, http2: bool, client_proto: str, proto: str
 ) -> None:
-    with site_mod.serve_site(tmp_path) as site:
+    with serve_site(tmp_path) as site:
         assert site.url == f"https://a.test:{site.port}/page/"
         a_paths = [p for p in site.files if p.startswith("/page/") and p != "/page/"]
         assert len(a_paths) >= 20
@@ -81,11 +81,11 @@ def test_page_objects_and_access_log(
 
 
 def test_stops_on_exit_and_port_is_reusable(tmp_path: Path) -> None:
-    with site_mod.serve_site(tmp_path / "one") as site:
+    with serve_site(tmp_path / "one") as site:
         port = site.port
     with socket.socket() as s:
         s.bind(("127.0.0.1", port))  # raises if caddy still holds it
-    with site_mod.serve_site(tmp_path / "two", port=port) as again:
+    with serve_site(tmp_path / "two", port=port) as again:
         assert again.port == port
 
 
@@ -95,6 +95,6 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
         busy.listen()
         with (
             pytest.raises(RuntimeError, match="caddy exited"),
-            site_mod.serve_site(tmp_path, port=busy.getsockname()[1]),
+            serve_site(tmp_path, port=busy.getsockname()[1]),
         ):
             pass
