@@ -44,7 +44,8 @@ def start_xvfb() -> tuple[subprocess.Popen[bytes], str]:
         if not Path(f"/tmp/.X11-unix/X{n}").exists() and not Path(f"/tmp/.X{n}-lock").exists():
             proc = subprocess.Popen(["Xvfb", f":{n}", "-screen", "0", "1280x900x24", "-nolisten",
                                      "tcp"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            wait_for("Xvfb", lambda n=n: Path(f"/tmp/.X11-unix/X{n}").exists(), 10)
+            sock = Path(f"/tmp/.X11-unix/X{n}")
+            wait_for("Xvfb", sock.exists, 10)
             return proc, f":{n}"
     raise SystemExit("error: no free X display number from :91 to :139")
 
