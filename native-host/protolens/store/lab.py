@@ -64,7 +64,8 @@ def navigation_ids(conn: sqlite3.Connection, load_id: str) -> list[str]:
 
 def campaign_navigations(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:
     """Cold, stored navigations of a campaign's successful loads, with per-host connections
-    (``hosts``: {host: connections}) as the report needs them."""
+    (``hosts``: {host: connections}) as the report needs them, and the lab proxy's upstream
+    connections (``upstream``: host, requests, bytes; empty for a load not through the proxy)."""
     rows = [dict(r) for r in conn.execute("""
         SELECT s.id, s.page, s.condition, s.arm, s.repetition, s.plt_ms, s.ttfb_ms, s.fcp_ms,
                s.lcp_ms, s.first_image_ms, n.speed_index_ms, n.first_visual_change_ms,
@@ -78,8 +79,16 @@ def campaign_navigations(conn: sqlite3.Connection, campaign: str) -> list[dict[s
             SELECT h.navigation_id, h.host, h.connections FROM hosts h
             JOIN navigations n ON n.id = h.navigation_id WHERE n.campaign = ?""", (campaign,)):
         hosts.setdefault(r[0], {})[r[1]] = int(r[2])
+    upstream: dict[str, list[dict[str, Any]]] = {}
+    for r in conn.execute("""
+            SELECT c.navigation_id, c.host, c.requests, c.bytes FROM connections c
+            JOIN navigations n ON n.id = c.navigation_id
+            WHERE n.campaign = ? AND c.upstream = 1""", (campaign,)):
+        upstream.setdefault(r[0], []).append({"host": r[1], "requests": int(r[2] or 0),
+                                              "bytes": int(r[3] or 0)})
     for row in rows:
         row["hosts"] = hosts.get(row["id"], {})
+        row["upstream"] = upstream.get(row["id"], [])
     return rows
 
 
