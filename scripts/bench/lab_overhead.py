@@ -19,6 +19,14 @@ timestamps each load leaves behind:
 
 Needs root.
 
+Last measured (2026-11-24, 2-core machine, Chromium 156, ifip18-baidu, h2, clean, 10 loads per
+run, two rounds alternating the code before issue 13's lab changes and after them): overhead
+(wall - PLT) 3,171 / 3,154 ms before, 1,020 / 1,022 ms after; loads per minute 16.2 / 16.2 before,
+42.4 / 41.9 after. Where it went: last -> stored 2,180 ms -> 540 ms (the 2 s network quiet of
+the recorder -> the lab's 500 ms for testbed pages, and the extension's poll 250 -> 50 ms),
+start -> host 818 -> 395 ms (the host imports the contribution code only when it needs it; no
+omnibox WebUI renderer), stored -> done 27 -> 12 ms (StoreWatch).
+
     .venv/bin/python scripts/bench/lab_overhead.py [--reps 10] [--page ifip18-baidu]
 """
 
