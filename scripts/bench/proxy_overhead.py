@@ -44,13 +44,16 @@ def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--page", default="ifip18-facebook")
+    ap.add_argument("--conditions", default="wifi,fiber",
+                    help="shaper profiles, comma-separated (default wifi,fiber)")
     ap.add_argument("--json", action="store_true")
     args = ap.parse_args()
+    conds = tuple(args.conditions.split(","))
     db = Path(tempfile.mkdtemp(prefix="protolens-bench-")) / "bench.db"
     cli = [sys.executable, "-m", "protolens.cli"]
     subprocess.run([*cli, "testbed", "down", "--name", NAME], capture_output=True)
     run = subprocess.Popen([*cli, "lab", "run", "--pages", args.page, "--arms", "h2,proxy-h2",
-                            "--conditions", "wifi,fiber", "--reps", str(args.reps), "--campaign",
+                            "--conditions", ",".join(conds), "--reps", str(args.reps), "--campaign",
                             "bench", "--seed", "1", "--testbed", NAME, "--db", str(db)],
                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     cpu: dict[int, float] = {}
@@ -64,14 +67,14 @@ def main() -> int:
     from protolens.lab.estimate import Cells, ratio
     with sqlite3.connect(db) as conn:
         plt = {}
-        for cond in ("wifi", "fiber"):
+        for cond in conds:
             for arm in ("h2", "proxy-h2"):
                 plt[(cond, arm)] = [r[0] for r in conn.execute(
                     "SELECT load_ms FROM navigations WHERE condition = ? AND arm = ? AND "
                     "load_ms IS NOT NULL AND failed = 0", (cond, arm))]
     cells = Cells({(args.page, c, a): tuple(sorted(v)) for (c, a), v in plt.items()})
     result: dict[str, object] = {"page": args.page, "reps": args.reps}
-    for cond in ("wifi", "fiber"):
+    for cond in conds:
         direct, proxied = plt[(cond, "h2")], plt[(cond, "proxy-h2")]
         est = ratio(cells, f"proxy-h2 / h2 {cond}", [(None, cond, "proxy-h2")],
                     [(None, cond, "h2")])
@@ -80,13 +83,13 @@ def main() -> int:
                         "proxy_h2_median_ms": statistics.median(proxied),
                         "ratio": statistics.median(proxied) / statistics.median(direct),
                         "ci_low": est.low, "ci_high": est.high}
-    loads = sum(len(plt[(c, "proxy-h2")]) for c in ("wifi", "fiber"))
+    loads = sum(len(plt[(c, "proxy-h2")]) for c in conds)
     result["proxy_cpu_s_per_load"] = sum(cpu.values()) / loads if loads else None
     result["proxy_cpu_note"] = "includes the proxy's start-up (one per campaign)"
     if args.json:
         print(json.dumps(result, indent=2))
     else:
-        for cond in ("wifi", "fiber"):
+        for cond in conds:
             r = result[cond]
             assert isinstance(r, dict)
             print(f"{cond:6} direct h2 {r['direct_h2_median_ms']:8.1f} ms  via proxy "

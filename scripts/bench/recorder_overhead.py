@@ -21,7 +21,23 @@ extension 164.5 ms, recording 244.5 ms, ratio 1.49. Run to run the medians move 
 With the visual-metrics arm (15 loads per arm, same machine): none 189.0 ms, recording 281.2 ms,
 recording+visual 263.7 ms: visual on / off 0.94 (single loads 140-490 ms).
 
+Testbed arm (``--testbed``, issue 13 target 1; root): the papers' pages on the testbed's ``wifi``
+profile (7 Mbit/s, 50 ms), h2 and h3, a plain Chromium in the client namespace (the same flags
+and cold profile, no extension) interleaved with recorded lab loads; both arms' PLT is the page's
+own loadEventEnd, read through DevTools once caddy's log has been quiet for 1 s (page_led.py;
+``early`` counts reads before the load event ended), and ``rec-led`` checks the record's load_ms
+against it. Last measured (12 loads per arm, 2026-11-24, Chromium 156):
+
+    page               proto  none ms   rec ms  ratio    95% interval   n rec-led ms early
+    ifip18-baidu       h2       349.5    345.4  0.988   0.951..1.043   12       -0.0     0
+    ifip18-baidu       h3       293.0    294.7  1.006   0.970..1.029   12        0.0     0
+    ifip18-wikipedia   h2       860.3    854.8  0.993   0.953..1.063   12       -0.0     0
+    ifip18-wikipedia   h3       792.8    761.9  0.961   0.948..1.005   12       -0.0     0
+    ifip18-facebook    h2      4883.8   4824.1  0.988   0.936..1.000   12       -0.0     0
+    ifip18-facebook    h3      4666.1   4584.7  0.983   0.963..1.004   12        0.0     0
+
     .venv/bin/python scripts/bench/recorder_overhead.py [--loads 20]
+    .venv/bin/python scripts/bench/recorder_overhead.py --testbed [--loads 12] [--pages ...]
     # two builds of the extension side by side, each its own arm, in the same run:
     .venv/bin/python scripts/bench/recorder_overhead.py --extension old=/tmp/a --extension new=dist
 """
