@@ -228,9 +228,10 @@ def tb_plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
 
 
 def tb_recorded(tb: Any, target: Any, arm: Arm, scratch: Path, db: Path,
-                extension: Path) -> tuple[float, float, int, float]:
-    """The lab extension opens the page and records it; returns as tb_plain does, plus the
-    record's own load_ms (a check: it must agree with loadEventEnd)."""
+                extension: Path, visual: bool = False) -> tuple[float, float, int, float]:
+    """The lab extension opens the page and records it (with paint capture if ``visual``);
+    returns as tb_plain does, plus the record's own load_ms (a check: it must agree with
+    loadEventEnd)."""
     load_id = str(uuid.uuid4())
     log, uri = Path(tb.state.access_log), urlsplit(target.url).path
     offset = log.stat().st_size if log.exists() else 0
@@ -245,7 +246,7 @@ def tb_recorded(tb: Any, target: Any, arm: Arm, scratch: Path, db: Path,
     launched = time.time()
     res = run_load(tb_spec(tb, target, arm, "", str(extension)), scratch=scratch, db=db,
                    navigate=[target.url], context={"load_id": load_id}, done=done,
-                   prefix=tb.exec_argv(), quiet_ms=LAB_QUIET_MS)
+                   prefix=tb.exec_argv(), quiet_ms=LAB_QUIET_MS, visual=visual)
     if not res.ok:
         raise RuntimeError(f"recorded load of {target.url} failed: {res.reason}")
     requested = page_requested(log, offset, uri)
@@ -267,7 +268,9 @@ def ratio_interval(on: list[float], off: list[float]) -> tuple[float, float, flo
 
 
 def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: str,
-                 extension: Path) -> None:
+                 extension: Path, visual: bool = False) -> None:
+    """Arms ``none`` and ``recording`` (and ``visual``: recording with paint capture) in a
+    turning order, each page x protocol in turn."""
     from protolens.lab.testbed_network import TestbedNetwork
     from protolens.testbed import Testbed
 
@@ -277,38 +280,42 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
         targets = TestbedNetwork(tb, owned=True).targets(pages)
         from protolens.pages import ensure_corpus
         ensure_corpus(Path(tb.state.site), pages)
-        rows = []
+        rows, vis = [], []
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             db = work / "bench.db"
             for page in pages:
                 for proto in protocols:
                     arm, target = Arm(proto), targets[page]
-                    plts: dict[str, list[float]] = {"none": [], "recording": []}
+                    names = ("none", "recording", *(("visual",) if visual else ()))
+                    plts: dict[str, list[float]] = {name: [] for name in names}
                     starts: list[float] = []
                     early, gaps = 0, []
                     for i in range(loads):
-                        for which in (("none", "recording") if i % 2 == 0
-                                      else ("recording", "none")):
+                        k = i % len(names)
+                        for which in names[k:] + names[:k]:
                             scratch = work / f"{page}-{proto}-{which}-{i}"
                             tb.flush_tcp_metrics()
                             if which == "none":
                                 led, _, e = tb_plain(tb, target, arm, scratch, statistics.median(
                                     starts) if starts else FIRST_START_S)
                             else:
-                                led, start, e, load_ms = tb_recorded(tb, target, arm, scratch,
-                                                                     db, extension)
+                                led, start, e, load_ms = tb_recorded(
+                                    tb, target, arm, scratch, db, extension, which == "visual")
                                 starts.append(start)
                                 gaps.append(load_ms - led)
                             early += e
                             plts[which].append(led)
                             shutil.rmtree(scratch, ignore_errors=True)
-                        print(f"{page} {proto} {i + 1}/{loads}: none {plts['none'][-1]:.0f} ms, "
-                              f"recording {plts['recording'][-1]:.0f} ms", file=sys.stderr)
+                        print(f"{page} {proto} {i + 1}/{loads}: " + ", ".join(
+                            f"{n} {v[-1]:.0f} ms" for n, v in plts.items()), file=sys.stderr)
                     r, low, high = ratio_interval(plts["recording"], plts["none"])
                     rows.append((page, proto, statistics.median(plts["none"]),
                                  statistics.median(plts["recording"]), r, low, high, loads,
                                  statistics.median(gaps), early))
+                    if visual:
+                        vis.append((page, proto, statistics.median(plts["visual"]),
+                                    *ratio_interval(plts["visual"], plts["recording"])))
     finally:
         Testbed.down(TESTBED)
     print(f"testbed '{profile}' profile, plain Chromium vs recording, PLT = the page's own "
@@ -318,6 +325,9 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
     for page, proto, none, rec, r, low, high, n, gap, early in rows:
         print(f"{page:<18} {proto:<5} {none:8.1f} {rec:8.1f} {r:6.3f} {low:7.3f}..{high:<7.3f}"
               f"{n:>3} {gap:10.1f} {early:5d}")
+    for page, proto, med, r, low, high in vis:
+        print(f"visual metrics on / off, {page} {proto}: {med:.1f} ms, x{r:.3f} "
+              f"[{low:.3f}, {high:.3f}]")
 
 
 def extension_arm(value: str) -> tuple[str, Path]:
@@ -344,11 +354,13 @@ def main() -> None:
                     help="--testbed: corpus pages (default: %(default)s)")
     ap.add_argument("--protocols", default="h2,h3", help="--testbed: arms (default h2,h3)")
     ap.add_argument("--profile", default="wifi", help="--testbed: shaper profile (default wifi)")
+    ap.add_argument("--testbed-visual", action="store_true",
+                    help="--testbed: a third arm recording with the visual metrics on")
     args = ap.parse_args()
     if args.testbed:
         ext = (args.extension or [("recording", ROOT / "dist")])[0][1]
         testbed_main(args.loads, args.pages.split(","), args.protocols.split(","), args.profile,
-                     ext)
+                     ext, visual=args.testbed_visual)
         return
     exts = args.extension or [("recording", ROOT / "dist")]
     arms: list[tuple[str, Path | None, bool]] = [
