@@ -31,37 +31,19 @@ from protolens.messaging.dispatch import Dispatcher, encode_reply
 from protolens.messaging.framing import MAX_OUTGOING
 from protolens.record import RecordError, parse_record
 from scripts.devkit.navrecord_builder import make_record
-
-DELETE = object()
+from tests.record import mutation
+from tests.record.mutation import DELETE, apply_changes, json_paths
 
 
 def full_record() -> dict[str, Any]:
-    rec = make_record(4, seed=3, source="experiment")
-    rec["page"]["late_attach"] = "response"
-    rec["experiment"] = {"name": "exp", "arm": "no-h3"}
-    rec["policies"] = [{"host": "a.test", "rule": "a.test", "arm": "no-h3", "mechanism": "relay",
-                        "rule_ids": ["1"]}, {"host": "b.test", "rule": None, "arm": "default",
-                                             "mechanism": "none"}]
-    rec["context"] = {"note": "x", "campaign": "forged"}
-    return rec
+    return mutation.full_record(4)
 
 
 BASE = full_record()
 parse_record(BASE)  # the base is valid: every mutation starts from a storable record
 
 
-def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
-PATHS = _paths(BASE)
+PATHS = json_paths(BASE)
 
 
 def _at(obj: Any, path: tuple[Any, ...]) -> Any:
@@ -95,18 +77,7 @@ mutations = st.one_of(
 def mutated(changes: list[tuple[tuple[Any, ...], Any]]) -> dict[str, Any]:
     raw = copy.deepcopy(BASE)
     raw["id"] = str(uuid.uuid4())  # each case its own id, unless a mutation sets one
-    for path, value in changes:
-        target: Any = raw
-        try:
-            for key in path[:-1]:
-                target = target[key]
-            if value is DELETE:
-                del target[path[-1]]
-            else:
-                target[path[-1]] = value
-        except (KeyError, IndexError, TypeError):
-            continue  # an earlier mutation replaced a parent of this path
-    return raw
+    return apply_changes(raw, changes)
 
 
 def storable(raw: dict[str, Any]) -> bool:

@@ -15,6 +15,7 @@ from protolens.messaging.framing import MAX_OUTGOING, Frame, FrameDecoder, encod
 from protolens.record import RecordError, parse_record
 from protolens.store import SqliteSink, open_rw
 from scripts.devkit.navrecord_builder import make_record
+from tests.record.mutation import json_paths
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
@@ -24,22 +25,11 @@ json_values = st.recursive(
 )
 
 
-def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
 RECORD = make_record(4)
 SCHEMA = Path(__file__).resolve().parents[2] / "schema" / "navigation-record.schema.json"
 RECORD_FIELDS = {"record", *json.loads(SCHEMA.read_text())["properties"]}
 FIELD_PATH = re.compile(r"[A-Za-z_]+(\[\d+\])?(\.[A-Za-z_]+(\[\d+\])?)*")
-PATHS = _paths(RECORD)
+PATHS = json_paths(RECORD)
 
 
 @settings(max_examples=300, deadline=None)

@@ -21,7 +21,9 @@ from protolens.messaging import inbound
 from protolens.record import RecordError, parse_record, wire
 from protolens.record.rows import REQUEST_CELLS, RecordRows, record_rows
 from scripts.devkit.navrecord_builder import make_record, with_change
+from tests.record import mutation
 from tests.record.coalesced_record import coalesced_record
+from tests.record.mutation import DELETE, apply_changes, json_paths
 from tests.record.test_record_ranges import BOUNDS
 
 FIXTURES = sorted((Path(__file__).resolve().parents[1] / "fixtures" / "cdp").glob(
@@ -67,15 +69,7 @@ def assert_subset(text: bytes) -> RecordRows | None:
 
 
 def full_record() -> dict[str, Any]:
-    """A record with every optional part: network, policies, experiment, late attach."""
-    rec = make_record(6, seed=3, source="experiment")
-    rec["page"]["late_attach"] = "response"
-    rec["experiment"] = {"name": "exp", "arm": "no-h3"}
-    rec["policies"] = [{"host": "a.test", "rule": "a.test", "arm": "no-h3", "mechanism": "relay",
-                        "rule_ids": ["1"]}, {"host": "b.test", "rule": None, "arm": "default",
-                                             "mechanism": "none"}]
-    rec["context"] = {"note": "x", "campaign": "forged", "repetition": "3"}
-    return rec
+    return mutation.full_record(6, repetition="3")
 
 
 def real_records() -> list[dict[str, Any]]:
@@ -158,20 +152,8 @@ def test_json_text_edge_cases_keep_the_subset(old: bytes, new: bytes) -> None:
     assert_subset(BASE.replace(old, new, 1))
 
 
-def _paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(obj, dict):
-        for k, v in obj.items():
-            out += _paths(v, (*prefix, k))
-    elif isinstance(obj, list):
-        for i, v in enumerate(obj):
-            out += _paths(v, (*prefix, i))
-    return out
-
-
 FULL = full_record()
-PATHS = _paths(FULL)
-DELETE = object()
+PATHS = json_paths(FULL)
 scalars = (st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False)
            | st.text(max_size=12))
 values = st.one_of(
@@ -190,18 +172,7 @@ values = st.one_of(
 @example([(("connections", 0, "share"), 0.9), (("connections", 1, "share"), 0.2)])
 @example([(("source",), "passive")])  # experiment without its source
 def test_mutated_records_keep_the_subset(changes: list[tuple[tuple[Any, ...], Any]]) -> None:
-    raw = copy.deepcopy(FULL)
-    for path, value in changes:
-        target: Any = raw
-        try:
-            for key in path[:-1]:
-                target = target[key]
-            if value is DELETE:
-                del target[path[-1]]
-            else:
-                target[path[-1]] = value
-        except (KeyError, IndexError, TypeError):
-            continue  # an earlier change replaced a parent of this path
+    raw = apply_changes(copy.deepcopy(FULL), changes)
     assert_subset(json.dumps(raw).encode())
 
 
