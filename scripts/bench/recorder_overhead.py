@@ -45,38 +45,34 @@ against it. Last measured (12 loads per arm, 2026-11-24, Chromium 156):
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import shutil
-import sqlite3
 import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
-from contextlib import closing
 from pathlib import Path
-from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
 
-from protolens.analysis.bootstrap import bootstrap_medians  # noqa: E402
 from protolens.arms import Arm  # noqa: E402
 from protolens.browser.flags import LaunchSpec, command_line  # noqa: E402
 from protolens.browser.launch import run_load, scratch_env, stop  # noqa: E402
 from protolens.browser.profile import seed_preferences  # noqa: E402
-from protolens.lab.runner import LAB_QUIET_MS  # noqa: E402
+from scripts.bench.recorder_overhead_testbed import (  # noqa: E402
+    FIRST_START_S,
+    TESTBED_PAGES,
+    page_requested,
+    ratio_interval,
+    testbed_main,
+)
 from scripts.devkit.caddylog import read_hits  # noqa: E402
 from scripts.devkit.harness import CHROMIUM, stored_ids  # noqa: E402
 from scripts.devkit.site import Site, serve_site  # noqa: E402
-
-FIRST_START_S = 0.6
-"""The plain arm's navigation delay before any recorded load has been measured."""
 
 
 def beacon_after(log: Path, offset: int) -> float | None:
@@ -88,13 +84,10 @@ def beacon_after(log: Path, offset: int) -> float | None:
 
 def page_request_after(log: Path, offset: int, launched: float) -> float:
     """Seconds from the browser's launch (wall clock) to caddy's log of the page's request."""
-    with log.open("rb") as f:
-        f.seek(offset)
-        for line in f.read().splitlines():
-            entry = json.loads(line)
-            if entry.get("request", {}).get("uri") == "/page/":
-                return float(entry["ts"]) - launched
-    raise RuntimeError("the page's request is not in caddy's log")
+    ts = page_requested(log, offset, "/page/")
+    if ts is None:
+        raise RuntimeError("the page's request is not in caddy's log")
+    return ts - launched
 
 
 def plain_load(site: Site, scratch: Path, start_s: float,
@@ -147,187 +140,6 @@ def recorded_load(site: Site, scratch: Path, db: Path, extension: Path,
     if led is None:
         raise RuntimeError("no beacon from the recorded load")
     return led, page_request_after(site.access_log, offset, launched)
-
-
-# --- the testbed arm (issue 13 target 1): the papers' pages on a shaped link ---------------------
-
-TESTBED = "plro"
-TESTBED_PAGES = ("ifip18-baidu", "ifip18-wikipedia", "ifip18-facebook")
-PAGE_LED = Path(__file__).with_name("page_led.py")
-LOG_QUIET_S = 1.0
-"""The plain arm reads loadEventEnd once caddy's log has been quiet this long after the page's
-request (so nothing attaches to the page while it loads; a read before the load event ends is
-retried and counted in ``early``)."""
-
-
-def page_requested(log: Path, offset: int, uri: str) -> float | None:
-    """caddy's epoch timestamp of the request for ``uri`` after ``offset``, if there is one."""
-    if not log.exists():
-        return None
-    with log.open("rb") as f:
-        f.seek(offset)
-        for line in f.read().splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:  # a line caddy is still writing
-                continue
-            if entry.get("request", {}).get("uri") == uri:
-                return float(entry["ts"])
-    return None
-
-
-def read_led(tb: Any, udd: Path, prefix: str) -> tuple[float, int]:
-    """The page's loadEventEnd through its DevTools endpoint, inside the client namespace."""
-    p = subprocess.run(tb.exec_argv([sys.executable, str(PAGE_LED), str(udd), prefix, "30"]),
-                       capture_output=True, text=True, timeout=60)
-    if p.returncode != 0:
-        raise RuntimeError(f"page_led: {p.stderr.strip()}")
-    out = json.loads(p.stdout)
-    return float(out["led"]), int(out["early"])
-
-
-def tb_spec(tb: Any, target: Any, arm: Arm, udd: str, extension: str) -> LaunchSpec:
-    return LaunchSpec(chromium=CHROMIUM, user_data_dir=udd, extension_dir=extension, arm=arm,
-                      origins=target.origins, spki=[tb.state.spki],
-                      host_rules=tb.host_rules(), extra=["--remote-debugging-port=0"])
-
-
-def tb_plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
-             timeout: float = 60) -> tuple[float, float, int]:
-    """No extension, in the client namespace: navigates ``start_s`` after launch (as the lab
-    extension does once the host answered); returns (loadEventEnd ms, seconds from launch to
-    the page's request, early reads)."""
-    udd = scratch / "profile"
-    seed_preferences(udd)
-    argv = [a for a in command_line(tb_spec(tb, target, arm, str(udd), ""))
-            if "extension" not in a][:-1]
-    log, uri = Path(tb.state.access_log), urlsplit(target.url).path
-    offset = log.stat().st_size if log.exists() else 0
-    launched = time.time()
-    at_ms = round((launched + start_s) * 1000)
-    argv.append(f"data:text/html,<script>setTimeout(()=>location.href='{target.url}',"
-                f"{at_ms}-Date.now())</script>")
-    proc = subprocess.Popen(tb.exec_argv(argv), env=scratch_env(os.environ, scratch / "xdg"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        deadline = time.monotonic() + timeout
-        requested, size, quiet_since = None, -1, time.monotonic()
-        while time.monotonic() < deadline:
-            requested = requested or page_requested(log, offset, uri)
-            now_size = log.stat().st_size
-            if now_size != size:
-                size, quiet_since = now_size, time.monotonic()
-            if requested and time.monotonic() - quiet_since >= LOG_QUIET_S:
-                led, early = read_led(tb, udd, target.url)
-                return led, requested - launched, early
-            time.sleep(0.05)
-        raise RuntimeError(f"plain load of {target.url}: no quiet log within {timeout:g} s")
-    finally:
-        stop(proc)
-
-
-def tb_recorded(tb: Any, target: Any, arm: Arm, scratch: Path, db: Path,
-                extension: Path, visual: bool = False) -> tuple[float, float, int, float]:
-    """The lab extension opens the page and records it (with paint capture if ``visual``);
-    returns as tb_plain does, plus the record's own load_ms (a check: it must agree with
-    loadEventEnd)."""
-    load_id = str(uuid.uuid4())
-    log, uri = Path(tb.state.access_log), urlsplit(target.url).path
-    offset = log.stat().st_size if log.exists() else 0
-    got: dict[str, Any] = {}
-
-    def done() -> bool:
-        if not stored_ids(db, load_id):
-            return False
-        got["led"] = read_led(tb, scratch / "profile", target.url)  # the browser still runs
-        return True
-
-    launched = time.time()
-    res = run_load(tb_spec(tb, target, arm, "", str(extension)), scratch=scratch, db=db,
-                   navigate=[target.url], context={"load_id": load_id}, done=done,
-                   prefix=tb.exec_argv(), quiet_ms=LAB_QUIET_MS, visual=visual)
-    if not res.ok:
-        raise RuntimeError(f"recorded load of {target.url} failed: {res.reason}")
-    requested = page_requested(log, offset, uri)
-    if requested is None:
-        raise RuntimeError("the page's request is not in caddy's log")
-    with closing(sqlite3.connect(db)) as conn:
-        (load_ms,) = conn.execute("SELECT load_ms FROM navigations WHERE load_id = ?",
-                                  (load_id,)).fetchone()
-    led, early = got["led"]
-    return led, requested - launched, early, float(load_ms)
-
-
-def ratio_interval(on: list[float], off: list[float]) -> tuple[float, float, float]:
-    a, b = np.sort(on), np.sort(off)
-    rng = np.random.default_rng(0)
-    draws = bootstrap_medians(a, 4000, rng) / bootstrap_medians(b, 4000, rng)
-    low, high = np.percentile(draws, [2.5, 97.5])
-    return float(np.median(a) / np.median(b)), float(low), float(high)
-
-
-def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: str,
-                 extension: Path, visual: bool = False) -> None:
-    """Arms ``none`` and ``recording`` (and ``visual``: recording with paint capture) in a
-    turning order, each page x protocol in turn."""
-    from protolens.lab.testbed_network import TestbedNetwork
-    from protolens.testbed import Testbed
-
-    Testbed.down(TESTBED)
-    tb = Testbed.up(name=TESTBED, profile=profile, server_cc="cubic")
-    try:
-        targets = TestbedNetwork(tb, owned=True).targets(pages)
-        from protolens.pages import ensure_corpus
-        ensure_corpus(Path(tb.state.site), pages)
-        rows, vis = [], []
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(tmp)
-            db = work / "bench.db"
-            for page in pages:
-                for proto in protocols:
-                    arm, target = Arm(proto), targets[page]
-                    names = ("none", "recording", *(("visual",) if visual else ()))
-                    plts: dict[str, list[float]] = {name: [] for name in names}
-                    starts: list[float] = []
-                    early, gaps = 0, []
-                    for i in range(loads):
-                        k = i % len(names)
-                        for which in names[k:] + names[:k]:
-                            scratch = work / f"{page}-{proto}-{which}-{i}"
-                            tb.flush_tcp_metrics()
-                            if which == "none":
-                                led, _, e = tb_plain(tb, target, arm, scratch, statistics.median(
-                                    starts) if starts else FIRST_START_S)
-                            else:
-                                led, start, e, load_ms = tb_recorded(
-                                    tb, target, arm, scratch, db, extension, which == "visual")
-                                starts.append(start)
-                                gaps.append(load_ms - led)
-                            early += e
-                            plts[which].append(led)
-                            shutil.rmtree(scratch, ignore_errors=True)
-                        print(f"{page} {proto} {i + 1}/{loads}: " + ", ".join(
-                            f"{n} {v[-1]:.0f} ms" for n, v in plts.items()), file=sys.stderr)
-                    r, low, high = ratio_interval(plts["recording"], plts["none"])
-                    rows.append((page, proto, statistics.median(plts["none"]),
-                                 statistics.median(plts["recording"]), r, low, high, loads,
-                                 statistics.median(gaps), early))
-                    if visual:
-                        vis.append((page, proto, statistics.median(plts["visual"]),
-                                    *ratio_interval(plts["visual"], plts["recording"])))
-    finally:
-        Testbed.down(TESTBED)
-    print(f"testbed '{profile}' profile, plain Chromium vs recording, PLT = the page's own "
-          f"loadEventEnd, interleaved, {loads} loads per arm:")
-    print(f"{'page':<18} {'proto':<5} {'none ms':>8} {'rec ms':>8} {'ratio':>6} "
-          f"{'95% interval':>15} {'n':>3} {'rec-led ms':>10} {'early':>5}")
-    for page, proto, none, rec, r, low, high, n, gap, early in rows:
-        print(f"{page:<18} {proto:<5} {none:8.1f} {rec:8.1f} {r:6.3f} {low:7.3f}..{high:<7.3f}"
-              f"{n:>3} {gap:10.1f} {early:5d}")
-    for page, proto, med, r, low, high in vis:
-        print(f"visual metrics on / off, {page} {proto}: {med:.1f} ms, x{r:.3f} "
-              f"[{low:.3f}, {high:.3f}]")
 
 
 def extension_arm(value: str) -> tuple[str, Path]:
@@ -396,11 +208,7 @@ def main() -> None:
     for name, ext, visual in arms:
         plain = next((n for n, e, v in arms if e == ext and not v), None)
         if visual and plain is not None:
-            on, off = np.sort(plts[name]), np.sort(plts[plain])
-            ratio = float(np.median(on) / np.median(off))
-            rng = np.random.default_rng(0)
-            draws = bootstrap_medians(on, 4000, rng) / bootstrap_medians(off, 4000, rng)
-            low, high = np.percentile(draws, [2.5, 97.5])
+            ratio, low, high = ratio_interval(plts[name], plts[plain])
             print(f"visual metrics on / off ({name} / {plain}): {ratio:.3f}, bootstrap 95% "
                   f"interval {low:.3f} .. {high:.3f}")
 
