@@ -26,6 +26,7 @@ from protolens.lab.fairness import (
     shares_over_time,
     summarize,
     summary_rows,
+    wire_connections,
 )
 from protolens.lab.pcap import Packet, PcapError, packets
 
@@ -167,3 +168,17 @@ def test_pcap_reader_agrees_with_tcpdump_on_a_real_capture(tmp_path: Path) -> No
         theirs.append((ts, src.rsplit(".", 1)[0], int(src.rsplit(".", 1)[1]),
                        dst.rsplit(".", 1)[0], int(dst.rsplit(".", 1)[1]), length))
     assert len(ours) >= 8 and ours == theirs
+
+
+def test_wire_connections_count_only_flows_that_carried_payload() -> None:
+    """An h1 side of the full fairness run: six connections with data and two one-packet flows
+    of 52 bytes each way (a bare ACK/FIN), which the count once took for connections (8)."""
+    data = [{"proto": "tcp", "client_port": 35098 + i, "server_ip": "198.18.2.2",
+             "bytes_down": 906162, "packets_down": 613} for i in range(6)]
+    bare = [{"proto": "tcp", "client_port": p, "server_ip": "198.18.2.2",
+             "bytes_down": 52, "packets_down": 1} for p in (37540, 37544)]
+    other = [{"proto": "udp", "client_port": 40000, "server_ip": "198.18.2.4",
+              "bytes_down": 4_000_000, "packets_down": 3000}]
+    assert wire_connections(data + bare + other, "198.18.2.2") == 6
+    assert wire_connections(data + bare + other, "198.18.2.4") == 1
+    assert wire_connections(bare, "198.18.2.2") == 0

@@ -35,7 +35,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp("fair")
     db = tmp / "fair.db"
     reps: list[tuple[Pair, int, list[dict[str, Any]], list[dict[str, Any]]]] = []
-    spec = fairness_run.FairnessSpec(campaign="ft", pairs=tuple(parse_pairs("h2:h2,bulk:h2")),
+    spec = fairness_run.FairnessSpec(campaign="ft", pairs=tuple(parse_pairs("h2:h2,bulk:h1")),
                                      page=PAGE, condition="wifi", reps=4, server_cc="cubic",
                                      testbed=NAME, seed=1)
     settings = camp.Settings(db=db, chromium="/usr/bin/chromium",
@@ -48,9 +48,13 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         navs = {r[0]: r[1] for r in conn.execute(
             "SELECT n.load_id, sum(q.encoded_bytes) FROM navigations n JOIN requests q "
             "ON q.navigation_id = n.id GROUP BY n.load_id")}
+        conns = {r[0]: r[1] for r in conn.execute(
+            "SELECT n.load_id, s.connections FROM navigations n "
+            "JOIN navigation_summary s ON s.id = n.id")}
     from protolens.pages import ensure_corpus
     manifest = next(m for m in ensure_corpus(tmp / "site", [PAGE]) if m.name == PAGE)
-    yield {"outcome": outcome, "reps": reps, "rows": rows, "navs": navs, "manifest": manifest}
+    yield {"outcome": outcome, "reps": reps, "rows": rows, "navs": navs, "conns": conns,
+           "manifest": manifest}
     Testbed.down(NAME)
 
 
@@ -86,7 +90,7 @@ def test_a_bulk_flow_is_attributed_to_its_side(run: dict[str, Any]) -> None:
     body = sum(o.bytes for o in run["manifest"].objects)
     seen = 0
     for r in run["rows"]:
-        if r["pair"] != "bulk:h2":
+        if r["pair"] != "bulk:h1":
             continue
         seen += 1
         if r["arm"] == "bulk":
@@ -96,3 +100,16 @@ def test_a_bulk_flow_is_attributed_to_its_side(run: dict[str, Any]) -> None:
             encoded = run["navs"][r["load_id"]]
             assert encoded <= r["bytes"] <= encoded * 1.08, (encoded, r["bytes"])
     assert seen == 8
+
+
+def test_each_sides_connections_are_the_ones_its_browser_recorded(run: dict[str, Any]) -> None:
+    """The wire count (the shaper's flows that carried payload) against the extension's record:
+    h1's six connections, h2's one; bare one-packet flows once made h1's count 7 or 8."""
+    seen = set()
+    for r in run["rows"]:
+        if r["load_id"] is None:
+            continue
+        assert r["connections"] == run["conns"][r["load_id"]], r
+        seen.add((r["arm"], r["connections"]))
+    assert {a for a, _ in seen} == {"h1", "h2"}
+    assert any(a == "h1" and c > 1 for a, c in seen), seen

@@ -143,6 +143,20 @@ def bin_downlink(pkts: Iterable[Packet], servers: Mapping[str, str],
     return Series(start, bin_ms, {s: tuple(v) for s, v in out.items()})
 
 
+HEADERS_MAX = 60
+"""An IPv4 header with a TCP header and all its options is at most 60 bytes (20 + 40): a flow
+whose downlink averages no more than that per packet carried no payload (a bare ACK, FIN or RST;
+the fairness campaign saw such one-packet flows of 52 bytes beside h1's six connections)."""
+
+
+def wire_connections(flows: Iterable[Mapping[str, Any]], server_ip: str) -> int:
+    """Connections of one side as on the wire: the shaper's flows to ``server_ip`` whose downlink
+    carried payload (``HEADERS_MAX``)."""
+    return len({(f["proto"], f["client_port"]) for f in flows
+                if f.get("server_ip") == server_ip
+                and int(f.get("bytes_down", 0)) > HEADERS_MAX * int(f.get("packets_down", 0))})
+
+
 def jain(xs: Sequence[float]) -> float | None:
     """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when equal, 1/n when one takes all."""
     sq = sum(x * x for x in xs)

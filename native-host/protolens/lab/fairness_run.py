@@ -37,6 +37,7 @@ from protolens.lab.fairness import (
     bin_downlink,
     proxied,
     summarize,
+    wire_connections,
 )
 from protolens.lab.pcap import packets
 from protolens.lab.runner import Target, stored_navigation_ids
@@ -248,13 +249,12 @@ def fairness_rows(spec: FairnessSpec, pair: Pair, rep: int, sides: Sequence[Side
                   started_ms: float) -> list[dict[str, Any]]:
     out = []
     for name, side in zip(("a", "b"), sides, strict=True):
-        conns = {(f["proto"], f["client_port"]) for f in flows
-                 if f.get("server_ip") == side.server_ip and int(f.get("bytes_down", 0)) > 0}
         out.append({"campaign": spec.campaign, "pair": pair.name, "repetition": rep,
                     "side": name, "arm": str(side.arm), "load_id": side.load_id,
                     "server_ip": side.server_ip, "bytes": result.bytes[name],
                     "share": result.share[name], "mbps": result.mbps[name], "jain": result.jain,
-                    "contention_ms": result.contention_ms, "connections": len(conns),
+                    "contention_ms": result.contention_ms,
+                    "connections": wire_connections(flows, side.server_ip),
                     "bin_ms": series.bin_ms, "series": list(series.bytes[name]),
                     "started_at_ms": started_ms})
     return out
