@@ -43,7 +43,9 @@ sys.path.insert(0, str(ROOT))
 from protolens.analysis.bootstrap import bootstrap_medians  # noqa: E402
 
 PROTOLENS = str(Path(sys.executable).with_name("protolens"))
-PAGES = ("mininet-100", "custom-1x10m")
+PAGES = ("mininet-1", "mininet-100", "custom-1x10m", "custom-100x500k")
+CUSTOM = (("1", "10m"), ("100", "500k"))
+"""The same 10 MB as mininet-100 in one file; and 100 small files (5 KB each, 500 KB)."""
 TICK = os.sysconf("SC_CLK_TCK")
 PERIOD_S = 0.1
 
@@ -54,9 +56,10 @@ def group_of(pid: int) -> str | None:
         argv = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except OSError:
         return None
-    exe = os.path.basename(argv[0].decode(errors="replace")) if argv and argv[0] else ""
+    # Chromium's child processes rewrite their title: one string, arguments joined by spaces
+    joined = b" ".join(argv)
+    exe = os.path.basename(joined.split(b" ", 1)[0].decode(errors="replace"))
     if exe in ("chromium", "chrome"):
-        joined = b" ".join(argv)
         return "chromium-net" if b"NetworkService" in joined else "chromium-other"
     if exe == "caddy":
         return "caddy"
@@ -136,8 +139,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="quic-cpu-"))
     db = work / "store.db"
     env = {**os.environ, "PROTOLENS_DB": str(db)}
-    subprocess.run([PROTOLENS, "testbed", "page", "--objects", "1", "--size", "10m"],
-                   check=False, capture_output=True, env=env)
+    for objects, size in CUSTOM:
+        subprocess.run([PROTOLENS, "testbed", "page", "--objects", objects, "--size", size],
+                       check=False, capture_output=True, env=env)
     campaign = f"quic-cpu-{time.strftime('%Y%m%d-%H%M%S')}"
     sampler = Sampler()
     sampler.sample()
@@ -159,9 +163,8 @@ def main() -> None:
     for page, cond, arm, start_ms, plt in rows:
         w = sampler.window(start_ms / 1000, (start_ms + plt) / 1000)
         if w:
-            cells[(page, cond, arm)].append({"plt": plt, **w,
-                                             "mbps": 10e6 * 8 / plt / 1000})
-    print(f"{'page':<14}{'condition':<15}{'arm':<4}{'n':>3}{'PLT ms':>9}{'Mbit/s':>8}"
+            cells[(page, cond, arm)].append({"plt": plt, **w})
+    print(f"{'page':<14}{'condition':<15}{'arm':<4}{'n':>3}{'PLT ms':>9}"
           f"{'busy':>7}{'net s':>7}{'other s':>8}{'caddy s':>8}{'shaper s':>9}")
     for key in sorted(cells):
         v = cells[key]
@@ -169,9 +172,9 @@ def main() -> None:
         def med(k: str, v: list[dict[str, float]] = v) -> float:
             return statistics.median(x[k] for x in v)
         print(f"{key[0]:<14}{key[1]:<15}{key[2]:<4}{len(v):>3}{med('plt'):>9.0f}"
-              f"{med('mbps'):>8.1f}{med('busy'):>7.0%}{med('chromium-net'):>7.2f}"
+              f"{med('busy'):>7.0%}{med('chromium-net'):>7.2f}"
               f"{med('chromium-other'):>8.2f}{med('caddy'):>8.2f}{med('shaper'):>9.2f}")
-    print("\nh3 / h2, median PLT [bootstrap 95%]; busy share of the machine's cores:")
+    print("\nh3 / h2, median [bootstrap 95%]:")
     for cond in sorted({k[1] for k in cells}):
         for page in PAGES:
             h2, h3 = cells.get((page, cond, "h2"), []), cells.get((page, cond, "h3"), [])
