@@ -67,19 +67,24 @@ def fairness(rows: Sequence[Mapping[str, Any]], title: str) -> Figure:
         ax.set_xlabel("time (s)")
         ax.set_ylabel("bandwidth share")
         ax.set_title(pair)
-        ax.legend(loc="upper right")
+        ax.legend(loc="lower left", fontsize=7, framealpha=0.8)
     summary = summary_rows(rows)
     ax = axes[-1]
-    labels = [f"{s['pair']}\n{s['arm']} ({s['side']})" for s in summary]
+    labels = [f"{s['pair']}: {s['arm']} ({s['side']})" for s in summary]
     means = [float(s["share_mean"]) if s["share_mean"] is not None else np.nan for s in summary]
     lows = [m - float(s["share_ci_low"]) if s["share_ci_low"] is not None else 0.0
             for m, s in zip(means, summary, strict=True)]
     highs = [float(s["share_ci_high"]) - m if s["share_ci_high"] is not None else 0.0
              for m, s in zip(means, summary, strict=True)]
-    ax.bar(range(len(labels)), means, yerr=[lows, highs], capsize=3, color="#999999")
-    ax.axhline(0.5, color="#444444", linewidth=0.6, linestyle="--")
-    ax.set_xticks(range(len(labels)), labels, fontsize=6)
-    ax.set_ylim(0, 1)
+    # horizontal bars: the pair and side labels stay readable however many pairs there are
+    ax.barh(range(len(labels)), means, xerr=[lows, highs], capsize=3, color="#999999")
+    ax.axvline(0.5, color="#444444", linewidth=0.6, linestyle="--")
+    ax.set_yticks(range(len(labels)), labels, fontsize=7)
+    ax.invert_yaxis()
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("share")
+    ax.grid(True, axis="x", linewidth=0.4, alpha=0.5)
+    ax.grid(False, axis="y")
     ax.set_title("mean share (95% CI)")
     fig.suptitle(title)
     return fig
