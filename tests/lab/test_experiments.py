@@ -224,3 +224,11 @@ def test_reproduce_all_runs_every_experiment_and_writes_the_report(
         assert f"## {exp.name}" in text
         assert any(name.startswith(exp.name + "-quick-") for name in ran)
     assert "**no data**" in text
+
+
+def test_reproduce_help_names_every_experiment() -> None:
+    res = CliRunner().invoke(main, ["lab", "reproduce", "--help"])
+    assert res.exit_code == 0
+    text = " ".join(res.output.split())
+    missing = [e.name for e in EXPERIMENTS if e.name not in text]
+    assert not missing, f"`lab reproduce --help` does not name {missing}"

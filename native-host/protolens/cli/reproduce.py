@@ -85,7 +85,7 @@ def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None
     """Run a paper's experiment on the testbed; print each claim beside a measured ratio with
     its 95% bootstrap interval and a verdict from that interval, untuned.
 
-    NAME: ifip18-wifi, ifip18-parallel, cell-large, conext20-delay, conext20-httpx,
+    NAME: ifip18-wifi, ifip18-parallel, ifip18-fairness, cell-large, conext20-delay, conext20-httpx,
     student-study or mininet-quic; or --all. conext20-igor reruns the CC fingerprint's Table 1
     (no browser; not part of --all).
 
