@@ -92,17 +92,36 @@ def test_cell_large_gap_and_conditions() -> None:
                  "cell-good)": "agrees"}
 
 
-def test_conext20_delay_compares_server_ccs_across_campaigns() -> None:
+def test_conext20_delay_compares_delay_based_servers_with_loss_based_cubic() -> None:
+    """The paper's delay-based servers are BBR and CUBIC+HyStart; its loss-based control is CUBIC
+    with regular slow start (cubic-nohystart). Here h1 gains 20% behind BBR, 10% behind HyStart
+    and nothing behind the loss-based server."""
+    gain = {"bbr": 0.8, "cubic": 0.9, "cubic-nohystart": 1.0}
+
     def truth_by_part(part: str) -> Truth:
-        return lambda p, c, a: 3000 * (0.8 if (a == "h1" and part == "bbr") else 1.0)
+        return lambda p, c, a: 3000 * (gain[part] if a == "h1" else 1.0)
 
     exp = experiment("conext20-delay")
+    assert [p.suffix for p in exp.full] == ["bbr", "cubic", "cubic-nohystart"]
+    assert [p.server_cc for p in exp.full] == ["bbr", "cubic", "cubic-nohystart"]
     navs: dict[str, list[dict[str, Any]]] = {}
     for part in exp.quick:
         navs[part.suffix] = _navs("conext20-delay", truth_by_part(part.suffix))[part.suffix]
     v = {f.claim: f.verdict for f in exp.analyze(navs, 0) if isinstance(f, Check)}
-    assert v == {"behind the delay-based server (BBR), h1 outperforms h2 on large pages":
-                 "agrees", "the delay-based server favours h1 more than cubic does": "agrees"}
+    assert v == {
+        "behind the delay-based server (BBR), h1 outperforms h2 on large pages": "agrees",
+        "behind CUBIC with HyStart (delay-based slow start), h1 outperforms h2 on large pages":
+            "agrees",
+        "BBR favours h1 more than loss-based CUBIC (regular slow start) does": "agrees",
+        "HyStart favours h1 more than loss-based CUBIC (regular slow start) does": "agrees"}
+    # a loss-based server that favoured h1 as much as BBR: the comparison says no
+    gain["cubic-nohystart"] = 0.8
+    navs["cubic-nohystart"] = _navs("conext20-delay",
+                                    truth_by_part("cubic-nohystart"))["cubic-nohystart"]
+    v = {f.claim: f.verdict for f in exp.analyze(navs, 0) if isinstance(f, Check)}
+    assert v["BBR favours h1 more than loss-based CUBIC (regular slow start) does"] != "agrees"
+    assert v["HyStart favours h1 more than loss-based CUBIC (regular slow start) does"] == \
+        "disagrees"
 
 
 def test_student_study_findings() -> None:

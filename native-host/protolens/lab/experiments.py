@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from protolens.lab.findings import (
     CELL_ORDER,
+    DELAY_CCS,
     FAIR_PAIRS,
     HTTPX_ARMS,
     HTTPX_POLICY,
@@ -75,6 +76,7 @@ IFIP_FULL_PAGES = ("ifip18-wikipedia", "ifip18-yahoo", "ifip18-taobao", "ifip18-
 """Six of Table I's 15 pages, 441 kB to 3.7 MB, every host count (ProtoLens's choice: the whole
 table x 3 arms x 2 conditions does not fit the 20-minute budget)."""
 
+
 EXPERIMENTS: tuple[Experiment, ...] = (
     Experiment(
         name="ifip18-wifi",
@@ -113,9 +115,9 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                 "(2.3 MB, 9 MB): H1 tends to outperform H2",
         full=tuple(Part(cc, ("conext-6x2300k", "conext-48x2300k", "conext-6x9m",
                              "conext-48x9m"), ("h1", "h2"), ("jitter",), 8, cc)
-                   for cc in ("bbr", "cubic")),
+                   for cc in DELAY_CCS),
         quick=tuple(Part(cc, ("conext-6x2300k", "conext-48x9m"), ("h1", "h2"), ("jitter",), 3,
-                         cc) for cc in ("bbr", "cubic")),
+                         cc) for cc in DELAY_CCS),
         analyze=analyze_conext20_delay),
     Experiment(
         name="conext20-httpx",
