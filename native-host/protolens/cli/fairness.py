@@ -84,7 +84,7 @@ def fairness_cmd(pairs: str, page: str, condition: str, reps: int, duration_s: f
         raise UserError(f"lab fairness: {exc}") from None
     from protolens.store import fairness as fstore
     with closing(open_ro(db)) as conn:
-        rows = summary_rows(fstore.fairness_rows(conn, spec.campaign), seed=spec.seed)
+        rows = summary_rows(fstore.fairness_rows(conn, spec.campaign))
     emit(rows, fmt, title=f"Fairness, campaign {spec.campaign} ({spec.page}, {spec.condition})")
     for failure in outcome.failures:
         click.echo(f"failed: {failure}", err=True)

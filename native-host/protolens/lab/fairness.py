@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
+from scipy.stats import t as student_t  # type: ignore[import-untyped]
 
 from protolens.arms import Arm, ArmError, known_arms, parse_lab_arm
 from protolens.lab.pcap import Packet
@@ -213,20 +214,23 @@ class ShareSummary:
     n: int
 
 
-def mean_share(values: Sequence[float | None], seed: int = 0,
-               resamples: int = 4000) -> ShareSummary:
+def mean_share(values: Sequence[float | None]) -> ShareSummary:
+    """Mean share over repetitions with a Student-t 95% interval, clipped to [0, 1].
+
+    Not a percentile bootstrap: with 4 repetitions its interval is about half as wide as it should
+    be (it covered the true mean in about 80% of simulated runs, not 95%; a CI run saw h2:h2 at
+    0.41 [0.37, 0.48] when the sides were in fact equal)."""
     xs = np.asarray([v for v in values if v is not None and math.isfinite(v)], dtype=float)
     if len(xs) == 0:
         return ShareSummary(None, None, None, 0)
+    mean = float(xs.mean())
     if len(xs) == 1:
-        return ShareSummary(float(xs[0]), None, None, 1)
-    rng = np.random.default_rng(seed)
-    means = xs[rng.integers(0, len(xs), (resamples, len(xs)))].mean(axis=1)
-    low, high = np.percentile(means, [2.5, 97.5])
-    return ShareSummary(float(xs.mean()), float(low), float(high), len(xs))
+        return ShareSummary(mean, None, None, 1)
+    half = float(student_t.ppf(0.975, len(xs) - 1)) * float(xs.std(ddof=1)) / math.sqrt(len(xs))
+    return ShareSummary(mean, max(0.0, mean - half), min(1.0, mean + half), len(xs))
 
 
-def summary_rows(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> list[dict[str, Any]]:
+def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per pair and side: repetitions, mean share with its interval, throughput, connections,
     the pair's mean Jain index and the side's median PLT (``store.fairness.fairness_rows``)."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
@@ -234,7 +238,7 @@ def summary_rows(rows: Sequence[Mapping[str, Any]], seed: int = 0) -> list[dict[
         groups.setdefault((str(r["pair"]), str(r["side"])), []).append(r)
     out: list[dict[str, Any]] = []
     for (pair, side), items in sorted(groups.items()):
-        share = mean_share([_num(r.get("share")) for r in items], seed=seed)
+        share = mean_share([_num(r.get("share")) for r in items])
         mbps = [v for v in (_num(r.get("mbps")) for r in items) if v is not None]
         jains = [v for v in (_num(r.get("jain")) for r in items) if v is not None]
         plts = [v for v in (_num(r.get("plt_ms")) for r in items) if v is not None]

@@ -103,7 +103,7 @@ def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed:
         for suffix, name in rep.campaigns.items():
             if exp.kind == "fairness":
                 rep.navigations[suffix] = fstore.fairness_rows(conn, name)
-                rep.rows[suffix] = summary_rows(rep.navigations[suffix], seed=seed)
+                rep.rows[suffix] = summary_rows(rep.navigations[suffix])
             else:
                 rep.navigations[suffix] = labstore.campaign_navigations(conn, name)
                 rep.rows[suffix] = report_rows(rep.navigations[suffix])
