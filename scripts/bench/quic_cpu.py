@@ -11,11 +11,16 @@ speed is bounded by the machine, not the link. This bench separates the two expl
   same ratio, and the machine is busy for the whole h3 load.
 
 It runs one real lab campaign (``protolens lab run``: the extension recorded, the testbed's
-shaper in the path) of ``mininet-100`` and ``custom-1x10m`` (the same 10 MB, one file), h2 and h3,
-at ``mininet-10ms`` (and any ``--conditions``), and samples /proc every 100 ms meanwhile. Per load,
+shaper in the path) of ``mininet-1``, ``mininet-100``, ``custom-1x10m`` (the same 10 MB in one
+file) and ``custom-100x500k`` (100 small files of 5 KB), h2 and h3, at ``mininet-10ms`` (and any
+``--conditions``), and samples /proc every 100 ms meanwhile. Per load,
 over the navigation's own window (start to load event), it prints the machine's busy share of
 its cores and the CPU seconds spent by Chromium's network service, its other processes, caddy
 and the shaper. Ratios are medians with bootstrap 95% intervals.
+
+Measured on 2026-11-24 (docs/RESEARCH.md, "Where we differ"): at 10 ms, h3 / h2 was x0.96 for
+one 100 KB file, x1.22 for 100 files of 5 KB, x1.63 for one 10 MB file and x3.66 for 100 files
+of 100 KB, with x0.84, x1.22, x2.15 and x3.57 the CPU seconds: both explanations hold.
 
 Usage: quic_cpu.py [--reps N] [--conditions mininet-10ms,mininet-100ms] [--testbed plq]
 """
