@@ -84,6 +84,9 @@ class Browser:
         raise AssertionError(f"dashboard still {state!r} after {timeout_s} s; log {self.log}")
 
     def screenshot(self, path: Path) -> Image.Image:
+        # the extension's welcome tab, opened once the host answers after install, can come up
+        # after this page and hide it; a hidden page makes no frame, so the capture never returns
+        self.cdp.send("Page.bringToFront", {}, self.session)
         r = self.cdp.send("Page.captureScreenshot", {"format": "png"}, self.session)
         data = base64.b64decode(r["data"])
         path.parent.mkdir(parents=True, exist_ok=True)
