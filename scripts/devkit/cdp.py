@@ -181,6 +181,8 @@ class Page:
         raise AssertionError(f"still false after {timeout_s} s: {expr}")
 
     def screenshot(self, name: str) -> Path:
+        # a page another tab hides (the extension's welcome tab opens on its own) makes no frame
+        self.cdp.send("Page.bringToFront", {}, self.session)
         data = self.cdp.send("Page.captureScreenshot",
                              {"format": "png", "captureBeyondViewport": True}, self.session)["data"]
         path = ARTIFACTS / name

@@ -24,7 +24,7 @@ from PIL import Image
 from protolens.browser.launch import stop
 from protolens.record import parse_record
 from protolens.store import SqliteSink, open_rw
-from scripts.devkit.cdp import Cdp, evaluate, launch_devtools
+from scripts.devkit.cdp import Cdp, evaluate, launch_devtools, wait_for
 from scripts.devkit.everyday import extension_spec
 from scripts.devkit.navrecord_builder import make_record
 
@@ -97,6 +97,11 @@ class Browser:
 def open_dashboard(tmp: Path, db: Path | None, query: str = "") -> Browser:
     spec = extension_spec(tmp, db=db, extra=["--window-size=1280,1700"])
     proc, cdp, log = launch_devtools(spec, tmp)
+    # a fresh profile opens the first-run page once (host or no host): let it come up first, or
+    # it hides the page under test later and that page's frames and clicks stop
+    wait_for("the first-run page", lambda: [
+        t for t in cdp.send("Target.getTargets")["targetInfos"]
+        if t["url"] == f"chrome-extension://{EXTENSION_ID}/welcome.html"])
     target = cdp.send("Target.createTarget", {"url": DASHBOARD + query})["targetId"]
     session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     cdp.send("Emulation.setDeviceMetricsOverride",
