@@ -12,7 +12,7 @@ from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import seed_preferences
 from protolens.install.lab import register_lab_host
-from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser
+from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for
 from scripts.devkit.harness import CHROMIUM, require_dist
 from scripts.devkit.site import Site, serve_site
 
@@ -36,6 +36,16 @@ def extension_spec(work: Path, *, db: Path | None = None, env: Mapping[str, str]
                       origins=list(origins), spki=[site.spki] if site else [],
                       host_rules="MAP *.test 127.0.0.1" if site else None, headless=headless,
                       extra=["--remote-debugging-port=0", *extra])
+
+
+def wait_first_run_page(cdp: Cdp) -> list[dict[str, object]]:
+    """Wait until the first-run page a fresh profile opens once (host or no host) is up; return
+    its targets. Drive other pages only after it: coming up later, it would hide them, and a
+    hidden page makes no frames (captures hang, clicks are lost)."""
+    found: list[dict[str, object]] = wait_for("the first-run page", lambda: [
+        t for t in cdp.send("Target.getTargets")["targetInfos"]
+        if t["url"] == f"{EXTENSION}/welcome.html"])
+    return found
 
 
 def switch_recording_on(options: Page, detail: str = "full") -> None:

@@ -24,8 +24,8 @@ from PIL import Image
 from protolens.browser.launch import stop
 from protolens.record import parse_record
 from protolens.store import SqliteSink, open_rw
-from scripts.devkit.cdp import Cdp, evaluate, launch_devtools, wait_for
-from scripts.devkit.everyday import extension_spec
+from scripts.devkit.cdp import Cdp, evaluate, launch_devtools
+from scripts.devkit.everyday import extension_spec, wait_first_run_page
 from scripts.devkit.navrecord_builder import make_record
 
 pytestmark = pytest.mark.e2e
@@ -84,8 +84,7 @@ class Browser:
         raise AssertionError(f"dashboard still {state!r} after {timeout_s} s; log {self.log}")
 
     def screenshot(self, path: Path) -> Image.Image:
-        # the extension's welcome tab, opened once the host answers after install, can come up
-        # after this page and hide it; a hidden page makes no frame, so the capture never returns
+        # a hidden page makes no frame, so the capture would never return
         self.cdp.send("Page.bringToFront", {}, self.session)
         r = self.cdp.send("Page.captureScreenshot", {"format": "png"}, self.session)
         data = base64.b64decode(r["data"])
@@ -97,11 +96,7 @@ class Browser:
 def open_dashboard(tmp: Path, db: Path | None, query: str = "") -> Browser:
     spec = extension_spec(tmp, db=db, extra=["--window-size=1280,1700"])
     proc, cdp, log = launch_devtools(spec, tmp)
-    # a fresh profile opens the first-run page once (host or no host): let it come up first, or
-    # it hides the page under test later and that page's frames and clicks stop
-    wait_for("the first-run page", lambda: [
-        t for t in cdp.send("Target.getTargets")["targetInfos"]
-        if t["url"] == f"chrome-extension://{EXTENSION_ID}/welcome.html"])
+    wait_first_run_page(cdp)
     target = cdp.send("Target.createTarget", {"url": DASHBOARD + query})["targetId"]
     session = cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})["sessionId"]
     cdp.send("Emulation.setDeviceMetricsOverride",

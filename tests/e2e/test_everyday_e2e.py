@@ -23,7 +23,7 @@ from typing import Any
 import pytest
 
 from scripts.devkit.cdp import EXTENSION, Page, devtools_browser, wait_for
-from scripts.devkit.everyday import extension_spec, switch_recording_on
+from scripts.devkit.everyday import extension_spec, switch_recording_on, wait_first_run_page
 from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
@@ -53,9 +53,7 @@ def everyday(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
         spec = extension_spec(work, db=db, site=site)
         with devtools_browser(spec, work) as (cdp, _log):
             # the first-run page opens before recording is switched on
-            welcome = wait_for("the first-run page", lambda: [
-                t for t in cdp.send("Target.getTargets")["targetInfos"]
-                if t["url"] == f"{EXTENSION}/welcome.html"])
+            welcome = wait_first_run_page(cdp)
             options = Page(cdp, f"{EXTENSION}/options.html", 800, 900)
             switch_recording_on(options)
             yield {"cdp": cdp, "site": site, "db": db, "options": options, "welcome": welcome}
