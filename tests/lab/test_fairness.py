@@ -185,6 +185,25 @@ def test_wire_connections_count_only_flows_that_carried_payload() -> None:
     assert wire_connections(bare, "198.18.2.2") == 0
 
 
+def test_wire_connections_leave_out_a_connection_that_carried_only_its_handshake() -> None:
+    """CI's h2:h2 side: its one connection with the page (4.5 MB) and a second one Chromium opened
+    and never used (837 bytes down in 7 packets: a resumed TLS handshake); the recorder saw 1.
+    And the h1 side of a full run with 6 used connections and two of 323 bytes in 5 packets."""
+    h2 = [{"proto": "tcp", "client_port": 41658, "server_ip": "198.18.2.2",
+           "bytes_down": 4524486, "packets_down": 3031},
+          {"proto": "tcp", "client_port": 41670, "server_ip": "198.18.2.2",
+           "bytes_down": 837, "packets_down": 7}]
+    assert wire_connections(h2, "198.18.2.2") == 1
+    h1 = [{"proto": "tcp", "client_port": 56114 + i, "server_ip": "198.18.2.2",
+           "bytes_down": 452579, "packets_down": 310} for i in range(6)]
+    h1 += [{"proto": "tcp", "client_port": p, "server_ip": "198.18.2.2",
+            "bytes_down": 323, "packets_down": 5} for p in (41550, 41552)]
+    assert wire_connections(h1, "198.18.2.2") == 6
+    # one small response beyond a handshake still counts
+    assert wire_connections([{"proto": "tcp", "client_port": 1, "server_ip": "198.18.2.2",
+                              "bytes_down": 9000, "packets_down": 8}], "198.18.2.2") == 1
+
+
 @pytest.mark.parametrize("n", [4, 10])
 def test_mean_share_interval_covers_the_true_share_95_percent_of_the_time(n: int) -> None:
     """Equal sides (true share 0.5), n repetitions with spread 0.1, 1,000 simulated runs: the

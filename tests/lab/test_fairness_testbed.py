@@ -104,7 +104,8 @@ def test_a_bulk_flow_is_attributed_to_its_side(run: dict[str, Any]) -> None:
 
 def test_each_sides_connections_are_the_ones_its_browser_recorded(run: dict[str, Any]) -> None:
     """The wire count (the shaper's flows that carried payload) against the extension's record:
-    h1's six connections, h2's one; bare one-packet flows once made h1's count 7 or 8."""
+    h1's six connections, h2's one; bare one-packet flows once made h1's count 7 or 8, and a
+    connection with a handshake and no request made an h2 side 2."""
     seen = set()
     for r in run["rows"]:
         if r["load_id"] is None:
