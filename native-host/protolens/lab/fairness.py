@@ -153,9 +153,10 @@ USED_MIN_PAYLOAD = 4096
 handshake alone. Chromium sometimes opens a connection, completes the handshake and never sends a
 request on it; the recorder never sees it. Measured on the testbed: an unused h2 connection with
 a resumed handshake carried 837 bytes in 7 downlink packets (at most 417 of payload), an unused
-h1 one 323 bytes in 5; a full TLS 1.3 handshake with the testbed's certificate chain is about
-2 KB. 4 KB is twice that: a page object smaller than the rest of 4 KB, alone on a connection of
-its own, would be missed (the fairness pages' objects are 435 KB)."""
+h1 one 323 bytes in 5. A full TLS 1.3 handshake with the testbed's certificate chain is about
+2 KB (an estimate from the chain's size, not measured here). 4 KB is twice that: a page
+object smaller than the rest of 4 KB, alone on a connection of its own, would be missed (the
+fairness pages' objects are 435 KB)."""
 
 
 def wire_connections(flows: Iterable[Mapping[str, Any]], server_ip: str) -> int:
