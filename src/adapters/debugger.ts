@@ -6,7 +6,7 @@
  * (src/cdp/clock.ts).
  */
 import { CdpClock } from "../cdp/clock.ts";
-import { eventTime } from "../cdp/from-log.ts";
+import { monotonicTime } from "../cdp/event-clock.ts";
 import type { RawEvent } from "../cdp/raw-event.ts";
 import type { RecorderOptions } from "../cdp/recorder.ts";
 import { TabSession, runFlow, type Flow } from "../cdp/session.ts";
@@ -115,7 +115,7 @@ export class DebuggerRecorder {
     // chrome.debugger delivers protocol events; their shape is CDP's (devtools-protocol types)
     const ev = { method, params: params ?? {}, sessionId: source.sessionId } as RawEvent;
     if (ev.sessionId === undefined) delete ev.sessionId;
-    const time = eventTime(ev);
+    const time = monotonicTime(ev);
     if (time !== null) t.clock.observe(time, performance.now());
     void this.run(tabId, t.session.onEvent(ev));
   }

@@ -19,7 +19,7 @@
  */
 import type { Protocol } from "devtools-protocol";
 import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, SCREENCAST, TAB_COMMANDS, loadMetricsEvent } from "./enable-commands.ts";
-import { eventTime } from "./from-log.ts";
+import { monotonicTime } from "./event-clock.ts";
 import { NAV_TIMING_EXPRESSION, navTimingEvent } from "./late.ts";
 import { FRAME_EVENT, type EventOf, type RawEvent } from "./raw-event.ts";
 import { Recorder, type RecorderOptions } from "./recorder.ts";
@@ -97,7 +97,7 @@ export class TabSession {
       if (ev.sessionId === undefined) yield* this.relayFrame(ev);
       return;
     }
-    const t = eventTime(ev);
+    const t = monotonicTime(ev);
     const out = t === null ? [] : this.recorder.poll(t);
     // busy after both: an event that completes the last load may be the next one's first
     out.push(...this.push(ev));
