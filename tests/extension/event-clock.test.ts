@@ -23,7 +23,7 @@ interface Domain {
 const require = createRequire(import.meta.url);
 const domains: Domain[] = ["browser_protocol.json", "js_protocol.json"].flatMap((f) =>
   (JSON.parse(readFileSync(require.resolve(`devtools-protocol/json/${f}`), "utf8")) as { domains: Domain[] }).domains);
-const types = new Map(domains.flatMap((d) => (d.types ?? []).map((t) => [`${d.domain}.${t.id}`, t] as const)));
+const types = new Map<string, { properties?: Prop[] }>(domains.flatMap((d) => (d.types ?? []).map((t) => [`${d.domain}.${t.id}`, t] as const)));
 
 /** The protocol's time types, by what they count. */
 const TIME_TYPES: Record<string, Clock> = {
