@@ -29,6 +29,9 @@ export interface Hop {
   fromTiming: { protocol: string; status: number; mimeType: string } | null;
   /** A WebSocket's handshake status (its response is not a Network.Response). */
   handshakeStatus?: number;
+  /** A worker's script, fetched for the page (no loader of its own): its response and end come
+   * on the worker's target, which the tab's session sees for a dedicated worker only. */
+  workerScript?: boolean;
 }
 
 /** A response whose body ended short of its Content-Length (no content coding, so the decoded
@@ -56,15 +59,23 @@ export function isLongLived(h: Hop): boolean {
   return LONG_LIVED.has(h.type);
 }
 
+/** A request still open keeps its navigation's record open (until the cap): not a long-lived
+ * stream, nor a worker's script whose end may come on a target the tab does not see. */
+export function holdsOpen(h: Hop): boolean {
+  return h.end === null && !isLongLived(h) && h.workerScript !== true;
+}
+
 export function newHop(
   p: Protocol.Network.RequestWillBeSentEvent, hop: number, isMain: boolean,
 ): Hop {
-  return {
+  const h: Hop = {
     requestId: p.requestId, hop, url: p.request.url, method: p.request.method,
     type: p.type ?? "Other", frameId: p.frameId ?? null, priority: p.request.initialPriority ?? null,
     start: p.timestamp, response: null, responseAt: null, end: null, encodedBytes: 0, bodyBytes: 0,
     servedFromCache: false, failure: null, isMain, fromTiming: null,
   };
+  if (p.loaderId === "" && p.documentURL === p.request.url) h.workerScript = true;
+  return h;
 }
 
 /** Ends a hop by a redirect: its response is `redirectResponse`, its end the next hop's start. */

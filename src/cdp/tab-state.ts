@@ -173,6 +173,7 @@ export class TabState {
     return [buildRecord(nav, {
       id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted, visual,
       reasons: incompleteReasons(nav, aborted),
+      notSeen: [...nav.currentHops()].some((h) => h.workerScript === true && h.end === null) ? ["shared_worker_fetches"] : [],
     })];
   }
 }

@@ -311,3 +311,33 @@ describe("loading stopped, old Chrome", () => {
     expect(r?.requests[0]?.is_main_document).toBe(true);
   });
 });
+
+describe("workers", () => {
+  it("a shared worker's script (its end comes on a target the tab does not see) holds nothing open and is declared unseen", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    const script = request("sw1", `${PAGE}shared.js`, 100.03, { type: "Script", loaderId: "" });
+    rec.push(script);
+    rec.push(lifecycle("load", "L1", 100.1));
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ incomplete: false, open_at_end: 1, not_seen: ["shared_worker_fetches"] });
+  });
+
+  it("a dedicated worker's script ends in the worker's session and is the page's request", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("w1", `${PAGE}worker.js`, 100.03, { type: "Script", loaderId: "" }));
+    rec.push(received("w1", 100.05, response(`${PAGE}worker.js`), "WORKER"));
+    rec.push(finished("w1", 100.06, 300, "WORKER"));
+    rec.push(lifecycle("load", "L1", 100.1));
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ incomplete: false, open_at_end: 0, not_seen: [] });
+    expect(r?.requests.find((q) => q.url.endsWith("worker.js"))).toMatchObject({ encoded_bytes: 300, status: 200 });
+  });
+});
