@@ -107,18 +107,19 @@ const phase = (from: number, to: number): number | null =>
 type Phases = Pick<RequestEntry, "dns_ms" | "connect_ms" | "tls_ms" | "send_ms" | "wait_ms" | "receive_ms">;
 
 /** The request's phases from Response.timing (ms offsets from `requestTime`, -1 when the phase
- * did not happen), as HAR's `timings`; receive runs from the headers' end to the request's end. */
+ * did not happen), as HAR's `timings` (chrome-har-capturer's reading): wait runs from the request
+ * sent to the response headers received, receive from there to the request's end, so send, wait
+ * and receive follow each other. (The first byte, `first_byte_ms`, is the headers' start.) */
 function phases(h: Hop): Phases {
   const t = h.response?.timing;
   if (!t || t.requestTime <= 0) return { dns_ms: null, connect_ms: null, tls_ms: null, send_ms: null, wait_ms: null, receive_ms: null };
-  const headers = t.receiveHeadersStart > 0 ? t.receiveHeadersStart : t.receiveHeadersEnd;
   const endMs = h.end === null ? -1 : (h.end - t.requestTime) * 1000;
   return {
     dns_ms: phase(t.dnsStart, t.dnsEnd),
     connect_ms: phase(t.connectStart, t.connectEnd),
     tls_ms: phase(t.sslStart, t.sslEnd),
     send_ms: phase(t.sendStart, t.sendEnd),
-    wait_ms: t.sendEnd >= 0 ? phase(t.sendEnd, headers) : null,
+    wait_ms: t.sendEnd >= 0 ? phase(t.sendEnd, t.receiveHeadersEnd) : null,
     receive_ms: t.receiveHeadersEnd >= 0 && endMs >= 0 ? phase(t.receiveHeadersEnd, endMs) : null,
   };
 }

@@ -204,9 +204,9 @@ describe("phases and connection set-up", () => {
     rec.push(lifecycle("load", "L1", 100.4));
     const [r] = rec.poll(103);
     const main = r?.requests[0];
-    expect(main).toMatchObject({ dns_ms: 2, connect_ms: 100, tls_ms: 50, send_ms: 1, wait_ms: 50 });
+    expect(main).toMatchObject({ dns_ms: 2, connect_ms: 100, tls_ms: 50, send_ms: 1, wait_ms: 51 });
     expect(main?.receive_ms).toBeCloseTo(44, 6);
-    expect(r?.requests[1]).toMatchObject({ dns_ms: null, connect_ms: null, tls_ms: null, send_ms: 1, wait_ms: 38 });
+    expect(r?.requests[1]).toMatchObject({ dns_ms: null, connect_ms: null, tls_ms: null, send_ms: 1, wait_ms: 39 });
     expect(r?.connections[0]).toMatchObject({ connection_id: 7, setup_ms: 102, dns_ms: 2, connect_ms: 100, tls_ms: 50 });
   });
 
