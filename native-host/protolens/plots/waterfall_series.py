@@ -2,10 +2,11 @@
 
 As WebPageTest's connection view: rows grouped by host (in order of the host's first request),
 each labelled with its protocol, request count and byte share; each request a bar from start to
-end with its first byte, and the connection's set-up before the request that opened it; the page milestones as vertical lines. Requests with no connection
-(cache hits) get one row per host. For a proxied lab load the proxy's upstream connections follow
-as their own rows, spanning their first to last use, as they were on the wire. The extension's
-page draws the same rows (src/waterfall/series.ts); plots/waterfall.py draws these.
+end with its first byte, and the connection's set-up before the request that opened it; the page
+milestones as vertical lines. Requests with no connection (cache hits) get one row per host. For
+a proxied lab load the proxy's upstream connections follow as their own rows, spanning their
+first to last use, as they were on the wire. The extension's page draws the same rows
+(src/waterfall/series.ts); plots/waterfall.py draws these.
 """
 
 from __future__ import annotations
