@@ -76,6 +76,7 @@ app.catch((e: unknown) => console.error("protolens: startup failed", e));
 const send = (ev: Promise<WorkerEvent | null>): void => void Promise.all([app, ev]).then(([d, e]) => e === null ? undefined : d(e));
 chrome.webNavigation.onBeforeNavigate.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "before_navigate", tab })));
 chrome.webNavigation.onCommitted.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "committed", tab })));
+chrome.webNavigation.onHistoryStateUpdated.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "history_state", tab })));
 chrome.tabs.onCreated.addListener((t) => send(Promise.resolve(t.id === undefined ? null : {
   type: "created", tab: { tabId: t.id, url: t.pendingUrl ?? t.url ?? "", incognito: t.incognito },
 })));

@@ -4,7 +4,7 @@
  */
 import type { LateAttach } from "./late.ts";
 import { holdsOpen, type Hop } from "./request-state.ts";
-import type { PageKind } from "../record/types.ts";
+import type { NotSeen, PageKind } from "../record/types.ts";
 
 export interface Limits {
   /** Network quiet this long after the load event ends the record. */
@@ -45,6 +45,8 @@ export class Navigation {
   completion: Completion | null = null;
   /** A pending navigation that turned out to be a download: it makes no record. */
   download = false;
+  /** What the recorder knows it missed of this navigation (docs/RECORD.md "What DevTools cannot see"). */
+  readonly blind: NotSeen[] = [];
 
   constructor(
     readonly t0: number,

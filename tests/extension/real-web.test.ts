@@ -341,3 +341,20 @@ describe("workers", () => {
     expect(r?.requests.find((q) => q.url.endsWith("worker.js"))).toMatchObject({ encoded_bytes: 300, status: 200 });
   });
 });
+
+describe("a soft navigation the extension attached for (a tab let go idle)", () => {
+  it("starts at the first request after the attach and says what came before was not seen", () => {
+    const rec = new Recorder(options({ softAttach: `${PAGE}route/2`, mainFrameId: FRAME }));
+    for (const ev of fetched("api", `${PAGE}api/2.json`, 200, 300)) rec.push(ev);
+    const [r] = rec.poll(202.1);
+    expect(r?.page).toMatchObject({ kind: "soft", url: `${PAGE}route/2`, not_seen: ["requests_before_attach"], incomplete: false });
+    expect(r?.requests.map((q) => q.url)).toEqual([`${PAGE}api/2.json`]);
+  });
+
+  it("a document load after the attach is a navigation as usual", () => {
+    const rec = new Recorder(options({ softAttach: `${PAGE}route/2`, mainFrameId: FRAME }));
+    loaded(rec);
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ kind: "navigation", url: PAGE, not_seen: [] });
+  });
+});
