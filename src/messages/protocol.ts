@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS } from "../cdp/navigation.ts";
 import { isUrlDetail } from "../record/url-detail.ts";
 import { PolicyMessageError, parsePolicySet, type PolicyRule, type RelayInfo } from "./policies.ts";
 import type { NavigationRecord, UrlDetail } from "../record/types.ts";
+import type { ReplayOptions } from "../replay/replay.ts";
 import { ContributeStatusError, parseContributeStatus, type ContributeStatus } from "../contribute/status.ts";
 
 export const MSG_SCHEMA = 1 as const;
@@ -52,7 +53,10 @@ export type ExtensionMsg =
   }
   /** The options page's contribution settings (docs/COLLECTOR.md); the host answers contribute_status. */
   | { type: "contribute_settings"; schema: typeof MSG_SCHEMA; msg_id: string; settings: { enabled: boolean; url: string; token: string } }
-  | { type: "contribute_status"; schema: typeof MSG_SCHEMA; msg_id: string };
+  | { type: "contribute_status"; schema: typeof MSG_SCHEMA; msg_id: string }
+  /** The log tap (docs/MESSAGES.md `log`): a load's raw DevTools events, gzipped JSONL in base64,
+   * with the recorder's options; sent after its record's ack, never uploaded anywhere. */
+  | { type: "log"; schema: typeof MSG_SCHEMA; msg_id: string; navigation_id: string; data: string; options: ReplayOptions };
 
 export type HostMsg =
   | { type: "hello"; schema: typeof MSG_SCHEMA; host_version: string; lab: LabConfig | null }

@@ -114,7 +114,7 @@ def test_a_truncated_gzip(tmp_path: Path) -> None:
 
 def test_a_missing_file_and_no_file() -> None:
     assert "no such file" in _fail("/nonexistent/log.jsonl")
-    assert "name a LOG" in _fail()
+    assert "name a LOG file or --navigation ID" in _fail()
 
 
 def test_no_node_is_one_line(tmp_path: Path) -> None:

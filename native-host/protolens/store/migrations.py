@@ -346,6 +346,20 @@ def m012_visual_metrics(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE navigations ADD COLUMN {name} REAL")
 
 
+def m013_navigation_logs(conn: sqlite3.Connection) -> None:
+    """``navigation_logs``: the raw DevTools events of a load, kept by the log tap (gzipped JSONL,
+    one event per line) with the recorder's options, for ``protolens replay --navigation``
+    (``store/logs.py``, docs/MESSAGES.md ``log``). Deleted with its navigation; never exported,
+    bundled or contributed (those read named columns of the record tables only)."""
+    conn.execute("""
+        CREATE TABLE navigation_logs (
+            navigation_id TEXT PRIMARY KEY REFERENCES navigations (id) ON DELETE CASCADE,
+            log BLOB NOT NULL,
+            options TEXT NOT NULL,
+            stored_at_ms REAL NOT NULL
+        ) STRICT""")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
@@ -359,5 +373,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m010_cc_probes", m010_cc_probes),
     ("m011_contributions", m011_contributions),
     ("m012_visual_metrics", m012_visual_metrics),
+    ("m013_navigation_logs", m013_navigation_logs),
 )
 """Every migration in order. Append only."""
