@@ -1,0 +1,110 @@
+/**
+ * What the recorder knows of one tab between events: the navigation being recorded, the frames
+ * seen, the main frame, the painted screens. The event handlers (src/cdp/handlers/) read and
+ * change it; `finish` turns the current navigation into its record (build-record.ts).
+ */
+import { buildRecord, type RecordEnv, type WallFrame } from "./build-record.ts";
+import { DEFAULT_LIMITS, type Limits, type Navigation } from "./navigation.ts";
+import type { Hop } from "./request-state.ts";
+import type { RawEvent } from "./raw-event.ts";
+import type { NavigationRecord, Source, UrlDetail } from "../record/types.ts";
+
+export interface RecorderOptions {
+  source: Source;
+  urlDetail: UrlDetail;
+  env: RecordEnv;
+  newId: () => string;
+  /** The tab's main frame id (= its target id) when known; otherwise learned from events. */
+  mainFrameId?: string;
+  limits?: Partial<Limits>;
+  /** Capture paint progress (the tab's screencast) and compute the visual metrics (src/visual/);
+   * off by default: lab campaigns and users who choose it switch it on. */
+  visual?: boolean;
+}
+
+/** Frames kept per navigation: an animated page paints 60 a second, and a frame's histogram is
+ * 768 numbers; past this the load gets no visual metrics rather than a cut-off picture. */
+export const MAX_FRAMES = 1000;
+
+export const isHttp = (url: string): boolean => url.startsWith("http://") || url.startsWith("https://");
+
+export class TabState {
+  nav: Navigation | null = null;
+  /** The current navigation's document has replaced the previous one. */
+  committed = false;
+  /** A navigation has been recorded (or joined) since the attach. */
+  joined = false;
+  mainFrameId: string | null;
+  readonly childFrames = new Set<string>();
+  readonly limits: Limits;
+  /** Screencast frames of the current navigation, and before it the last one seen: the screen
+   * when it started (src/visual/metrics.ts navigationVisuals). */
+  frames: WallFrame[] = [];
+  framesOverflow = false;
+  /** The current navigation's commit (its first lifecycle event), CDP seconds. */
+  commitAt: number | null = null;
+
+  constructor(readonly o: RecorderOptions) {
+    this.mainFrameId = o.mainFrameId ?? null;
+    this.limits = { ...DEFAULT_LIMITS, ...o.limits };
+  }
+
+  /** A request's key: its session and CDP requestId (ids are unique per session only). */
+  key(ev: RawEvent, requestId: string): string {
+    return `${ev.sessionId ?? ""}|${requestId}`;
+  }
+
+  /** The current hop of a request of the navigation. An OOPIF's document request starts in the
+   * parent's session and finishes in the child's (same requestId, the loader id, unique in the
+   * browser): it is looked up in the root session too. */
+  hopOf(ev: RawEvent, requestId: string): Hop | undefined {
+    return this.nav?.current(this.key(ev, requestId)) ?? this.nav?.current(`|${requestId}`);
+  }
+
+  /** A top-level document request of the tab's main frame (or, before it is known, of a frame
+   * that is not a child frame). */
+  isMainNavigation(
+    sessionId: string | undefined, type: string | undefined, requestId: string, loaderId: string,
+    frameId: string | undefined,
+  ): boolean {
+    if (sessionId !== undefined || type !== "Document" || requestId !== loaderId || !frameId) return false;
+    return this.mainFrameId === null ? !this.childFrames.has(frameId) : frameId === this.mainFrameId;
+  }
+
+  /** A navigation starts: it keeps, of the frames so far, only the screen shown last. */
+  begin(nav: Navigation, committed: boolean): void {
+    const screen = this.frames.reduce<WallFrame | null>((a, f) => (a === null || f.wall >= a.wall ? f : a), null);
+    this.frames = screen === null ? [] : [screen];
+    this.framesOverflow = false;
+    this.commitAt = null;
+    this.nav = nav;
+    this.committed = committed;
+  }
+
+  /** The navigation's document committed: the previous document's requests seen meanwhile go. */
+  commit(nav: Navigation): void {
+    this.committed = true;
+    for (const k of nav.beforeCommit) nav.requests.delete(k);
+    nav.beforeCommit.clear();
+  }
+
+  /** `cut`: ended from outside (replaced, closed): aborted unless its load event had come. */
+  finish(cut: boolean): NavigationRecord[] {
+    const nav = this.nav;
+    if (nav === null) return [];
+    this.nav = null;
+    // joined after its commit and never given its document's timing: an already loaded page
+    // (lifecycle events are replayed at attach), a restore from the back/forward cache, a
+    // non-http document; nothing to say about its main document, so no record
+    if (nav.late === "commit" && !nav.requests.has(nav.mainKey)) return [];
+    // joined at its response and no wall clock for it (no responseTime, no Navigation Timing)
+    if (nav.zeroWall === null && !Number.isFinite(nav.wallTime)) return [];
+    const aborted = cut && nav.loadAt === null && nav.mainFailure === null;
+    // visual metrics of a whole, loaded navigation only: one joined late missed its start screen
+    const visual = this.o.visual === true && !this.framesOverflow && nav.late === null && !aborted && nav.loadAt !== null &&
+      nav.mainFailure === null ? { frames: this.frames, commitAt: this.commitAt } : null;
+    return [buildRecord(nav, {
+      id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted, visual,
+    })];
+  }
+}
