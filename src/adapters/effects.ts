@@ -39,7 +39,7 @@ export function effectRunners(d: EffectDeps): Runners {
           source: e.source, urlDetail: e.urlDetail, visual: e.visual, newId: () => crypto.randomUUID(),
           ...(e.quietMs === null ? {} : { limits: { quietMs: e.quietMs } }),
           env: { browser: d.browserEnv, extension_version: chrome.runtime.getManifest().version, network: networkInfo() },
-        }, e.committed);
+        }, e.committed, e.saveLog);
       } catch (err) {
         await d.dispatch({ type: "attach_failed", tabId: e.tabId });
         throw err;

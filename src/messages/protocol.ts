@@ -24,6 +24,8 @@ export interface LabConfig {
   quiet_ms: number | null;
   /** Capture paint progress for the visual metrics (optional in the message, default false). */
   visual: boolean;
+  /** The log tap: send each record's raw DevTools events after it (optional, default false). */
+  save_log: boolean;
 }
 
 export type LabAdvance = "ack" | "record";
@@ -68,6 +70,8 @@ export type HostMsg =
     rows: Cell[][]; next_cursor: string | null;
   }
   | ContributeStatus
+  /** The log tap's log for `navigation_id` is stored (docs/MESSAGES.md `log`). */
+  | { type: "log_stored"; schema: typeof MSG_SCHEMA; msg_id: string; navigation_id: string; duplicate: boolean }
   | { type: "error"; schema: typeof MSG_SCHEMA; msg_id: string | null; error: string; retry: boolean };
 
 export type HostMsgOf<T extends HostMsg["type"]> = Extract<HostMsg, { type: T }>;
@@ -110,7 +114,9 @@ function parseLab(v: unknown): LabConfig | null {
   }
   const visual = v.visual ?? false;
   if (typeof visual !== "boolean") throw new MessageError("lab.visual: expected a boolean");
-  return { record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet, visual };
+  const saveLog = v.save_log ?? false;
+  if (typeof saveLog !== "boolean") throw new MessageError("lab.save_log: expected a boolean");
+  return { record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet, visual, save_log: saveLog };
 }
 
 const isCell = (c: unknown): c is Cell => c === null || typeof c === "string" || (typeof c === "number" && Number.isFinite(c));
@@ -151,6 +157,11 @@ export function parseHostMessage(v: unknown): HostMsg {
       };
     case "pong":
       return { type: "pong", schema: MSG_SCHEMA };
+    case "log_stored":
+      return {
+        type: "log_stored", schema: MSG_SCHEMA, msg_id: str(v, "msg_id"), navigation_id: str(v, "navigation_id"),
+        duplicate: bool(v, "duplicate"),
+      };
     case "query_result":
       return parseQueryResult(v);
     case "contribute_status":

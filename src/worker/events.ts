@@ -58,8 +58,11 @@ export type WorkerEvent =
   | { type: "tick" };
 
 export type Effect =
-  /** `quietMs`: the recorder's network quiet after load (null: its default). */
-  | { type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail; quietMs: number | null; visual: boolean }
+  /** `quietMs`: the recorder's network quiet after load (null: its default); `saveLog`: the log tap. */
+  | {
+    type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail; quietMs: number | null; visual: boolean;
+    saveLog: boolean;
+  }
   | { type: "detach"; tabId: number }
   /** The attach ended after the tab's commit: join that load if it is already over
    * (src/cdp/session.ts afterAttach(true)). */
