@@ -53,6 +53,8 @@ describe("worker core: what to attach", () => {
     expect([...s.attached]).toEqual([1]);
     const visual = run(state({ ...ON, visual: true }), [{ type: "before_navigate", tab: tab(2) }]);
     expect(of(visual.fx, "attach")).toMatchObject([{ tabId: 2, visual: true }]);
+    const tapped = run(state({ ...ON, saveLog: true }), [{ type: "before_navigate", tab: tab(3) }]);
+    expect(of(tapped.fx, "attach")).toMatchObject([{ tabId: 3, saveLog: true }]);
   });
 
   it("attaches once: a second navigation of an attached tab sends nothing", () => {
