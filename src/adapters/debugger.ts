@@ -129,9 +129,10 @@ export class DebuggerRecorder {
     // chrome.debugger delivers protocol events; their shape is CDP's (devtools-protocol types)
     const ev = { method, params: params ?? {}, sessionId: source.sessionId } as RawEvent;
     if (ev.sessionId === undefined) delete ev.sessionId;
+    const local = performance.now();
     const time = monotonicTime(ev);
-    if (time !== null) t.clock.observe(time, performance.now());
-    void this.run(tabId, t.session.onEvent(ev));
+    if (time !== null) t.clock.observe(time, local);
+    void this.run(tabId, t.session.onEvent(ev, t.clock.now(local)));
   }
 }
 

@@ -5,6 +5,7 @@
  * load, caps) is decided by `poll(now)`, `now` in CDP monotonic seconds, which the adapter calls
  * from a timer (src/cdp/clock.ts maps its local clock to CDP time) and fromLog calls per event.
  */
+import { monotonicTime } from "./event-clock.ts";
 import { dispatch } from "./handlers/index.ts";
 import { Navigation } from "./navigation.ts";
 import type { RawEvent } from "./raw-event.ts";
@@ -43,9 +44,12 @@ export class Recorder {
     return this.s.nav !== null;
   }
 
-  /** Feeds one event; returns records it completed (a navigation replaced by a new one). */
-  push(ev: RawEvent): NavigationRecord[] {
+  /** Feeds one event; returns records it completed (a navigation replaced by a new one). `now`:
+   * the adapter's CDP time when it has one, for events that carry no time of their own. */
+  push(ev: RawEvent, now: number | null = null): NavigationRecord[] {
     const s = this.s;
+    const t = monotonicTime(ev) ?? now;
+    if (t !== null && (s.now === null || t > s.now)) s.now = t;
     const mid = s.joined || s.nav !== null ? null : midLoad(ev, s.mainFrameId);
     if (mid !== null && s.mainFrameId !== null) {
       // attached during a cross-process commit (a tab that showed chrome://newtab): the commit's
@@ -60,7 +64,11 @@ export class Recorder {
 
   /** Completes the current navigation if, at CDP time `now` (seconds), it is done. */
   poll(now: number): NavigationRecord[] {
-    return this.s.nav?.isComplete(now, this.s.limits) ? this.s.finish(false) : [];
+    const nav = this.s.nav;
+    const completion = nav?.completes(now, this.s.limits) ?? null;
+    if (nav === null || completion === null) return [];
+    nav.completion = completion;
+    return this.s.finish(false);
   }
 
   /** A late navigation waits for the page's Navigation Timing (the adapter relays it after load). */

@@ -27,6 +27,16 @@ export interface Hop {
   isMain: boolean;
   /** Set only for a main document known from the page's Navigation Timing (src/cdp/late.ts). */
   fromTiming: { protocol: string; status: number; mimeType: string } | null;
+  /** A WebSocket's handshake status (its response is not a Network.Response). */
+  handshakeStatus?: number;
+}
+
+/** Resource types that stay open by design: they never hold a record open or restart its quiet,
+ * and are counted in `page.open_at_end` when still open at its end. */
+export const LONG_LIVED: ReadonlySet<string> = new Set(["EventSource", "WebSocket"]);
+
+export function isLongLived(h: Hop): boolean {
+  return LONG_LIVED.has(h.type);
 }
 
 export function newHop(
@@ -63,6 +73,28 @@ function firstByte(h: Hop, t0: number): number | null {
   return h.responseAt === null ? null : ms(h.responseAt, t0);
 }
 
+const phase = (from: number, to: number): number | null =>
+  from >= 0 && to >= from ? Math.round((to - from) * 1000) / 1000 : null;
+
+type Phases = Pick<RequestEntry, "dns_ms" | "connect_ms" | "tls_ms" | "send_ms" | "wait_ms" | "receive_ms">;
+
+/** The request's phases from Response.timing (ms offsets from `requestTime`, -1 when the phase
+ * did not happen), as HAR's `timings`; receive runs from the headers' end to the request's end. */
+function phases(h: Hop): Phases {
+  const t = h.response?.timing;
+  if (!t || t.requestTime <= 0) return { dns_ms: null, connect_ms: null, tls_ms: null, send_ms: null, wait_ms: null, receive_ms: null };
+  const headers = t.receiveHeadersStart > 0 ? t.receiveHeadersStart : t.receiveHeadersEnd;
+  const endMs = h.end === null ? -1 : (h.end - t.requestTime) * 1000;
+  return {
+    dns_ms: phase(t.dnsStart, t.dnsEnd),
+    connect_ms: phase(t.connectStart, t.connectEnd),
+    tls_ms: phase(t.sslStart, t.sslEnd),
+    send_ms: phase(t.sendStart, t.sendEnd),
+    wait_ms: t.sendEnd >= 0 ? phase(t.sendEnd, headers) : null,
+    receive_ms: t.receiveHeadersEnd >= 0 && endMs >= 0 ? phase(t.receiveHeadersEnd, endMs) : null,
+  };
+}
+
 export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
   const r = h.response;
   const t = h.fromTiming;
@@ -79,7 +111,7 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
     method: h.method,
     // 0 (no status, no port: e.g. a data: or opaque response) is null: the host takes 100-599
     // and 1-65535 (docs/RECORD.md "Limits")
-    status: r && r.status > 0 ? r.status : t && t.status > 0 ? t.status : null,
+    status: r && r.status > 0 ? r.status : t && t.status > 0 ? t.status : h.handshakeStatus ?? null,
     mime_type: r?.mimeType || t?.mimeType || null,
     protocol: r?.protocol || t?.protocol || null,
     family: familyOf(r?.protocol || t?.protocol),
@@ -101,6 +133,7 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
     failure: h.failure,
     frame_id: h.frameId,
     is_main_document: h.isMain,
+    ...phases(h),
   };
 }
 

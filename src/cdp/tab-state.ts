@@ -7,7 +7,7 @@ import { buildRecord, type RecordEnv, type WallFrame } from "./build-record.ts";
 import { DEFAULT_LIMITS, type Limits, type Navigation } from "./navigation.ts";
 import type { Hop } from "./request-state.ts";
 import type { RawEvent } from "./raw-event.ts";
-import type { NavigationRecord, Source, UrlDetail } from "../record/types.ts";
+import type { IncompleteReason, NavigationRecord, Source, UrlDetail } from "../record/types.ts";
 
 export interface RecorderOptions {
   source: Source;
@@ -43,6 +43,16 @@ export class TabState {
   framesOverflow = false;
   /** The current navigation's commit (its first lifecycle event), CDP seconds. */
   commitAt: number | null = null;
+  /** The latest CDP monotonic time known: of the last event that carried one, or the adapter's
+   * clock when it fed an event without one (src/cdp/event-clock.ts). */
+  now: number | null = null;
+  /** Epoch seconds minus CDP monotonic seconds, from the last request's `wallTime`: places a
+   * navigation that has no request of its own (soft, bfcache) on the wall clock. */
+  wallOffset: number | null = null;
+  /** The main frame's committed document (its loader id), for same-document navigations. */
+  documentLoaderId: string | null = null;
+  /** WebSocket URLs by request key, from Network.webSocketCreated until their handshake. */
+  readonly sockets = new Map<string, string>();
 
   constructor(readonly o: RecorderOptions) {
     this.mainFrameId = o.mainFrameId ?? null;
@@ -99,12 +109,23 @@ export class TabState {
     if (nav.late === "commit" && !nav.requests.has(nav.mainKey)) return [];
     // joined at its response and no wall clock for it (no responseTime, no Navigation Timing)
     if (nav.zeroWall === null && !Number.isFinite(nav.wallTime)) return [];
-    const aborted = cut && nav.loadAt === null && nav.mainFailure === null;
+    const aborted = cut && nav.settled === null;
     // visual metrics of a whole, loaded navigation only: one joined late missed its start screen
     const visual = this.o.visual === true && !this.framesOverflow && nav.late === null && !aborted && nav.loadAt !== null &&
       nav.mainFailure === null ? { frames: this.frames, commitAt: this.commitAt } : null;
     return [buildRecord(nav, {
       id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted, visual,
+      reasons: incompleteReasons(nav, aborted),
     })];
   }
+}
+
+/** Why a finished navigation's record is incomplete (empty: it is complete). */
+function incompleteReasons(nav: Navigation, aborted: boolean): IncompleteReason[] {
+  const out: IncompleteReason[] = [];
+  if (aborted) out.push("aborted");
+  if (nav.completion === "no_load_event") out.push("no_load_event");
+  if (nav.completion === "cap_after_load") out.push("cap_after_load");
+  if (nav.open(false) > 0) out.push("unfinished_requests");
+  return out;
 }

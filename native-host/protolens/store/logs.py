@@ -1,4 +1,4 @@
-"""SQL of ``navigation_logs`` (``m013_navigation_logs``): a load's raw DevTools events, as the
+"""SQL of ``navigation_logs`` (``m014_navigation_logs``): a load's raw DevTools events, as the
 extension's log tap sent them (gzipped JSONL) with the recorder's options, keyed by navigation id.
 
 A log is stored only for a stored navigation (its foreign key) and goes with it (``ON DELETE

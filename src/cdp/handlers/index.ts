@@ -10,11 +10,15 @@ import {
   onResponseReceived,
 } from "./network.ts";
 import {
-  onAttachedToTarget, onDomContentEventFired, onFrameAttached, onFrameNavigated, onLifecycleEvent,
-  onLoadEventFired,
+  onAttachedToTarget, onDomContentEventFired, onDownloadWillBegin, onFrameAttached, onFrameNavigated, onLifecycleEvent,
+  onLoadEventFired, onNavigatedWithinDocument,
 } from "./page.ts";
 import { onFrameHistogram } from "./paint.ts";
 import { onBindingCalled, onMetrics } from "./runtime.ts";
+import {
+  onWebSocketClosed, onWebSocketCreated, onWebSocketFrameReceived, onWebSocketHandshakeResponseReceived,
+  onWebSocketWillSendHandshakeRequest,
+} from "./websocket.ts";
 
 type Handler<M extends RawEvent["method"]> = (s: TabState, ev: Extract<RawEvent, { method: M }>) => NavigationRecord[];
 type Handlers = { readonly [M in RawEvent["method"]]?: Handler<M> };
@@ -26,11 +30,18 @@ export const HANDLERS = {
   "Network.loadingFinished": onLoadingFinished,
   "Network.loadingFailed": onLoadingFailed,
   "Network.requestServedFromCache": onRequestServedFromCache,
+  "Network.webSocketCreated": onWebSocketCreated,
+  "Network.webSocketWillSendHandshakeRequest": onWebSocketWillSendHandshakeRequest,
+  "Network.webSocketHandshakeResponseReceived": onWebSocketHandshakeResponseReceived,
+  "Network.webSocketFrameReceived": onWebSocketFrameReceived,
+  "Network.webSocketClosed": onWebSocketClosed,
   "Page.frameAttached": onFrameAttached,
   "Page.frameNavigated": onFrameNavigated,
   "Page.lifecycleEvent": onLifecycleEvent,
   "Page.loadEventFired": onLoadEventFired,
   "Page.domContentEventFired": onDomContentEventFired,
+  "Page.navigatedWithinDocument": onNavigatedWithinDocument,
+  "Page.downloadWillBegin": onDownloadWillBegin,
   "Target.attachedToTarget": onAttachedToTarget,
   "Runtime.bindingCalled": onBindingCalled,
   "Performance.metrics": onMetrics,

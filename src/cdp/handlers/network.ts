@@ -7,14 +7,20 @@
 import { hopFromResponse, wallFromResponse } from "../late.ts";
 import { Navigation } from "../navigation.ts";
 import type { EventOf } from "../raw-event.ts";
-import { endByRedirect, newHop } from "../request-state.ts";
+import { endByRedirect, isLongLived, newHop, type Hop } from "../request-state.ts";
 import { isHttp, type TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
 
 type Out = NavigationRecord[];
 
+/** Network activity restarts the navigation's quiet, except a long-lived stream's. */
+function activity(s: TabState, h: Hop, at: number): void {
+  if (!isLongLived(h)) s.nav?.touch(at);
+}
+
 export function onRequestWillBeSent(s: TabState, ev: EventOf<"Network.requestWillBeSent">): Out {
   const p = ev.params;
+  s.wallOffset = p.wallTime - p.timestamp;
   const nav = s.nav;
   const k = s.key(ev, p.requestId);
   const prev = nav?.requests.get(k);
@@ -35,9 +41,10 @@ export function onRequestWillBeSent(s: TabState, ev: EventOf<"Network.requestWil
     return out;
   }
   if (nav && isHttp(p.request.url) && !prev) {
-    nav.requests.set(k, [newHop(p, 0, false)]);
+    const hop = newHop(p, 0, false);
+    nav.requests.set(k, [hop]);
     if (!s.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
-    nav.touch(p.timestamp);
+    activity(s, hop, p.timestamp);
   }
   return [];
 }
@@ -67,7 +74,7 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
   if (nav && h) {
     h.response = p.response;
     h.responseAt = p.timestamp;
-    nav.touch(p.timestamp);
+    activity(s, h, p.timestamp);
   }
   return [];
 }
@@ -76,7 +83,7 @@ export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">)
   const h = s.hopOf(ev, ev.params.requestId);
   if (s.nav && h) {
     h.bodyBytes += ev.params.dataLength;
-    s.nav.touch(ev.params.timestamp);
+    activity(s, h, ev.params.timestamp);
   }
   return [];
 }
@@ -86,7 +93,7 @@ export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinis
   if (s.nav && h && h.end === null) {
     h.end = ev.params.timestamp;
     h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength));
-    s.nav.touch(ev.params.timestamp);
+    activity(s, h, ev.params.timestamp);
   }
   return [];
 }
@@ -97,7 +104,7 @@ export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed"
   if (nav && h && h.end === null) {
     h.end = ev.params.timestamp;
     h.failure = ev.params.errorText || (ev.params.canceled ? "canceled" : "failed");
-    nav.touch(ev.params.timestamp);
+    activity(s, h, ev.params.timestamp);
     if (h.isMain && nav.mainFailure === null) {
       nav.mainFailure = h.failure;
       nav.mainFailedAt = ev.params.timestamp;

@@ -1,7 +1,8 @@
 /**
  * Page and Target domain handlers: which frames are the tab's children, when the navigation's
  * document commits, and its milestones (lifecycle events, load, DOMContentLoaded), all in CDP
- * monotonic time and only for the tab's own main frame.
+ * monotonic time and only for the tab's own main frame; the navigations that load no document
+ * (a same-document navigation by the History API, a back/forward-cache restore), and downloads.
  */
 import { Navigation } from "../navigation.ts";
 import type { EventOf } from "../raw-event.ts";
@@ -22,11 +23,44 @@ export function onAttachedToTarget(s: TabState, ev: EventOf<"Target.attachedToTa
 
 export function onFrameNavigated(s: TabState, ev: EventOf<"Page.frameNavigated">): Out {
   const f = ev.params.frame;
-  if (f.parentId) s.childFrames.add(f.id);
-  else if (ev.sessionId === undefined) {
-    s.mainFrameId ??= f.id;
-    if (s.nav && f.id === s.mainFrameId && f.loaderId === s.nav.loaderId) s.commit(s.nav);
+  if (f.parentId) {
+    s.childFrames.add(f.id);
+    return [];
   }
+  if (ev.sessionId !== undefined) return [];
+  s.mainFrameId ??= f.id;
+  if (f.id !== s.mainFrameId) return [];
+  s.documentLoaderId = f.loaderId;
+  if (ev.params.type === "BackForwardCacheRestore") return startWithoutDocument(s, "bfcache", f.url, f.loaderId);
+  if (s.nav && f.loaderId === s.nav.loaderId) s.commit(s.nav);
+  return [];
+}
+
+/** A navigation that loads no document: it starts now (the event has no time of its own: the
+ * recorder's latest CDP time), ends the one before it and is placed on the wall clock by the
+ * tab's last request. A same-document navigation while the document is still loading is part
+ * of that load (a single-page app settling its first route), not a navigation of its own. */
+function startWithoutDocument(s: TabState, kind: "soft" | "bfcache", url: string, loaderId: string): Out {
+  const now = s.now;
+  if (now === null) return [];
+  if (kind === "soft" && s.nav !== null && s.nav.kind === "navigation" && s.nav.settled === null) return [];
+  const out = s.finish(true);
+  const wall = s.wallOffset === null ? NaN : now + s.wallOffset;
+  s.begin(new Navigation(now, wall, loaderId, s.mainFrameId ?? "", `|${kind}@${now}`, null, kind, url), true);
+  return out;
+}
+
+export function onNavigatedWithinDocument(s: TabState, ev: EventOf<"Page.navigatedWithinDocument">): Out {
+  const p = ev.params;
+  // a fragment (#anchor) scrolls; only the History API (pushState, replaceState, traversal)
+  // is how single-page apps change route
+  if (ev.sessionId !== undefined || p.frameId !== s.mainFrameId || p.navigationType !== "historyApi") return [];
+  const loaderId = s.documentLoaderId ?? s.nav?.loaderId;
+  return loaderId === undefined ? [] : startWithoutDocument(s, "soft", p.url, loaderId);
+}
+
+export function onDownloadWillBegin(s: TabState, ev: EventOf<"Page.downloadWillBegin">): Out {
+  if (s.nav && ev.sessionId === undefined) s.nav.downloads += 1;
   return [];
 }
 
@@ -38,7 +72,8 @@ export function onLifecycleEvent(s: TabState, ev: EventOf<"Page.lifecycleEvent">
     s.begin(new Navigation(p.timestamp, NaN, p.loaderId, p.frameId, `|${p.loaderId}`, "commit"), true);
     return [];
   }
-  if (!nav || ev.sessionId !== undefined || p.loaderId !== nav.loaderId || p.frameId !== s.mainFrameId) return [];
+  if (!nav || nav.kind !== "navigation" || ev.sessionId !== undefined || p.loaderId !== nav.loaderId ||
+      p.frameId !== s.mainFrameId) return [];
   // joined at the response and enabled after the commit: no frameNavigated, only this replay
   if (p.name === "commit" && nav.late !== null) s.commit(nav);
   // the new document's first lifecycle event is its commit: `init` (`commit` only in the
@@ -51,11 +86,11 @@ export function onLifecycleEvent(s: TabState, ev: EventOf<"Page.lifecycleEvent">
 }
 
 export function onLoadEventFired(s: TabState, ev: EventOf<"Page.loadEventFired">): Out {
-  if (s.nav && s.committed && ev.sessionId === undefined) s.nav.loadAt ??= ev.params.timestamp;
+  if (s.nav?.kind === "navigation" && s.committed && ev.sessionId === undefined) s.nav.loadAt ??= ev.params.timestamp;
   return [];
 }
 
 export function onDomContentEventFired(s: TabState, ev: EventOf<"Page.domContentEventFired">): Out {
-  if (s.nav && s.committed && ev.sessionId === undefined) s.nav.dclAt ??= ev.params.timestamp;
+  if (s.nav?.kind === "navigation" && s.committed && ev.sessionId === undefined) s.nav.dclAt ??= ev.params.timestamp;
   return [];
 }

@@ -33,7 +33,7 @@ export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled"
   }
   // LCP candidates of the top-level document, once this navigation committed; the last one is
   // the LCP (candidates come until input or unload)
-  if (!s.nav || !s.committed || ev.params.name !== LCP_BINDING) return [];
+  if (s.nav?.kind !== "navigation" || !s.committed || ev.params.name !== LCP_BINDING) return [];
   const t = lcpEpochMs(ev.params.payload);
   if (t !== null) s.nav.lcpWall = t / 1000;
   return [];
