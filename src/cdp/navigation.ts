@@ -43,6 +43,8 @@ export class Navigation {
   downloads = 0;
   /** How the record ended on its own (null: not yet, or cut from outside). */
   completion: Completion | null = null;
+  /** A pending navigation that turned out to be a download: it makes no record. */
+  download = false;
 
   constructor(
     readonly t0: number,

@@ -41,7 +41,7 @@ export class Recorder {
 
   /** A navigation is being recorded (the adapter keeps polling while true). */
   get active(): boolean {
-    return this.s.nav !== null;
+    return this.s.nav !== null || this.s.pending !== null;
   }
 
   /** Feeds one event; returns records it completed (a navigation replaced by a new one). `now`:
@@ -64,11 +64,14 @@ export class Recorder {
 
   /** Completes the current navigation if, at CDP time `now` (seconds), it is done. */
   poll(now: number): NavigationRecord[] {
-    const nav = this.s.nav;
-    const completion = nav?.completes(now, this.s.limits) ?? null;
-    if (nav === null || completion === null) return [];
+    const s = this.s;
+    // a pending navigation that never commits (no abort reported either) gives up at the cap
+    const stale = s.pending?.completes(now, s.limits) != null ? s.abandonPending() : [];
+    const nav = s.nav;
+    const completion = nav?.completes(now, s.limits) ?? null;
+    if (nav === null || completion === null) return stale;
     nav.completion = completion;
-    return this.s.finish(false);
+    return [...stale, ...s.finish(false)];
   }
 
   /** A late navigation waits for the page's Navigation Timing (the adapter relays it after load). */
@@ -85,6 +88,6 @@ export class Recorder {
 
   /** Ends recording (tab closed, detached, end of a log): whatever is open is emitted. */
   flush(): NavigationRecord[] {
-    return this.s.finish(true);
+    return [...this.s.finish(true), ...this.s.abandonPending()];
   }
 }

@@ -31,6 +31,23 @@ export interface Hop {
   handshakeStatus?: number;
 }
 
+/** A response whose body ended short of its Content-Length (no content coding, so the decoded
+ * body is the wire body) although Chromium reported it finished: loading was stopped under it
+ * (the stop button, Page.stopLoading, window.stop(): measured with Chromium 156, an image held
+ * back by the server was reported finished at 1,024 of 65,536 bytes). */
+export function cutShort(h: Hop): boolean {
+  const r = h.response;
+  if (r === null || h.failure !== null || r.status !== 200 || h.method === "HEAD") return false;
+  const header = (name: string): string | undefined =>
+    Object.entries(r.headers).find(([k]) => k.toLowerCase() === name)?.[1];
+  const length = Number(header("content-length"));
+  const coding = header("content-encoding");
+  return Number.isFinite(length) && length > 0 && (coding === undefined || coding === "identity") &&
+    // a prefetch reports no body bytes (its body goes to the cache, not to the page): the wire
+    // bytes, which count the headers too, must fall short as well
+    h.end !== null && Math.max(h.bodyBytes, h.encodedBytes) < length;
+}
+
 /** Resource types that stay open by design: they never hold a record open or restart its quiet,
  * and are counted in `page.open_at_end` when still open at its end. */
 export const LONG_LIVED: ReadonlySet<string> = new Set(["EventSource", "WebSocket"]);

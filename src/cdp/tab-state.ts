@@ -5,7 +5,7 @@
  */
 import { buildRecord, type RecordEnv, type WallFrame } from "./build-record.ts";
 import { DEFAULT_LIMITS, type Limits, type Navigation } from "./navigation.ts";
-import type { Hop } from "./request-state.ts";
+import { cutShort, isLongLived, type Hop } from "./request-state.ts";
 import type { RawEvent } from "./raw-event.ts";
 import type { IncompleteReason, NavigationRecord, Source, UrlDetail } from "../record/types.ts";
 
@@ -32,6 +32,11 @@ export class TabState {
   nav: Navigation | null = null;
   /** The current navigation's document has replaced the previous one. */
   committed = false;
+  /** A main-frame navigation under way while the current one's document is still shown: it
+   * becomes current when its document commits. Until then the current document goes on loading
+   * (its requests are its own), and a navigation that never commits (a download, a 204, one
+   * stopped before its response) never cuts the current one short. */
+  pending: Navigation | null = null;
   /** A navigation has been recorded (or joined) since the attach. */
   joined = false;
   mainFrameId: string | null;
@@ -64,20 +69,71 @@ export class TabState {
     return `${ev.sessionId ?? ""}|${requestId}`;
   }
 
-  /** The current hop of a request of the navigation. An OOPIF's document request starts in the
-   * parent's session and finishes in the child's (same requestId, the loader id, unique in the
-   * browser): it is looked up in the root session too. */
+  /** The current hop of a request of the navigation (or of the pending one). An OOPIF's
+   * document request starts in the parent's session and finishes in the child's (same requestId,
+   * the loader id, unique in the browser): it is looked up in the root session too. */
   hopOf(ev: RawEvent, requestId: string): Hop | undefined {
-    return this.nav?.current(this.key(ev, requestId)) ?? this.nav?.current(`|${requestId}`);
+    const k = this.key(ev, requestId);
+    const nav = this.ownerOf(ev, requestId);
+    return nav?.current(k) ?? nav?.current(`|${requestId}`);
+  }
+
+  /** The navigation (current or pending) that holds a request. */
+  ownerOf(ev: RawEvent, requestId: string): Navigation | null {
+    const k = this.key(ev, requestId);
+    for (const nav of [this.nav, this.pending]) {
+      if (nav?.requests.has(k) === true || nav?.requests.has(`|${requestId}`) === true) return nav;
+    }
+    return null;
+  }
+
+  /** The navigation a request with `loaderId` belongs to: the pending one's own, or the current. */
+  navFor(loaderId: string): Navigation | null {
+    return this.pending !== null && loaderId === this.pending.loaderId ? this.pending : this.nav;
+  }
+
+  /** The pending navigation ends without its commit (replaced by another, aborted, a download):
+   * its record, aborted, unless it was a download; the current navigation goes on. */
+  abandonPending(): NavigationRecord[] {
+    const gone = this.pending;
+    this.pending = null;
+    if (gone === null) return [];
+    const current = this.nav;
+    const { committed, frames, framesOverflow, commitAt } = this;
+    this.nav = gone;
+    const out = this.finish(true);
+    Object.assign(this, { nav: current, committed, frames, framesOverflow, commitAt });
+    return out;
+  }
+
+  /** `nav` (the pending navigation, or a first one that never committed) is a download: it makes
+   * no record, and counts once on the document shown. */
+  markDownload(nav: Navigation): void {
+    if (nav.download) return;
+    nav.download = true;
+    if (this.nav !== null && this.nav !== nav) this.nav.downloads += 1;
+  }
+
+  /** The pending navigation committed: the current one ends (aborted if before its load). */
+  commitPending(): NavigationRecord[] {
+    const next = this.pending;
+    if (next === null) return [];
+    this.pending = null;
+    const out = this.finish(true);
+    this.begin(next, true);
+    return out;
   }
 
   /** A top-level document request of the tab's main frame (or, before it is known, of a frame
-   * that is not a child frame). */
+   * that is not a child frame). Since Chromium 71 or so a navigation's requestId is its loaderId;
+   * before, they differed and the navigation request was the one for the document's own URL
+   * (public logs of Chrome 47-59, tests/fixtures/public). */
   isMainNavigation(
     sessionId: string | undefined, type: string | undefined, requestId: string, loaderId: string,
-    frameId: string | undefined,
+    frameId: string | undefined, documentURL: string, url: string,
   ): boolean {
-    if (sessionId !== undefined || type !== "Document" || requestId !== loaderId || !frameId) return false;
+    if (sessionId !== undefined || type !== "Document" || !frameId) return false;
+    if (requestId !== loaderId && documentURL !== url) return false;
     return this.mainFrameId === null ? !this.childFrames.has(frameId) : frameId === this.mainFrameId;
   }
 
@@ -110,6 +166,7 @@ export class TabState {
     // joined at its response and no wall clock for it (no responseTime, no Navigation Timing)
     if (nav.zeroWall === null && !Number.isFinite(nav.wallTime)) return [];
     const aborted = cut && nav.settled === null;
+    if (nav.download) return [];
     // visual metrics of a whole, loaded navigation only: one joined late missed its start screen
     const visual = this.o.visual === true && !this.framesOverflow && nav.late === null && !aborted && nav.loadAt !== null &&
       nav.mainFailure === null ? { frames: this.frames, commitAt: this.commitAt } : null;
@@ -127,5 +184,7 @@ function incompleteReasons(nav: Navigation, aborted: boolean): IncompleteReason[
   if (nav.completion === "no_load_event") out.push("no_load_event");
   if (nav.completion === "cap_after_load") out.push("cap_after_load");
   if (nav.open(false) > 0) out.push("unfinished_requests");
+  const cut = [...nav.requests.values()].some((hops) => hops.some((h) => !isLongLived(h) && cutShort(h)));
+  if (cut) out.push("stopped");
   return out;
 }

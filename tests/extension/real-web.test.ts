@@ -220,3 +220,94 @@ describe("phases and connection set-up", () => {
     expect(r?.connections[0]).toMatchObject({ setup_ms: null, connect_ms: null });
   });
 });
+
+describe("a navigation under way while the page is shown", () => {
+  const attachment = (url: string): Protocol.Network.Response => ({
+    ...response(url), headers: { "Content-Disposition": "attachment; filename=file.bin" }, mimeType: "application/octet-stream",
+  });
+
+  it("the shown document keeps its own requests until the next one commits, then ends aborted if not loaded", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("img", `${PAGE}a.png`, 100.03));
+    // a script sends the page elsewhere before its load event: the image still lands on it
+    expect(rec.push(navigation("L2", `${PAGE}next`, 100.05))).toEqual([]);
+    rec.push(received("img", 100.06, response(`${PAGE}a.png`)));
+    rec.push(finished("img", 100.07, 2000));
+    rec.push(received("L2", 100.08, response(`${PAGE}next`)));
+    const [first] = rec.push(committed("L2", `${PAGE}next`));
+    expect(first?.page).toMatchObject({ url: PAGE, aborted: true, incomplete_reasons: ["aborted"] });
+    expect(first?.requests.find((q) => q.url.endsWith("a.png"))).toMatchObject({ encoded_bytes: 2000, end_ms: 70 });
+    rec.push(finished("L2", 100.09, 300));
+    rec.push(lifecycle("load", "L2", 100.1));
+    const [second] = rec.poll(102.2);
+    expect(second?.page).toMatchObject({ url: `${PAGE}next`, aborted: false, incomplete: false });
+    expect(second?.requests.map((q) => q.url)).toEqual([`${PAGE}next`]);
+  });
+
+  it("a download makes no record of its own: it is counted on the page, which goes on", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    expect(rec.push(navigation("L2", `${PAGE}file.bin`, 100.5))).toEqual([]);
+    rec.push(received("L2", 100.51, attachment(`${PAGE}file.bin`)));
+    expect(rec.push({ method: "Network.loadingFailed", params: {
+      requestId: "L2", timestamp: 100.52, type: "Document", errorText: "net::ERR_ABORTED", canceled: true } })).toEqual([]);
+    const records = rec.poll(102.6);
+    expect(records).toHaveLength(1);
+    expect(records[0]?.page).toMatchObject({ url: PAGE, downloads: 1, aborted: false, incomplete: false });
+  });
+
+  it("Page.downloadWillBegin marks it too, counted once", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(navigation("L2", `${PAGE}file.bin`, 100.5));
+    rec.push({ method: "Page.downloadWillBegin", params: { frameId: FRAME, guid: "g", url: `${PAGE}file.bin`, suggestedFilename: "f" } });
+    rec.push(received("L2", 100.51, attachment(`${PAGE}file.bin`)));
+    rec.push({ method: "Network.loadingFailed", params: { requestId: "L2", timestamp: 100.52, type: "Document", errorText: "net::ERR_ABORTED" } });
+    expect(rec.poll(102.6).map((r) => r.page.downloads)).toEqual([1]);
+  });
+
+  it("a navigation aborted before its commit (not a download) is recorded aborted; the page goes on", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(navigation("L2", `${PAGE}elsewhere`, 100.5));
+    const [gone] = rec.push({ method: "Network.loadingFailed", params: {
+      requestId: "L2", timestamp: 100.6, type: "Document", errorText: "net::ERR_ABORTED", canceled: true } });
+    expect(gone?.page).toMatchObject({ url: `${PAGE}elsewhere`, aborted: true, error: "net::ERR_ABORTED" });
+    const [page] = rec.poll(102.7);
+    expect(page?.page).toMatchObject({ url: PAGE, aborted: false });
+  });
+});
+
+describe("loading stopped, old Chrome", () => {
+  it("a response cut short of its Content-Length though reported finished marks the load stopped", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("slow", `${PAGE}slow.png`, 100.03));
+    rec.push(received("slow", 100.04, { ...response(`${PAGE}slow.png`), headers: { "content-length": "65536" } }));
+    rec.push({ method: "Network.dataReceived", params: { requestId: "slow", timestamp: 100.05, dataLength: 1024, encodedDataLength: 1024 } });
+    rec.push(finished("slow", 100.06, 1024));
+    rec.push(lifecycle("load", "L1", 100.07));
+    const [r] = rec.poll(102.1);
+    expect(r?.page).toMatchObject({ incomplete: true, incomplete_reasons: ["stopped"] });
+  });
+
+  it("a document request whose id is not its loader's (Chrome before 71) starts a navigation", () => {
+    const rec = new Recorder(options());
+    const doc = request("44277.1", PAGE, 100, { type: "Document", loaderId: "44277.3" });
+    rec.push(doc);
+    rec.push(committed("44277.3", PAGE));
+    rec.push(received("44277.1", 100.01, response(PAGE)));
+    rec.push(finished("44277.1", 100.02, 500));
+    rec.push(lifecycle("load", "44277.3", 100.1));
+    const [r] = rec.poll(102.2);
+    expect(r?.page.url).toBe(PAGE);
+    expect(r?.requests[0]?.is_main_document).toBe(true);
+  });
+});

@@ -6,53 +6,79 @@
  */
 import { hopFromResponse, wallFromResponse } from "../late.ts";
 import { Navigation } from "../navigation.ts";
-import type { EventOf } from "../raw-event.ts";
+import type { EventOf, RawEvent } from "../raw-event.ts";
 import { endByRedirect, isLongLived, newHop, type Hop } from "../request-state.ts";
 import { isHttp, type TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
 
 type Out = NavigationRecord[];
 
-/** Network activity restarts the navigation's quiet, except a long-lived stream's. */
-function activity(s: TabState, h: Hop, at: number): void {
-  if (!isLongLived(h)) s.nav?.touch(at);
+/** Network activity restarts the quiet of the navigation the request belongs to, except a
+ * long-lived stream's. */
+function activity(s: TabState, ev: RawEvent, h: Hop, at: number): void {
+  if (!isLongLived(h)) s.ownerOf(ev, h.requestId)?.touch(at);
 }
 
 export function onRequestWillBeSent(s: TabState, ev: EventOf<"Network.requestWillBeSent">): Out {
   const p = ev.params;
   s.wallOffset = p.wallTime - p.timestamp;
-  const nav = s.nav;
   const k = s.key(ev, p.requestId);
-  const prev = nav?.requests.get(k);
+  const owner = [s.nav, s.pending].find((n) => n?.requests.has(k)) ?? null;
+  const prev = owner?.requests.get(k);
   const last = prev?.[prev.length - 1];
-  if (nav && prev && last && p.redirectResponse) {
+  if (owner && prev && last && p.redirectResponse) {
     endByRedirect(last, p.redirectResponse, p.timestamp);
     prev.push(newHop(p, last.hop + 1, last.isMain));
-    nav.touch(p.timestamp);
+    owner.touch(p.timestamp);
     return [];
   }
-  if (s.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId)) {
-    const out = s.finish(true);
-    s.mainFrameId = p.frameId ?? null;
-    // a redirect's next hop with no earlier hop seen: attached during the redirect chain
-    s.begin(new Navigation(p.timestamp, p.wallTime, p.loaderId, p.frameId ?? "", k,
-      p.redirectResponse ? "response" : null), false);
-    s.nav?.requests.set(k, [newHop(p, 0, true)]);
-    return out;
+  if (s.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId, p.documentURL, p.request.url)) {
+    return startNavigation(s, ev, k);
   }
+  const nav = s.navFor(p.loaderId);
   if (nav && isHttp(p.request.url) && !prev) {
     const hop = newHop(p, 0, false);
     nav.requests.set(k, [hop]);
-    if (!s.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
-    activity(s, hop, p.timestamp);
+    if (nav === s.nav && !s.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
+    if (!isLongLived(hop)) nav.touch(p.timestamp);
   }
   return [];
 }
 
+/** A navigation's response the browser saves instead of showing (RFC 6266 section 4.2): how a
+ * download shows in the tab's events when Page.downloadWillBegin does not come. */
+function isAttachment(h: Hop): boolean {
+  if (h.response === null || h.servedFromCache) return false;
+  const cd = Object.entries(h.response.headers).find(([k]) => k.toLowerCase() === "content-disposition")?.[1];
+  return cd !== undefined && /^\s*attachment/i.test(cd);
+}
+
+/** A main-frame document request. While the current document is shown (committed), the new
+ * navigation waits as pending until its own document commits; otherwise it replaces the current
+ * one at once (a navigation that had not committed yet is abandoned). */
+function startNavigation(s: TabState, ev: EventOf<"Network.requestWillBeSent">, k: string): Out {
+  const p = ev.params;
+  // a redirect's next hop with no earlier hop seen: attached during the redirect chain
+  const next = new Navigation(p.timestamp, p.wallTime, p.loaderId, p.frameId ?? "", k,
+    p.redirectResponse ? "response" : null);
+  next.requests.set(k, [newHop(p, 0, true)]);
+  s.mainFrameId = p.frameId ?? null;
+  if (s.nav !== null && s.committed && s.nav.kind === "navigation") {
+    const out = s.abandonPending();
+    s.pending = next;
+    return out;
+  }
+  const out = [...s.abandonPending(), ...s.finish(true)];
+  s.begin(next, false);
+  return out;
+}
+
 export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseReceived">): Out {
   const p = ev.params;
-  const nav = s.nav;
-  if (nav?.loaderId !== p.loaderId && s.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId)) {
+  const nav = s.navFor(p.loaderId);
+  if (nav?.loaderId !== p.loaderId && s.pending === null &&
+      // a response has no documentURL: only a request whose id is its loader's counts
+      s.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId, "", p.response.url)) {
     // attached after this navigation's request was sent (src/cdp/late.ts, "response")
     const out = s.finish(true);
     const hop = hopFromResponse(p, true);
@@ -71,43 +97,49 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
     nav.touch(p.timestamp);
     return [];
   }
-  if (nav && h) {
+  if (h) {
     h.response = p.response;
     h.responseAt = p.timestamp;
-    activity(s, h, p.timestamp);
+    activity(s, ev, h, p.timestamp);
   }
   return [];
 }
 
 export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">): Out {
   const h = s.hopOf(ev, ev.params.requestId);
-  if (s.nav && h) {
+  if (h) {
     h.bodyBytes += ev.params.dataLength;
-    activity(s, h, ev.params.timestamp);
+    activity(s, ev, h, ev.params.timestamp);
   }
   return [];
 }
 
 export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinished">): Out {
   const h = s.hopOf(ev, ev.params.requestId);
-  if (s.nav && h && h.end === null) {
+  if (h && h.end === null) {
     h.end = ev.params.timestamp;
     h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength));
-    activity(s, h, ev.params.timestamp);
+    activity(s, ev, h, ev.params.timestamp);
   }
   return [];
 }
 
 export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed">): Out {
-  const nav = s.nav;
   const h = s.hopOf(ev, ev.params.requestId);
+  const nav = h?.isMain && s.pending?.current(s.pending.mainKey) === h ? s.pending : s.nav;
   if (nav && h && h.end === null) {
     h.end = ev.params.timestamp;
     h.failure = ev.params.errorText || (ev.params.canceled ? "canceled" : "failed");
-    activity(s, h, ev.params.timestamp);
+    activity(s, ev, h, ev.params.timestamp);
     if (h.isMain && nav.mainFailure === null) {
       nav.mainFailure = h.failure;
       nav.mainFailedAt = ev.params.timestamp;
+    }
+    // a pending navigation aborted before its commit (stopped, a 204, a download) never
+    // replaces the document shown: it is recorded (as aborted) unless it was a download
+    if (nav === s.pending && h.isMain && h.failure === "net::ERR_ABORTED") {
+      if (isAttachment(h)) s.markDownload(nav);
+      return s.abandonPending();
     }
   }
   return [];

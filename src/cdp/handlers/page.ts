@@ -32,8 +32,9 @@ export function onFrameNavigated(s: TabState, ev: EventOf<"Page.frameNavigated">
   if (f.id !== s.mainFrameId) return [];
   s.documentLoaderId = f.loaderId;
   if (ev.params.type === "BackForwardCacheRestore") return startWithoutDocument(s, "bfcache", f.url, f.loaderId);
+  const out = s.pending?.loaderId === f.loaderId ? s.commitPending() : [];
   if (s.nav && f.loaderId === s.nav.loaderId) s.commit(s.nav);
-  return [];
+  return out;
 }
 
 /** A navigation that loads no document: it starts now (the event has no time of its own: the
@@ -59,12 +60,28 @@ export function onNavigatedWithinDocument(s: TabState, ev: EventOf<"Page.navigat
   return loaderId === undefined ? [] : startWithoutDocument(s, "soft", p.url, loaderId);
 }
 
+/** A download: a navigation to it never commits (the document stays), so the pending
+ * navigation for its URL (or a first navigation that never committed) makes no record; the
+ * download is counted on the document that started it. */
 export function onDownloadWillBegin(s: TabState, ev: EventOf<"Page.downloadWillBegin">): Out {
-  if (s.nav && ev.sessionId === undefined) s.nav.downloads += 1;
+  if (ev.sessionId !== undefined) return [];
+  const url = ev.params.url;
+  const mainUrl = (n: typeof s.nav): string | undefined => n?.current(n.mainKey)?.url;
+  if (s.pending !== null && mainUrl(s.pending) === url) s.markDownload(s.pending);
+  else if (s.nav !== null && !s.committed && mainUrl(s.nav) === url) s.markDownload(s.nav);
+  else if (s.nav !== null) s.nav.downloads += 1; // a download by script or a link with `download`
   return [];
 }
 
 export function onLifecycleEvent(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
+  const p = ev.params;
+  // the pending navigation's first lifecycle event is its commit (`init`; frameNavigated follows)
+  const out = ev.sessionId === undefined && p.frameId === s.mainFrameId && s.pending?.loaderId === p.loaderId
+    ? s.commitPending() : [];
+  return [...out, ...milestone(s, ev)];
+}
+
+function milestone(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
   const p = ev.params;
   const nav = s.nav;
   if (!nav && ev.sessionId === undefined && p.name === "commit" && p.frameId === s.mainFrameId) {
