@@ -54,7 +54,7 @@ export class DebuggerRecorder {
     const targets = await chrome.debugger.getTargets();
     const mainFrameId = targets.find((t) => t.tabId === tabId && t.type === "page")?.id;
     // the log tap sees every event the session feeds its recorder, and the recorder's state then
-    const tap = saveLog ? { tap: new LogTap(), options: replayOptions(options, mainFrameId) } : null;
+    const tap = saveLog ? { tap: new LogTap(mainFrameId), options: replayOptions(options, mainFrameId) } : null;
     const session: TabSession = new TabSession(mainFrameId === undefined ? options : { ...options, mainFrameId },
       tap === null ? undefined : (ev) => tap.tap.event(ev, session.recorder.active));
     const tab: Tab = { session, clock: new CdpClock(), tap };

@@ -86,7 +86,7 @@ describe.each(scenarios())("log tap on fixture %s", (name) => {
 
 describe("log tap: cuts", () => {
   const ev = (method: string, timestamp = 1): RawEvent => ({ method, params: { timestamp } } as unknown as RawEvent);
-  const rec = { id: "r" } as NavigationRecord;
+  const rec = { id: "r", requests: [] } as unknown as NavigationRecord;
 
   it("drops what came while idle but the starting event and the last frame before it", () => {
     const tap = new LogTap();
