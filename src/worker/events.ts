@@ -61,12 +61,12 @@ export type WorkerEvent =
   | { type: "tick" };
 
 export type Effect =
-  /** `quietMs`: the recorder's network quiet after load (null: its default). */
-  /** `soft`: the attach is for a same-document navigation to this URL, already made (the tab was
-   * let go idle): the recorder starts it at the first request it sees (src/cdp/recorder.ts). */
+  /** `quietMs`: the recorder's network quiet after load (null: its default); `saveLog`: the log
+   * tap; `soft`: the attach is for a same-document navigation to this URL, already made (the tab
+   * was let go idle): the recorder starts it at the first request it sees (src/cdp/recorder.ts). */
   | {
     type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail; quietMs: number | null;
-    visual: boolean; soft: string | null;
+    visual: boolean; saveLog: boolean; soft: string | null;
   }
   | { type: "detach"; tabId: number }
   /** The attach ended after the tab's commit: join that load if it is already over

@@ -22,7 +22,10 @@ export class Out {
       ...this.s, attached: plus(this.s.attached, tabId), attaching: new Map(this.s.attaching).set(tabId, null),
       idle: without(this.s.idle, tabId),
     };
-    this.emit({ type: "attach", tabId, committed, source: e.source, urlDetail: e.urlDetail, quietMs: e.quietMs, visual: e.visual, soft });
+    this.emit({
+      type: "attach", tabId, committed, source: e.source, urlDetail: e.urlDetail, quietMs: e.quietMs, visual: e.visual,
+      saveLog: e.saveLog, soft,
+    });
   }
 
   detach(tabId: number, idle = false): void {

@@ -17,7 +17,8 @@ const rec = (id: string, origin = base.page.origin): NavigationRecord => ({ ...b
 const HTTPS = "https://a.test/page";
 const tab = (tabId: number, url = HTTPS, incognito = false) => ({ tabId, url, incognito });
 const hello = (lab: LabConfig | null = null): HostMsg => ({ type: "hello", schema: 1, host_version: "0.1", lab });
-const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack", quiet_ms: null, visual: false };
+const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack", quiet_ms: null, visual: false,
+  save_log: false };
 const RELAY = { host: "127.0.0.1", port: 9, username: "u", password: "p" };
 
 /** Runs events through the core from `s`, returning the last state and every effect. */
@@ -47,10 +48,13 @@ describe("worker core: what to attach", () => {
 
   it("attaches an in-scope tab before its navigation, with the settings' source, URL detail and visual switch", () => {
     const { fx, s } = run(state({ ...ON, urlDetail: "path" }), [{ type: "before_navigate", tab: tab(1) }]);
-    expect(of(fx, "attach")).toEqual([{ type: "attach", tabId: 1, committed: false, source: "passive", urlDetail: "path", quietMs: null, visual: false, soft: null }]);
+    expect(of(fx, "attach")).toEqual([{ type: "attach", tabId: 1, committed: false, source: "passive", urlDetail: "path", quietMs: null, visual: false,
+      saveLog: false, soft: null }]);
     expect([...s.attached]).toEqual([1]);
     const visual = run(state({ ...ON, visual: true }), [{ type: "before_navigate", tab: tab(2) }]);
     expect(of(visual.fx, "attach")).toMatchObject([{ tabId: 2, visual: true }]);
+    const tapped = run(state({ ...ON, saveLog: true }), [{ type: "before_navigate", tab: tab(3) }]);
+    expect(of(tapped.fx, "attach")).toMatchObject([{ tabId: 3, saveLog: true }]);
   });
 
   it("attaches once: a second navigation of an attached tab sends nothing", () => {
@@ -338,7 +342,8 @@ describe("worker core: policies, arms in effect, the lab's start", () => {
     for (const quiet of [500, null]) {
       const s = run(state(), [{ type: "host", msg: hello({ ...LAB, quiet_ms: quiet }) }]).s;
       expect(of(run(s, [{ type: "lab_tab", tabId: 7 }]).fx, "attach")).toEqual([
-        { type: "attach", tabId: 7, committed: false, source: "lab", urlDetail: "full", quietMs: quiet, visual: false, soft: null }]);
+        { type: "attach", tabId: 7, committed: false, source: "lab", urlDetail: "full", quietMs: quiet, visual: false,
+          saveLog: false, soft: null }]);
     }
   });
 
