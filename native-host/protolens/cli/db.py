@@ -41,7 +41,7 @@ def connect_ro(db: Path | None) -> Connection:
         raise UserError(str(exc)) from None
 
 
-def store_failure(db: Path | None, exc: DatabaseError) -> UserError:
+def store_failure(db: Path | None, exc: Exception) -> UserError:
     """The one-line error for a file that is not (yet) a usable ProtoLens store."""
     return UserError(f"{db_path(db)}: not a ProtoLens store or an older schema ({exc}); "
                      "try: protolens db migrate")

@@ -21,14 +21,19 @@ SELECT n.id, n.source, n.origin, n.page, n.campaign,
        m.family AS main_family, n.warm, n.failed, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms,
        n.lcp_ms, n.first_image_ms, n.contributor, n.bundle,
        n.network_effective_type AS network
-FROM navigations n
+FROM (SELECT * FROM (SELECT n0.*, row_number() OVER (PARTITION BY n0.id
+                                                     ORDER BY n0.day, n0.bundle) AS copy_rank
+                     FROM navigations n0) t0
+      WHERE t0.copy_rank = 1) n
 LEFT JOIN (SELECT bundle, navigation_id, {argmax}(family, seq) AS family FROM requests
            WHERE is_main_document = 1 GROUP BY bundle, navigation_id) m
   ON m.bundle = n.bundle AND m.navigation_id = n.id
 """
-"""``{argmax}``: DuckDB ``arg_max``, Spark ``max_by``. ``condition``: the condition tag, else the
-network's effective type (navigator.connection.effectiveType), so real-user data are compared per
-network type."""
+"""``{argmax}``: DuckDB ``arg_max``, Spark ``max_by``. One navigation, one vote: a navigation
+id (a UUID v4 the extension drew, docs/RECORD.md) met in several bundles counts once, its first
+upload's copy (by day, then bundle), whichever contributor sent the others. ``condition``: the
+condition tag, else the network's effective type (navigator.connection.effectiveType), so
+real-user data are compared per network type."""
 
 
 DATASET = "dataset"
