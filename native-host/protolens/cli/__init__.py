@@ -11,6 +11,7 @@ import importlib
 import click
 
 from protolens import __version__
+from protolens.cli.errors import UserError
 
 # name -> (module, attribute) of every top-level command. Only the command being run is
 # imported, so `protolens db stats` does not pay for matplotlib or the proxy.
@@ -37,6 +38,26 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class _LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        """A bad option value (``--last 0``, ``--metric foo``), a missing argument or an unknown
+        command is one line ``error: ...`` like every other mistake (``cli/errors.py``), not
+        click's usage block."""
+        try:
+            return super().invoke(ctx)
+        except UserError:
+            raise
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
+            raise UserError(f"{exc.format_message()} (see: {where} --help)") from None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except UserError:
+            raise
+        except click.UsageError as exc:
+            raise UserError(f"{exc.format_message()} (see: {ctx.command_path} --help)") from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 

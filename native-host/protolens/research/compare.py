@@ -18,6 +18,7 @@ from protolens.analysis.stratified import compare_stratified
 from protolens.cc.share import UNLABELLED, nav_class
 from protolens.store import Connection, DatabaseError, StoreError, open_ro
 from protolens.store import cc as ccstore
+from protolens.store.health import is_corruption
 
 TABLE_COLUMNS = ("group", "condition", "arm_a", "arm_b", "n_a", "n_b", "median_a_ms",
                  "median_b_ms", "diff_ms", "ci_low_ms", "ci_high_ms", "p_value", "verdict")
@@ -130,7 +131,7 @@ def _rows(r: Request, db: Path) -> tuple[list[dict[str, Any]], dict[str, str]]:
     try:
         conn = open_ro(db)
     except StoreError as exc:
-        raise CompareError(str(exc)) from None
+        raise (StoreFailure if is_corruption(exc) else CompareError)(str(exc)) from None
     try:
         rows = compare_rows(conn, campaign=r.campaign, source=r.source)
         if r.campaign is not None and not rows:

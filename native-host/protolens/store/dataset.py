@@ -15,6 +15,8 @@ from typing import Any
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from protolens.record.columns import VISUAL_MILESTONES
+
 DATASET_COMPARE_SQL = """
 SELECT n.id, n.source, n.origin, n.page, n.campaign,
        coalesce(n.condition, n.network_effective_type) AS condition, n.arm,
@@ -142,7 +144,7 @@ WITH r AS (SELECT bundle, navigation_id, sum(encoded_bytes) AS bytes FROM reques
      c AS (SELECT bundle, navigation_id, count(*) AS connections FROM connections
            WHERE upstream = 0 GROUP BY ALL)
 SELECT n.bundle || ':' || n.id AS id, n.page, n.condition, n.arm, n.repetition,
-       n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms,
+       n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms, {visual},
        coalesce(c.connections, 0) AS connections, coalesce(r.bytes, 0) AS bytes, n.warm,
        n.failed, n.started_at_ms
 FROM navigations n
@@ -152,9 +154,17 @@ WHERE n.campaign = ?
 """
 
 
+def _summary(data: Path) -> str:
+    """``_SUMMARY`` with the visual milestones the dataset's files hold (typed NULLs for those no
+    file has: bundles before schema 4 lack them)."""
+    have = {r["column_name"] for r in _query(data, "DESCRIBE navigations", [])}
+    return _SUMMARY.format(visual=", ".join(
+        f"n.{c}" if c in have else f"CAST(NULL AS DOUBLE) AS {c}" for c in VISUAL_MILESTONES))
+
+
 def campaign_navigations(data: Path, campaign: str) -> list[dict[str, Any]]:
     """``store.lab.campaign_navigations`` over the dataset (ids are ``bundle:id``)."""
-    rows = _query(data, _SUMMARY + " ORDER BY n.started_at_ms, id", [campaign])
+    rows = _query(data, _summary(data) + " ORDER BY n.started_at_ms, id", [campaign])
     hosts: dict[str, dict[str, int]] = {}
     for h in _query(data, "SELECT h.bundle || ':' || h.navigation_id AS id, h.host, "
                           "h.connections FROM hosts h JOIN navigations n ON n.bundle = h.bundle "
@@ -168,7 +178,7 @@ def campaign_navigations(data: Path, campaign: str) -> list[dict[str, Any]]:
 def plot_navigations(data: Path, campaign: str, warm: bool = False) -> list[dict[str, Any]]:
     """``store.compare.plot_navigations`` over the dataset."""
     return _query(data, "SELECT id, page, condition, arm, repetition, plt_ms, bytes FROM ("
-                  + _SUMMARY + ") WHERE failed = 0 AND warm = ? ORDER BY page, condition, "
+                  + _summary(data) + ") WHERE failed = 0 AND warm = ? ORDER BY page, condition, "
                   "arm, repetition, id", [campaign, int(warm)])
 
 
