@@ -67,3 +67,22 @@ def test_a_one_and_a_half_times_slower_arm_is_found_with_the_expected_power(
 def test_power_grows_with_n() -> None:
     rates = [_run(n, 1.5, seed=14, trials=500)["above"] for n in (5, 10, 20)]
     assert rates[0] < rates[1] < rates[2], rates
+
+
+def test_across_contributors_identical_arms_are_called_different_about_the_nominal_rate() -> None:
+    """``compare --dataset``'s interval (van Elteren inverted, normal approximation): 5
+    contributors of 5 loads per arm, each contributor with their own speed."""
+    from protolens.analysis.observe import Observation
+    from protolens.analysis.stratified import compare_stratified
+
+    rng = np.random.default_rng(15)
+    trials, called = 600, 0
+    for _ in range(trials):
+        by = {}
+        for s in range(5):
+            speed = rng.lognormal(0.0, 0.5)
+            by[f"c{s}"] = [Observation("g", "c", arm, float(v)) for arm in ("a", "b")
+                           for v in rng.lognormal(8.0, 0.3, 5) * speed]
+        ((c, _),) = compare_stratified(by)
+        called += c.significant
+    assert called / trials <= ALPHA + 2.5 * math.sqrt(ALPHA * (1 - ALPHA) / trials), called

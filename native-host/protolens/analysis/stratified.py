@@ -91,28 +91,78 @@ def needed_per_arm(sizes: Sequence[tuple[int, int]], alpha: float) -> int | None
     return k
 
 
+@dataclass(frozen=True)
+class _Shifts:
+    """Every within-stratum difference a_i - b_j, sorted, with its stratum's weight: van
+    Elteren's statistic at a shift d is a weighted count of the differences above d (a rank sum
+    of a less its mean is U = #{a_i - b_j > d} + #{= d} / 2, less n_a n_b / 2), so each shift costs
+    one binary search however many contributors there are."""
+
+    d: np.ndarray
+    cum_w: np.ndarray
+    centre: float
+    sd: float
+    step: float
+
+    @classmethod
+    def of(cls, strata: Sequence[Stratum]) -> _Shifts:
+        d = np.concatenate([(s.a[:, None] - s.b[None, :]).ravel() for s in strata])
+        w = np.concatenate([np.full(len(s.a) * len(s.b), 1.0 / (len(s.a) + len(s.b) + 1))
+                            for s in strata])
+        order = np.argsort(d, kind="mergesort")
+        var = 0.0
+        for s in strata:  # the tie correction of the data as they are (at shift 0)
+            n = len(s.a) + len(s.b)
+            _, counts = np.unique(np.concatenate([s.a, s.b]), return_counts=True)
+            ties = float(np.sum(counts ** 3 - counts)) / (n * (n - 1)) if n > 1 else 0.0
+            var += len(s.a) * len(s.b) * ((n + 1) - ties) / 12 / (n + 1) ** 2
+        return cls(d[order], np.concatenate([[0.0], np.cumsum(w[order])]),
+                   float(sum(len(s.a) * len(s.b) / (len(s.a) + len(s.b) + 1) / 2
+                             for s in strata)),
+                   float(np.sqrt(var)), max(1.0 / (len(s.a) + len(s.b) + 1) for s in strata))
+
+    def weighted_median(self) -> float:
+        """Where the statistic crosses 0: the differences' median weighted by their strata's
+        weights (for one stratum, the Hodges-Lehmann estimate)."""
+        half = float(self.cum_w[-1]) / 2
+        i = int(np.searchsorted(self.cum_w[1:], half * (1 - 1e-12), side="left"))
+        if abs(float(self.cum_w[i + 1]) - half) <= 1e-12 * half and i + 1 < len(self.d):
+            return float(self.d[i] + self.d[i + 1]) / 2
+        return float(self.d[i])
+
+    def z(self, shift: float) -> float:
+        """``van_elteren_z(strata, shift)`` (with the ties of the unshifted data)."""
+        if self.sd <= 0:
+            return 0.0
+        lo = int(np.searchsorted(self.d, shift, side="left"))
+        hi = int(np.searchsorted(self.d, shift, side="right"))
+        t = (self.cum_w[-1] - self.cum_w[hi]) + (self.cum_w[hi] - self.cum_w[lo]) / 2 \
+            - self.centre
+        return float(np.sign(t)) * max(abs(t) - self.step / 2, 0.0) / self.sd
+
+
 def shift_interval(strata: Sequence[Stratum], alpha: float
                    ) -> tuple[float, float | None, float | None]:
     """(estimate, low, high) of the shift common to the strata; None bounds: no interval."""
-    cands = np.unique(np.concatenate([(s.a[:, None] - s.b[None, :]).ravel() for s in strata]))
+    shifts = _Shifts.of(strata)
+    cands = np.unique(shifts.d)
     # z is constant between consecutive candidates and non-increasing in the shift: region i is
     # (cands[i-1], cands[i]); region 0 lies below every candidate, region K above
     points = np.concatenate([[cands[0] - 1.0], (cands[1:] + cands[:-1]) / 2, [cands[-1] + 1.0]])
     crit = float(norm.isf(alpha / 2))
 
-    def first(pred_above: float) -> int:
-        """The first region whose z is <= ``pred_above`` (bisection; K + 1 if none)."""
+    def first(at_most: float) -> int:
+        """The first region whose z is <= ``at_most`` (bisection; K + 1 if none)."""
         lo, hi = 0, len(points)
         while lo < hi:
             mid = (lo + hi) // 2
-            if van_elteren_z(strata, float(points[mid])) <= pred_above:
+            if shifts.z(float(points[mid])) <= at_most:
                 hi = mid
             else:
                 lo = mid + 1
         return lo
 
-    zero = first(0.0)
-    estimate = float(cands[max(zero - 1, 0)])
+    estimate = shifts.weighted_median()
     i_lo = first(crit)
     i_hi = first(-crit - 1e-12) - 1  # the last region whose z is >= -crit
     if i_lo == 0 or i_hi >= len(cands):
