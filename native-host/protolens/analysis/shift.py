@@ -11,7 +11,7 @@ smallest p at these n is above the level) no interval at that level exists: the 
 decide, whatever the data. At 95% that is every design with 3 or fewer loads per arm.
 
 The null distribution of U is exact (the coefficients of the Gaussian binomial coefficient,
-computed by polynomial products in numpy) while ``n_a n_b <= EXACT_MAX``, and the normal
+computed by polynomial products in numpy) while ``n_a n_b <= EXACT_MAX`` (2,500), and the normal
 approximation with continuity correction above it.
 """
 
@@ -23,8 +23,9 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
-EXACT_MAX = 40_000
-"""Largest n_a * n_b for the exact null distribution (about 10 ms at the bound)."""
+EXACT_MAX = 2_500
+"""Largest n_a * n_b for the exact null distribution (8 ms at 50 x 50); beyond it the normal
+approximation's critical count is within 1 of the exact one (30 x 30: 316 against 317)."""
 
 
 @lru_cache(maxsize=256)
