@@ -93,3 +93,16 @@ def test_compare_json_has_no_binary_noise(tmp_path: Path) -> None:
         if key.endswith("_ms") and isinstance(value, float):
             assert value == round(value, 3), (key, value)
     assert not re.search(r"_ms\": -?\d+\.\d{4,}", out), out
+
+
+def test_the_extra_a_command_needs() -> None:
+    from protolens.cli.extras import extra_for, message
+
+    assert extra_for("compare", "scipy.special") == "research"
+    assert extra_for("lab", "numpy") == "lab"  # lab brings research with it
+    assert extra_for("collector", "pyarrow") == "collector"
+    assert extra_for("compare", "pyspark") == "spark"
+    assert extra_for("contribute", "pyarrow") == "research"
+    assert extra_for("compare", "protolens.nothing") is None  # a bug, not an install choice
+    assert message("protolens compare", "research") == \
+        "protolens compare needs the research extra: pip install 'protolens[research]'"

@@ -12,6 +12,7 @@ import click
 
 from protolens import __version__
 from protolens.cli.errors import UserError
+from protolens.cli.extras import extra_for, message, needs_extra
 
 # name -> (module, attribute) of every top-level command. Only the command being run is
 # imported, so `protolens db stats` does not pay for matplotlib or the proxy.
@@ -49,6 +50,12 @@ class _LazyGroup(click.Group):
         except click.UsageError as exc:
             where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
             raise UserError(f"{exc.format_message()} (see: {where} --help)") from None
+        except ModuleNotFoundError as exc:  # a library of an extra this install lacks
+            name = ctx.invoked_subcommand or ""
+            extra = extra_for(name, exc.name or "")
+            if extra is None:
+                raise
+            raise UserError(message(f"protolens {name}", extra)) from None
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:
@@ -65,7 +72,14 @@ class _LazyGroup(click.Group):
         if cmd_name not in _COMMANDS:
             return None
         module, attr = _COMMANDS[cmd_name]
-        cmd: click.Command = getattr(importlib.import_module(f"protolens.cli.{module}"), attr)
+        try:
+            cmd: click.Command = getattr(importlib.import_module(f"protolens.cli.{module}"),
+                                         attr)
+        except ModuleNotFoundError as exc:
+            extra = extra_for(cmd_name, exc.name or "")
+            if extra is None:
+                raise
+            return needs_extra(f"protolens {cmd_name}", extra)
         return cmd
 
 
