@@ -259,3 +259,13 @@ def test_reproduce_help_names_every_experiment() -> None:
     text = " ".join(res.output.split())
     missing = [e.name for e in EXPERIMENTS if e.name not in text]
     assert not missing, f"`lab reproduce --help` does not name {missing}"
+
+
+def test_the_name_list_bundles_use_is_every_experiment() -> None:
+    """share/tags.py keeps ProtoLens's own names in clear from protolens/names.py (the core
+    install cannot import the experiments' analyses nor build the corpus)."""
+    from protolens.names import EXPERIMENT_NAMES, PAGE_NAMES
+    from protolens.pages.catalog import catalog_names
+
+    assert tuple(e.name for e in EXPERIMENTS) == EXPERIMENT_NAMES
+    assert tuple(catalog_names()) == PAGE_NAMES

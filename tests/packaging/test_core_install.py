@@ -164,3 +164,26 @@ def test_install_doctor_round_trip_and_export_without_pyarrow(core: Core) -> Non
     bundle = read_bundle(out)  # this checkout's pyarrow reads what the core wrote without it
     assert bundle.tables["navigations"].column("id").to_pylist() == [record["id"]]
     assert bundle.tables["requests"].num_rows == 4
+
+
+def test_the_core_contributes_to_a_real_collector(core: Core, tmp_path: Path) -> None:
+    """The collector (this checkout, with its extra) on loopback with TLS; the core uploads."""
+    from scripts.devkit.collector import running_collector, small_store
+
+    db = small_store(tmp_path / "s.db", n=5)
+    with running_collector(tmp_path) as c:
+        token = c.token("vol-core")
+        env = {**core.env, "PROTOLENS_DB": str(db), "PROTOLENS_CA_CERT": str(c.ca)}
+        done = subprocess.run([str(core.venv / "bin" / "protolens"), "contribute", "--to",
+                               c.url, "--token", token, "--json"], cwd=core.cwd, env=env,
+                              text=True, capture_output=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        files = list((c.data / "dataset").glob("table=navigations/*/*.parquet"))
+        assert len(files) == 1  # accepted: the collector checked the core's bundle and stored it
+        assert read_bundle_rows(files[0]) == 5
+
+
+def read_bundle_rows(path: Path) -> int:
+    import pyarrow.parquet as pq
+
+    return int(pq.read_table(path).num_rows)
