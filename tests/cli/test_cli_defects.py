@@ -106,3 +106,15 @@ def test_the_extra_a_command_needs() -> None:
     assert extra_for("compare", "protolens.nothing") is None  # a bug, not an install choice
     assert message("protolens compare", "research") == \
         "protolens compare needs the research extra: pip install 'protolens[research]'"
+
+
+def test_compare_refuses_a_zero_width_interval_in_one_line(tmp_path: Path) -> None:
+    """Copies of one load (every value the same in each arm) give an interval of zero width:
+    an error, not "h2 faster by 235 ms [235, 235]"."""
+    db = tmp_path / "s.db"
+    ingest_all(db, [lab_record(i, "camp", "p", "c", "h2" if i % 2 else "h3", i,
+                               335.0 if i % 2 else 100.0) for i in range(8)])
+    code, out, err = run("compare", "--campaign", "camp", "--db", str(db), "--json")
+    assert code == 2 and err.count("\n") == 1 and "zero-width interval" in err, err
+    (row,) = json.loads(out)
+    assert row["outcome"] == "error" and row["ci_low_ms"] is None and not row["significant"]
