@@ -79,6 +79,12 @@ def test_show_the_visual_metrics_when_recorded(tmp_path: Path) -> None:
     assert code == 0, out
     assert _line(out, "first visual change 30 ms", "SpeedIndex 44 ms", "VC85 50 ms", "VC99 52 ms",
                  "last visual change 60 ms")
+    code, out, _ = run("show", "c0a1e5ce", "--db", str(path), "--json")
+    assert code == 0, out
+    detail = json.loads(out)  # --json carries what the human view prints
+    assert [detail[k] for k in ("first_visual_change_ms", "speed_index_ms",
+                                "visual_complete_85_ms", "visual_complete_99_ms",
+                                "last_visual_change_ms")] == [30.0, 44.4, 50.0, 52.0, 60.0]
 
 
 def test_show_upstream_connections_of_a_proxied_load(tmp_path: Path) -> None:

@@ -160,6 +160,8 @@ def test_a_timed_out_load_is_recorded_as_failed(testbed: dict[str, Any], tmp_pat
                     "wifi", "--reps", "1", "--timeout", "0.5", "--retries", "1", "--campaign",
                     "to", "--testbed", TB, db=db, check=False)
     assert out.returncode == 1
+    # stdout is a pipe here: a plain line per finished cell instead of a redrawn bar
+    assert "to: 1/1 loads, 1 failed; cell student-small/h2/wifi done; " in out.stdout, out.stdout
     failed = rows(db, "SELECT * FROM loads WHERE campaign = 'to'")
     assert [f["attempt"] for f in failed] == [1, 2]
     assert all(f["status"] == "failed" and f["reason"].startswith("timeout") for f in failed)

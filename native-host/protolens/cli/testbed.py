@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from protolens.cli.errors import UserError
+from protolens.cli.extras import extra_for, needs_extra
 from protolens.cli.output import emit, output_options
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,6 +27,11 @@ class _Group(click.Group):
         for module, attr in _EXTRA:
             try:
                 cmd = getattr(importlib.import_module(module), attr)
+            except ModuleNotFoundError as exc:  # a library of the lab extra is not installed
+                extra = extra_for("testbed", exc.name or "")
+                if extra is None:
+                    continue
+                cmd = needs_extra(f"protolens testbed {attr.removesuffix('_cmd')}", extra)
             except (ImportError, AttributeError):
                 continue
             found[cmd.name or attr] = cmd
