@@ -230,7 +230,8 @@ def test_connection_setup_is_the_handshake_on_the_wire(
     captured on the client's link (lab/handshake.py: TCP + TLS 1.3 from the SYN to the client's
     Finished, QUIC from its Initial to its first 1-RTT packet), within 10%; and the handshake is
     the round trips the protocols need on the shaper's RTT (25 ms each way): 2 for TCP + TLS,
-    1 for QUIC (RFC 8446 section 2, RFC 9000 section 7), plus the server's flight at 7 Mbit/s."""
+    1 for QUIC (RFC 8446 section 2, RFC 9000 section 7), and less than one more (the flights'
+    transmission at 7 Mbit/s and the server's work add 5-15 ms here)."""
     from protolens.lab.handshake import handshakes
     from protolens.lab.pcap import packets
     from protolens.shaper import load_profile
@@ -253,7 +254,7 @@ def test_connection_setup_is_the_handshake_on_the_wire(
         assert shake is not None, f"no {load['arm']} handshake on the wire after {start_ns}"
         assert first["connect_ms"] == pytest.approx(shake.ms, rel=0.10), (load["arm"], first, shake)
         rounds = 1 if proto == 17 else 2
-        assert rounds * rtt_ms <= shake.ms <= rounds * rtt_ms * 1.25, (load["arm"], shake)
+        assert rounds * rtt_ms <= shake.ms < (rounds + 1) * rtt_ms, (load["arm"], shake)
         assert first["tls_ms"] is not None and first["tls_ms"] <= first["connect_ms"] + 1e-6
         checked[load["arm"]].append((first["connect_ms"], shake.ms))
     assert sorted(checked) == sorted(ARMS) and all(len(v) >= 2 for v in checked.values()), checked

@@ -10,9 +10,11 @@ from protolens.lab.pcap import Packet
 CLI, SRV = "198.18.1.2", "198.18.2.2"
 
 
-def tcp(ms: float, src: str, sport: int, flags: int, payload: int = 0) -> Packet:
-    dst, dport = (SRV, 443) if src == CLI else (CLI, 50000)
-    return Packet(int(ms * 1e6), src, dst, 6, sport, dport, 40 + payload, payload, flags)
+def tcp(ms: float, src: str, port: int, flags: int, payload: int = 0) -> Packet:
+    """``port``: the client's, whichever way the packet goes."""
+    if src == CLI:
+        return Packet(int(ms * 1e6), CLI, SRV, 6, port, 443, 40 + payload, payload, flags)
+    return Packet(int(ms * 1e6), src, CLI, 6, 443, port, 40 + payload, payload, flags)
 
 
 def udp(ms: float, src: str, sport: int, first: int) -> Packet:
@@ -22,15 +24,16 @@ def udp(ms: float, src: str, sport: int, first: int) -> Packet:
 
 def test_tcp_tls_from_syn_to_the_client_finished_and_quic_from_initial_to_1rtt() -> None:
     caps = [
-        tcp(0, CLI, 50000, 0x02), tcp(50, SRV, 443, 0x12), tcp(50.1, CLI, 50000, 0x10),
-        tcp(50.2, CLI, 50000, 0x18, 517),          # ClientHello
-        tcp(100.5, SRV, 443, 0x18, 2400),          # server flight
+        tcp(0, CLI, 50000, 0x02), tcp(50, SRV, 50000, 0x12), tcp(50.1, CLI, 50000, 0x10),
+        tcp(50.2, CLI, 50000, 0x18, 1448),         # ClientHello, in two segments
+        tcp(50.3, CLI, 50000, 0x18, 350),
+        tcp(100.5, SRV, 50000, 0x18, 2400),        # server flight
         tcp(106.3, CLI, 50000, 0x18, 80),          # client Finished
         tcp(106.4, CLI, 50000, 0x18, 300),         # the request
         udp(10, CLI, 40000, 0xC3), udp(62, SRV, 443, 0xC0), udp(67.5, CLI, 40000, 0xE1),
         udp(67.6, CLI, 40000, 0x41),                # first short header
         tcp(200, CLI, 50002, 0x02),                 # a SYN that never carried a handshake
-        tcp(5, SRV, 443, 0x02),                     # not the client's
+        tcp(5, "198.18.2.9", 50000, 0x02),          # not the client's
     ]
     got = handshakes(caps, CLI)
     assert [(h.proto, h.client_port) for h in got] == [(6, 50000), (17, 40000)]
