@@ -48,7 +48,7 @@ def campaign(testbed: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
     work = tmp_path_factory.mktemp("campaign")
     db = work / "lab.db"
     cap = subprocess.Popen(["ip", "netns", "exec", testbed["namespaces"]["client"], "tcpdump",
-                            "-i", f"{TB}-c0", "-s", "128", "-U", "-n", "-w",
+                            "-i", f"{TB}-c0", "-s", "256", "-U", "-n", "-w",
                             str(work / "client.pcap")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:

@@ -1,7 +1,7 @@
 """Packets of a classic pcap file, as tcpdump writes it (pure).
 
 What the fairness experiment and the handshake checks need from a header-only capture
-(``tcpdump -s 128``): the capture time, the IPv4 addresses, the transport ports, the IP packet's
+(``tcpdump -s 256``): the capture time, the IPv4 addresses, the transport ports, the IP packet's
 length as it was on the wire (the IP header's total length, not the captured length), the
 payload's length, TCP flags and the payload's first byte. File format: the libpcap file
 format (tcpdump.org/manpages/pcap-savefile.5.html; link types from
@@ -44,6 +44,8 @@ class Packet:
     first_byte: int | None = None
     """The payload's first byte when the capture holds it (a QUIC packet's header form: long
     header 1, short header 0 in its top bit, RFC 9000 section 17)."""
+    head: bytes = b""
+    """The payload's first bytes, as far as the capture holds them."""
 
 
 def _ip(raw: bytes) -> str:
@@ -86,4 +88,5 @@ def packets(data: bytes) -> Iterator[Packet]:
         yield Packet(ts_ns=sec * 1_000_000_000 + frac * unit_ns, src=_ip(ip[12:16]),
                      dst=_ip(ip[16:20]), proto=proto, sport=sport, dport=dport, length=total,
                      payload=max(0, total - head), tcp_flags=flags,
-                     first_byte=ip[head] if len(ip) > head and total > head else None)
+                     first_byte=ip[head] if len(ip) > head and total > head else None,
+                     head=bytes(ip[head:total]))
