@@ -24,6 +24,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from protolens.collector.client import manifest_of
+from protolens.collector.tags import HEADER, tag, tag_key
 from protolens.share import export
 from protolens.store import open_ro
 from scripts.devkit.store_builder import ingest_all, lab_record
@@ -160,3 +162,15 @@ def bundle_bytes(db: Path, out: Path, cid: str = "ab" * 16) -> bytes:
         conn.close()
     export.write(built, out, NOW)
     return out.read_bytes()
+
+
+def upload_headers(token: str | None, body: bytes, ctype: str = "application/x-tar"
+                   ) -> dict[str, str]:
+    """What ``contribute`` sends with ``body``: the token and the bundle's tag."""
+    headers = {"Content-Type": ctype}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+        manifest = manifest_of(body)
+        if manifest is not None:
+            headers[HEADER] = tag(tag_key(token), manifest)
+    return headers

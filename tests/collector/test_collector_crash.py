@@ -20,9 +20,9 @@ from scripts.devkit.collector import bundle_bytes, cli, running_collector, small
 
 
 def test_kill9_during_uploads(tmp_path: Path) -> None:
-    db = small_store(tmp_path / "s.db", n=40)
     paths = [tmp_path / f"{i}.tar" for i in range(30)]
-    bodies = [bundle_bytes(db, p, cid=f"{i:032x}") for i, p in enumerate(paths)]
+    bodies = [bundle_bytes(small_store(tmp_path / f"s{i}.db", seed=i + 1, n=40), p,
+                           cid=f"{i:032x}") for i, p in enumerate(paths)]
     sums = [read_bundle(p).checksum for p in paths]
     with running_collector(tmp_path) as c:
         token = c.token("vol-1")
@@ -54,4 +54,4 @@ def test_kill9_during_uploads(tmp_path: Path) -> None:
         files = dataset_files(c.data)
         assert len(files) == 4 * 30 and all(f.endswith(".parquet") for f in files)
         assert cli("collector", "verify", "--data", str(c.data)).returncode == 0
-        assert list((c.data / "tmp").iterdir()) == []
+        assert [p for p in (c.data / "tmp").rglob("*") if p.is_file()] == []

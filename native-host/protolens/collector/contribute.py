@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,7 +24,7 @@ from protolens.collector.client import Backoff, UploadError, upload
 from protolens.collector.settings import ContributeSettings, load, save
 from protolens.share import contributor, export
 from protolens.share.bundle import SCHEMAS, TABLES, BundleError, read_bundle
-from protolens.store import StoreError, open_rw
+from protolens.store import StoreError, open_rw, private_dir
 from protolens.store import contribute as state
 from protolens.store.bundles import local_ingest_window
 
@@ -47,8 +48,15 @@ class Target:
 
 @contextmanager
 def _one_at_a_time(home: Path) -> Iterator[None]:
-    (home / "contribute").mkdir(parents=True, exist_ok=True)
-    with (home / "contribute" / "lock").open("w") as lock:
+    """The run's lock; the folders are the user's only (0700) and the files 0600, as the host's
+    own (``store.private_dir``/``private_file``): they hold what is about to be shared."""
+    folder = home / "contribute"
+    private_dir(home)
+    private_dir(folder)
+    folder.chmod(0o700)  # also one an older version made 0755
+    fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -116,7 +124,10 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
             read_bundle(pending)  # what the collector will check, checked here first
             info = {"collector": t.url, "upto_ms": latest,
                     "navigations": built.manifest["tables"]["navigations"]["rows"]}
-            (pending.parent / PENDING_INFO).write_text(json.dumps(info))
+            note = os.open(pending.parent / PENDING_INFO, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
+                           0o600)
+            with os.fdopen(note, "w") as out:
+                out.write(json.dumps(info))
             return _send(conn, t, pending, info, sleep, backoff or Backoff())
         except BundleError as exc:
             raise ContributeError(f"the bundle built here does not validate ({exc})") from None
