@@ -1,6 +1,12 @@
 """What the catalog keeps of each navigation of a bundle (pure): its id, stored once across the
 whole dataset, and a fingerprint of its page and timings to the millisecond, by which a
-contributor's near-duplicates (the same load sent twice under new ids) are flagged."""
+contributor's near-duplicates (the same load sent twice under new ids) are flagged.
+
+The page is the origin (a bundle keeps no more of the URL) with the source and warm flag; the
+lab tags are left out. An anonymized origin is a pseudonym under a per-bundle salt
+(``share/anonymize.py``), so across two bundles only origins kept in clear (``--allow-domains``)
+can match; within one bundle every origin can.
+"""
 
 from __future__ import annotations
 
@@ -12,7 +18,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 from protolens.record.columns import VISUAL_MILESTONES
 from protolens.store.collector_leases import NavKey
 
-PAGE = ("source", "origin", "page", "campaign", "arm", "condition", "warm")
+PAGE = ("source", "origin", "warm")
 TIMINGS = ("ttfb_ms", "fcp_ms", "lcp_ms", "dcl_ms", "load_ms", "first_image_ms",
            *VISUAL_MILESTONES)
 
