@@ -15,8 +15,14 @@ import pytest
 
 from protolens.collector.dataset import dataset_files
 from protolens.share.bundle import read_bundle
-from scripts.devkit.collector import (Collector, bundle_bytes, cli, running_collector,
-                                     small_store, upload_headers)
+from scripts.devkit.collector import (
+    Collector,
+    bundle_bytes,
+    cli,
+    running_collector,
+    small_store,
+    upload_headers,
+)
 from tests.collector import tampered
 
 CT = "application/x-tar"

@@ -19,9 +19,8 @@ from protolens.collector.navkeys import nav_keys
 from protolens.collector.sweep import sweep
 from protolens.collector.writer import Writer
 from protolens.share.bundle import read_bundle
-from protolens.store.collector import add_token, catalog_paths, open_catalog
+from protolens.store.collector import CatalogBundle, add_token, catalog_paths, open_catalog
 from protolens.store.collector_leases import LeaseLost, commit_bundle
-from protolens.store.collector import CatalogBundle
 from scripts.devkit.collector import bundle_bytes, cli, small_store
 from scripts.devkit.store_builder import ingest_all, lab_record
 
