@@ -121,6 +121,24 @@ class Collector:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(10)
 
+    def workers(self) -> list[int]:
+        """The worker processes of a ``--workers N`` collector (uvicorn's spawned children)."""
+        assert self.proc is not None
+        pid = self.proc.pid
+        try:
+            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            return []
+        out = []
+        for kid in kids:
+            try:
+                cmd = Path(f"/proc/{kid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"spawn_main" in cmd and b"resource_tracker" not in cmd:
+                out.append(int(kid))
+        return out
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()

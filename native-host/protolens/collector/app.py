@@ -192,7 +192,10 @@ def make_app(s: Settings) -> Starlette:
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
         await run_in_threadpool(writer.register)
-        await run_in_threadpool(writer.sweep)
+        try:
+            await run_in_threadpool(writer.sweep)
+        except OSError as exc:  # the next one, a lease period later, tries again
+            log.warning("start-up sweep: %s", exc)
         writer.heartbeat()
         yield {STATE_KEY: s.connections}
         await run_in_threadpool(writer.release)

@@ -45,7 +45,9 @@ def _roll_forward(data: Path, folder: Path, catalogued: set[str]) -> list[str]:
     moved: list[str] = []
     if not staged.is_dir():
         return moved
-    for path in staged.rglob("*.parquet"):
+    found = [Path(root) / name for root, _, names in os.walk(staged)  # os.walk ignores a folder
+             for name in names if name.endswith(".parquet")]  # another sweep removes meanwhile
+    for path in found:
         rel = str(path.relative_to(staged))
         target = dataset_dir(data) / rel
         if rel in catalogued and not target.exists():

@@ -21,7 +21,6 @@ from pathlib import Path
 
 from protolens.collector.layout import CATALOG, TMP
 from protolens.collector.sweep import STAGED, Swept, abandon, sweep
-from protolens.store import StoreError
 from protolens.store.collector import catalog_paths, open_catalog
 from protolens.store.collector_leases import register_writer, release_writer, renew_writer
 
@@ -91,7 +90,7 @@ class Writer:
                     self.renew()
                     if beat % 5 == 0:
                         self.sweep()
-                except (StoreError, OSError, Exception) as exc:  # noqa: BLE001 - keep beating
+                except Exception as exc:  # noqa: BLE001 - a lease renewed late beats none
                     log.warning("heartbeat: %s", exc)
 
         thread = threading.Thread(target=loop, name="collector-lease", daemon=True)
