@@ -76,3 +76,43 @@ def test_contribute_errors(tmp_path: Path) -> None:
     assert res.returncode == 2 and "https" in res.stderr
     res = cli("contribute", env=env, check=False)
     assert res.returncode == 2 and "--to" in res.stderr
+
+
+def test_certificate_failure_is_final(tmp_path: Path) -> None:
+    """An untrusted certificate is not a network hiccup: one try, no back-off, and the
+    message says what to do (it was tried 6 times with back-off)."""
+    from protolens.collector.client import UploadError, upload
+
+    body = b"irrelevant: the handshake fails first"
+    slept: list[float] = []
+    with running_collector(tmp_path) as c:
+        try:
+            upload(c.url, "plc_" + "z" * 43, body, sleep=slept.append)
+        except UploadError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError("an untrusted certificate was accepted")
+        assert slept == [] and "certificate is not trusted" in message and "--ca-cert" in message
+        assert "z" * 43 not in message
+        db = small_store(tmp_path / "s.db")
+        res = cli("contribute", "--to", c.url, "--token", "plc_" + "z" * 43,
+                  env={"PROTOLENS_DB": str(db), "XDG_DATA_HOME": str(tmp_path / "xdg"),
+                       "PROTOLENS_CA_CERT": ""}, check=False)
+        assert res.returncode == 2 and "certificate is not trusted" in res.stderr
+        assert "gave up after" not in res.stderr
+
+
+def test_contribute_files_are_the_users_only(tmp_path: Path) -> None:
+    db = small_store(tmp_path / "s.db")
+    home = tmp_path / "xdg" / "protolens"
+    with running_collector(tmp_path) as c:
+        env = {"PROTOLENS_DB": str(db), "XDG_DATA_HOME": str(tmp_path / "xdg"),
+               "PROTOLENS_CA_CERT": str(c.ca)}
+        res = cli("contribute", "--to", c.url, "--token", "plc_" + "y" * 43, env=env,
+                  check=False)  # refused: the bundle stays pending
+        assert res.returncode == 2
+        save(home, ContributeSettings(False, c.url, "plc_" + "y" * 43))
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (home / "contribute").iterdir()}
+    assert (home / "contribute").stat().st_mode & 0o777 == 0o700
+    assert modes == {"lock": 0o600, "pending.json": 0o600, "pending.tar": 0o600,
+                     "settings.json": 0o600}, modes

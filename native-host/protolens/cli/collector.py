@@ -60,9 +60,9 @@ def _listen(text: str) -> tuple[str, int]:
               help="Certificate chain (PEM) for HTTPS.")
 @click.option("--tls-key", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Private key (PEM) for HTTPS.")
-@click.option("--max-bytes", type=click.IntRange(1024), default=16 << 20, show_default=True,
+@click.option("--max-bytes", type=click.IntRange(1024), default=8 << 20, show_default=True,
               help="Largest upload, bytes.")
-@click.option("--max-uncompressed", type=click.IntRange(1024), default=128 << 20,
+@click.option("--max-uncompressed", type=click.IntRange(1024), default=64 << 20,
               show_default=True, help="Largest size a bundle may declare or decode to, bytes.")
 @click.option("--rate", type=click.FloatRange(0), default=60.0, show_default=True,
               help="Uploads per minute per token (burst: --burst).")
@@ -77,12 +77,14 @@ def _listen(text: str) -> tuple[str, int]:
               help="Open connections per process; past it the oldest idle one is closed.")
 @click.option("--header-timeout", type=click.FloatRange(0.1), default=10.0, show_default=True,
               help="Seconds a request's header may take.")
+@click.option("--body-timeout", type=click.FloatRange(0.1), default=10.0, show_default=True,
+              help="Seconds an upload's body may pause (408 past it).")
 @click.option("--lease", "lease_s", type=click.FloatRange(1), default=30.0, show_default=True,
               help="Seconds a process's writer lease lasts without renewal.")
 def serve_cmd(data: Path, listen: str, tls_cert: Path | None, tls_key: Path | None,
               max_bytes: int, max_uncompressed: int, rate: float, burst: int, workers: int,
               max_uploads: int, max_connections: int, header_timeout: float,
-              lease_s: float) -> None:
+              body_timeout: float, lease_s: float) -> None:
     """Accept bundle uploads over HTTPS (HTTP without --tls-cert/--tls-key: loopback tests only).
 
     Example: protolens collector serve --data DIR --tls-cert c.pem --tls-key k.pem
@@ -100,6 +102,7 @@ def serve_cmd(data: Path, listen: str, tls_cert: Path | None, tls_key: Path | No
                         "--tls-key to listen elsewhere")
     settings = Settings(data, Limits(max_bytes=max_bytes, max_uncompressed=max_uncompressed),
                         per_minute=rate, burst=burst, max_uploads=max_uploads, lease_s=lease_s,
+                        body_timeout_s=body_timeout,
                         connections=ConnLimits(max_connections, header_timeout))
     try:
         run(settings, host, port, tls_cert, tls_key, workers)

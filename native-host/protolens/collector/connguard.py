@@ -40,12 +40,19 @@ class ConnLimits:
 class Conn(Protocol):
     pl_since: float
     pl_serving: bool
+    pl_closing: bool
+
+    def pl_drop(self) -> None: ...
 
 
-def victim(conns: Iterable[Conn], newcomer: Conn) -> Conn | None:
-    """The connection to close for ``newcomer``: the oldest one not serving a request; the
-    newcomer itself when every other one is serving."""
-    idle = [c for c in conns if c is not newcomer and not c.pl_serving]
+def open_count(conns: Iterable[Conn]) -> int:
+    return sum(not c.pl_closing for c in conns)
+
+
+def victim(conns: Iterable[Conn], newcomer: Conn) -> Conn:
+    """The connection to close for ``newcomer``: the oldest one not serving a request (and not
+    closing already); the newcomer itself when every other one is serving."""
+    idle = [c for c in conns if c is not newcomer and not c.pl_serving and not c.pl_closing]
     return min(idle, key=lambda c: c.pl_since) if idle else newcomer
 
 
@@ -54,6 +61,7 @@ class GuardedH11Protocol(H11Protocol):
 
     pl_since: float = 0.0
     pl_serving: bool = False
+    pl_closing: bool = False
     _pl_timer: asyncio.TimerHandle | None = None
 
     def _pl_limits(self) -> ConnLimits:
@@ -66,10 +74,16 @@ class GuardedH11Protocol(H11Protocol):
         self.pl_since = self.loop.time()
         self._pl_timer = self.loop.call_later(seconds, self._pl_expire)
 
+    def pl_drop(self) -> None:
+        """Close at once: no TLS close_notify exchange with a peer that may never answer it
+        (asyncio would wait ``ssl_shutdown_timeout``, 30 s, holding the descriptor)."""
+        self.pl_closing = True
+        self.transport.abort()
+
     def _pl_expire(self) -> None:
         self._pl_timer = None
         if not self.pl_serving and not self.transport.is_closing():
-            self.transport.close()
+            self.pl_drop()
 
     def _pl_check_serving(self) -> None:
         serving = self.cycle is not None and not self.cycle.response_complete
@@ -82,10 +96,8 @@ class GuardedH11Protocol(H11Protocol):
         super().connection_made(transport)
         limits = self._pl_limits()
         self._pl_arm(limits.header_timeout_s)
-        if len(self.connections) > limits.max_connections:
-            out = victim(self.connections, self)  # type: ignore[arg-type]
-            if out is not None:
-                out.transport.close()  # type: ignore[attr-defined]
+        if open_count(self.connections) > limits.max_connections:  # type: ignore[arg-type]
+            victim(self.connections, self).pl_drop()  # type: ignore[arg-type]
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)

@@ -13,7 +13,6 @@ bundle. The fsyncs make each step durable, as SQLite does for its journal
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -63,6 +62,35 @@ def dataset_table(bundle: Bundle, name: str, contributor: str) -> pa.Table:
             .append_column("bundle", pa.repeat(pa.scalar(bundle.checksum), n)))
 
 
+SLICE = 65_536
+"""Rows written at a time when staging: the extra columns and the encoder's buffers exist for
+one slice, never for a whole table."""
+
+
+def _write_table(target: Path, bundle: Bundle, name: str, contributor: str) -> str:
+    """One table with the dataset's extra columns at ``target``, slice by slice, fsynced; its
+    SHA-256."""
+    table = bundle.tables[name]
+    schema = table.schema.append(pa.field("contributor", pa.string())).append(
+        pa.field("bundle", pa.string()))
+    with target.open("wb") as out:
+        with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+            for start in range(0, max(table.num_rows, 1), SLICE):
+                part = table.slice(start, SLICE)
+                n = part.num_rows
+                writer.write_table(
+                    part.append_column("contributor", pa.repeat(pa.scalar(contributor), n))
+                    .append_column("bundle", pa.repeat(pa.scalar(bundle.checksum), n)),
+                    row_group_size=SLICE)
+        out.flush()
+        os.fsync(out.fileno())
+    digest = hashlib.sha256()
+    with target.open("rb") as back:
+        while chunk := back.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
 def stage_bundle(stage: Path, bundle: Bundle, contributor: str, day: str, nonce: str
                  ) -> tuple[CatalogFile, ...]:
     """Every table of a validated bundle, durable under ``stage`` (the writer's folder); the
@@ -70,13 +98,12 @@ def stage_bundle(stage: Path, bundle: Bundle, contributor: str, day: str, nonce:
     the same bundle at once never write one file."""
     files = []
     for name in TABLES:
-        buf = io.BytesIO()
-        pq.write_table(dataset_table(bundle, name, contributor), buf, compression="zstd")
-        body = buf.getvalue()
         rel = table_file(name, day, f"{bundle.checksum}-{nonce}")
-        atomic_write(stage / rel, body, stage)
-        files.append(CatalogFile(name, str(rel), bundle.tables[name].num_rows,
-                                 hashlib.sha256(body).hexdigest()))
+        target = stage / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sha = _write_table(target, bundle, name, contributor)
+        fsync_dir(target.parent)
+        files.append(CatalogFile(name, str(rel), bundle.tables[name].num_rows, sha))
     return tuple(files)
 
 

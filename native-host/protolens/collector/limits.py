@@ -26,9 +26,9 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 class Limits:
     """The collector's limits (``collector serve`` options)."""
 
-    max_bytes: int = 16 << 20
+    max_bytes: int = 8 << 20
     """Largest upload (the request body), bytes."""
-    max_uncompressed: int = 128 << 20
+    max_uncompressed: int = 64 << 20
     """Largest total size the Parquet members may declare or decode to, bytes."""
     max_rows: int = 20_000_000
     """Most rows in all tables of one bundle."""

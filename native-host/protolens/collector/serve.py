@@ -7,12 +7,14 @@ uvicorn's access log is off: it would record client addresses, which the collect
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import resource
 import time
 from pathlib import Path
 
+import pyarrow as pa  # type: ignore[import-untyped]
 import uvicorn
 from starlette.applications import Starlette
 from uvicorn.supervisors import Multiprocess
@@ -26,6 +28,10 @@ from protolens.store.collector import open_catalog
 
 def worker_app() -> Starlette:
     """The application of one worker process (uvicorn's factory)."""
+    # measured (scripts/bench/collector_memory.py): a lower peak than the default mimalloc;
+    # a pyarrow built without jemalloc keeps its default
+    with contextlib.suppress(NotImplementedError):
+        pa.set_memory_pool(pa.jemalloc_memory_pool())
     return make_app(Settings.from_json(os.environ[ENV]))
 
 

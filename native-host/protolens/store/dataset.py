@@ -15,6 +15,9 @@ from typing import Any
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from protolens.store.dataset_layout import DATASET as DATASET
+from protolens.store.dataset_layout import table_glob as table_glob
+
 DATASET_COMPARE_SQL = """
 SELECT n.id, n.source, n.origin, n.page, n.campaign,
        coalesce(n.condition, n.network_effective_type) AS condition, n.arm,
@@ -29,16 +32,6 @@ LEFT JOIN (SELECT bundle, navigation_id, {argmax}(family, seq) AS family FROM re
 """``{argmax}``: DuckDB ``arg_max``, Spark ``max_by``. ``condition``: the condition tag, else the
 network's effective type (navigator.connection.effectiveType), so real-user data are compared per
 network type."""
-
-
-DATASET = "dataset"
-"""The dataset's folder under a collector's data directory (written by ``collector/``)."""
-
-
-def table_glob(data: Path, table: str) -> str:
-    """The files of one table (``dataset/table=<t>/day=<d>/<bundle>.parquet``), for DuckDB's or
-    Spark's readers."""
-    return str(data / DATASET / f"table={table}" / "*" / "*.parquet")
 
 
 class DatasetError(Exception):
