@@ -222,3 +222,24 @@ def test_start_up_sweeps_what_a_crash_left(tmp_path: Path) -> None:
         assert cli("collector", "verify", "--data", str(c.data)).returncode == 0
     finally:
         c.stop()
+
+
+def test_two_tokens_same_navigations(tmp_path: Path) -> None:
+    """The same navigations under two tokens (the same bundle, and a re-export with the same
+    ids): the second token is refused with 409 that names nobody; ``status`` counts the
+    refusals and ``verify`` names them."""
+    db = small_store(tmp_path / "s.db")
+    body = bundle_bytes(db, tmp_path / "a.tar", cid="0a" * 16)
+    again = bundle_bytes(db, tmp_path / "b.tar", cid="0b" * 16)  # same ids, other checksum
+    with running_collector(tmp_path) as c:
+        first, second = c.token("vol-1"), c.token("vol-2")
+        assert post(c, body, first).status_code == 201
+        for b in (body, again):
+            r = post(c, b, second)
+            assert r.status_code == 409 and "vol-1" not in r.text, r.text
+            assert "6 of its navigations are stored already" in r.json()["error"]
+        assert post(c, body, first).json()["status"] == "already stored"
+        status = json.loads(cli("collector", "status", "--data", str(c.data), "--json").stdout)
+        assert status["bundles"] == 1 and status["refused_duplicates"] == 2
+        out = cli("collector", "verify", "--data", str(c.data)).stdout
+        assert out.count("refused: bundle") == 2 and "from vol-2" in out and "by vol-1" in out
