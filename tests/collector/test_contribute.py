@@ -9,6 +9,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from protolens.collector.settings import ContributeSettings, load, save
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
@@ -116,3 +118,38 @@ def test_contribute_files_are_the_users_only(tmp_path: Path) -> None:
     assert (home / "contribute").stat().st_mode & 0o777 == 0o700
     assert modes == {"lock": 0o600, "pending.json": 0o600, "pending.tar": 0o600,
                      "settings.json": 0o600}, modes
+
+
+def test_a_backlog_goes_as_several_bundles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """More than one bundle's worth waiting (here the budget is made small: 20 kB of tables,
+    windows from 8 navigations): each bundle fits, each is accepted before the next is built,
+    and every navigation arrives once."""
+    from protolens.collector import contribute
+
+    monkeypatch.setattr(contribute, "MAX_BUNDLE_BYTES", 20_000)
+    monkeypatch.setattr(contribute, "FIRST_WINDOW", 8)
+    db = tmp_path / "s.db"
+    ingest_all_spread(db, 30)
+    with running_collector(tmp_path) as c:
+        token = c.token("vol-1")
+        target = contribute.Target(c.url, token, c.ca)
+        home = tmp_path / "home"
+        receipt = contribute.run_once(db, home, target)
+        assert receipt["status"] == "stored" and receipt["bundles_sent"] >= 3, receipt
+        assert contribute.run_once(db, home, target)["status"] == "nothing new"
+        status = json.loads(cli("collector", "status", "--data", str(c.data), "--json").stdout)
+        assert status["navigations_rows"] == 30 and status["bundles"] == receipt["bundles_sent"]
+        assert status["refused_duplicates"] == 0
+        for tar in (c.data / "dataset").rglob("table=navigations/*/*.parquet"):
+            assert tar.stat().st_size < 20_000
+
+
+def ingest_all_spread(db: Path, n: int) -> None:
+    """``n`` loads stored one per second apart (a backlog with distinct ingest times)."""
+    conn = open_rw(db, time.time() * 1000)
+    for i in range(n):
+        ingest(conn, parse_record(lab_record(70_000 + i, "camp", "p", "c", "h2", i, 900.0 + i,
+                                             n_requests=20, source="experiment")), {},
+               NOW_MS + 1000 * i)
+    conn.close()

@@ -30,6 +30,11 @@ from protolens.store.bundles import local_ingest_window
 
 PENDING = "pending.tar"
 PENDING_INFO = "pending.json"
+MAX_BUNDLE_BYTES = 6 << 20
+"""A backlog is sent as bundles of at most this many bytes of tables, under the collector's
+default ``--max-bytes`` (8 MiB), each after the one before was accepted."""
+FIRST_WINDOW = 2000
+"""Navigations tried in one bundle before halving to fit ``MAX_BUNDLE_BYTES``."""
 COLUMNS = {t: [f.name for f in SCHEMAS[t]] for t in TABLES}
 """What a bundle holds (for previews)."""
 
@@ -91,6 +96,27 @@ def _send(conn: Any, t: Target, tar: Path, info: dict[str, Any],
     return receipt
 
 
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+
+
+def _fitting(conn: Any, t: Target, home: Path, after: float, latest: float
+             ) -> tuple[export.Built, float]:
+    """The next bundle of the backlog: the navigations stored after ``after``, as many as fit
+    ``MAX_BUNDLE_BYTES`` (halving the window until they do; one navigation always goes), and
+    the window's end."""
+    most = FIRST_WINDOW
+    while True:
+        upto = state.window_end(conn, after, most) or latest
+        built = export.build(conn, allow=t.allow, since_ms=None, now_ms=time.time() * 1000,
+                             contributor_id=contributor.ensure_id(home), ingested=(after, upto))
+        if sum(map(len, built.files.values())) <= MAX_BUNDLE_BYTES or most == 1:
+            return built, upto
+        most //= 2
+
+
 def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] = time.sleep,
              backoff: Backoff | None = None) -> dict[str, Any]:
     """Upload what is new (first any pending bundle for this collector); the receipt, or
@@ -112,23 +138,25 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
                     pending.unlink()
                 if info.get("collector") == t.url:
                     return _send(conn, t, pending, info, sleep, backoff or Backoff())
-            after = state.high_water(conn, t.url)
-            count, latest = local_ingest_window(conn, after)
-            if count == 0 or latest is None:
+            receipt: dict[str, Any] | None = None
+            sent = 0
+            while True:  # a backlog goes as several bundles, each accepted before the next
+                after = state.high_water(conn, t.url)
+                count, latest = local_ingest_window(conn, after)
+                if count == 0 or latest is None:
+                    break
+                built, upto = _fitting(conn, t, home, after, latest)
+                now_ms = time.time() * 1000
+                export.write(built, pending, now_ms)
+                read_bundle(pending)  # what the collector will check, checked here first
+                info = {"collector": t.url, "upto_ms": upto,
+                        "navigations": built.manifest["tables"]["navigations"]["rows"]}
+                _write_private(pending.parent / PENDING_INFO, json.dumps(info))
+                receipt = _send(conn, t, pending, info, sleep, backoff or Backoff())
+                sent += 1
+            if receipt is None:
                 return {"status": "nothing new", "last": state.last(conn)}
-            now_ms = time.time() * 1000
-            built = export.build(conn, allow=t.allow, since_ms=None, now_ms=now_ms,
-                                 contributor_id=contributor.ensure_id(home),
-                                 ingested=(after, latest))
-            export.write(built, pending, now_ms)
-            read_bundle(pending)  # what the collector will check, checked here first
-            info = {"collector": t.url, "upto_ms": latest,
-                    "navigations": built.manifest["tables"]["navigations"]["rows"]}
-            note = os.open(pending.parent / PENDING_INFO, os.O_WRONLY | os.O_CREAT | os.O_TRUNC,
-                           0o600)
-            with os.fdopen(note, "w") as out:
-                out.write(json.dumps(info))
-            return _send(conn, t, pending, info, sleep, backoff or Backoff())
+            return {**receipt, "bundles_sent": sent} if sent > 1 else receipt
         except BundleError as exc:
             raise ContributeError(f"the bundle built here does not validate ({exc})") from None
         finally:
