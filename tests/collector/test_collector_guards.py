@@ -96,7 +96,7 @@ def test_upload_cap_503_and_health(tmp_path: Path) -> None:
         head = "".join(f"{k}: {v}\r\n" for k, v in upload_headers(token, body).items())
         slow.sendall(f"POST /v1/bundles HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
                      f"{head}\r\n".encode() + body[:len(body) // 2])
-        time.sleep(0.5)
+        time.sleep(2)  # its token looked up and its place taken (milliseconds, even under load)
         busy = post(c, body, upload_headers(token, body))
         assert busy.status_code == 503 and busy.headers["retry-after"] == "5"
         assert httpx.get(c.url + "/v1/health", verify=c.ctx(), timeout=5).status_code == 200
