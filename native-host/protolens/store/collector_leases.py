@@ -123,12 +123,17 @@ def commit_bundle(conn: sqlite3.Connection, writer: str | None, b: CatalogBundle
 def _store_navs(conn: sqlite3.Connection, b: CatalogBundle, navs: Sequence[NavKey]) -> None:
     """The bundle's navigation ids, and a flag for each navigation whose page and timings equal
     another of the same contributor's (a near-duplicate)."""
+    fps = sorted({n.fingerprint for n in navs})
     seen: dict[str, str] = {}
+    for start in range(0, len(fps), 500):  # SQLite's bound-parameter limit
+        chunk = fps[start:start + 500]
+        seen.update((r[0], r[1]) for r in conn.execute(
+            "SELECT fingerprint, min(id) FROM navigation_ids WHERE contributor = ? AND "
+            f"fingerprint IN ({','.join('?' * len(chunk))}) GROUP BY fingerprint",
+            (b.contributor, *chunk)))
     flags = []
     for n in navs:
-        prior = seen.get(n.fingerprint) or next(iter(conn.execute(
-            "SELECT id FROM navigation_ids WHERE contributor = ? AND fingerprint = ? LIMIT 1",
-            (b.contributor, n.fingerprint)).fetchone() or ()), None)
+        prior = seen.get(n.fingerprint)
         if prior is not None:
             flags.append((b.checksum, n.id, "near-duplicate", prior))
         seen.setdefault(n.fingerprint, n.id)
