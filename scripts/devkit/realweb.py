@@ -122,7 +122,7 @@ class RealWeb:
     http_port: int
     """Plain HTTP, a.test only: every request is redirected to HTTPS (301)."""
     spki: str
-    """base64 sha256 of the certificate's SubjectPublicKeyInfo (--ignore-certificate-errors-spki-list)."""
+    """base64 sha256 of the certificate's SPKI (--ignore-certificate-errors-spki-list)."""
     access_log: Path
     """caddy's JSON access log for both ports."""
     files: dict[str, int]

@@ -1,4 +1,4 @@
-"""The "real web" test site's dynamic answers, behind caddy's reverse_proxy (scripts/devkit/realweb.py).
+"""The real-web test site's dynamic answers, behind caddy's reverse_proxy (devkit/realweb.py).
 
 What a file server cannot do, in plain asyncio HTTP/1.1 (one request per connection, then close):
 
@@ -106,8 +106,9 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
         elif path == "/slow/delay":
             query = dict(p.split("=", 1) for p in target.partition("?")[2].split("&") if "=" in p)
             await asyncio.sleep(min(int(query.get("ms", "0")), 10_000) / 1000)
-            writer.write(_response("200 OK", {"Content-Type": "image/gif", "Cache-Control": "no-store",
-                                              "Content-Length": str(len(GIF)), **close}, GIF))
+            writer.write(_response("200 OK", {
+                "Content-Type": "image/gif", "Cache-Control": "no-store",
+                "Content-Length": str(len(GIF)), **close}, GIF))
         elif path == "/beacon" and method == "POST":
             await reader.readexactly(int(headers.get("content-length", "0")))
             writer.write(_response("204 No Content", {"Cache-Control": "no-store", **close}))
