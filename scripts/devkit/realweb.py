@@ -125,6 +125,9 @@ class RealWeb:
     """base64 sha256 of the certificate's SPKI (--ignore-certificate-errors-spki-list)."""
     access_log: Path
     """caddy's JSON access log for both ports."""
+    backend_log: Path
+    """The backend's own log (devkit/realweb_backend.py): caddy logs no request whose proxied
+    response the browser aborted (reverseproxy: "aborting with incomplete response")."""
     files: dict[str, int]
     """"host/path" -> bytes of every static file served (index.html as its directory)."""
 
@@ -168,14 +171,14 @@ def build_www(dest: Path, port: int) -> dict[str, int]:
 
 
 @contextmanager
-def _backend_thread(port: int) -> Iterator[None]:
+def _backend_thread(port: int, log: Path) -> Iterator[None]:
     loop = asyncio.new_event_loop()
     ready = threading.Event()
     server: list[asyncio.Server] = []
 
     def run() -> None:
         asyncio.set_event_loop(loop)
-        server.append(loop.run_until_complete(start_backend(port)))
+        server.append(loop.run_until_complete(start_backend(port, log)))
         ready.set()
         loop.run_forever()
 
@@ -186,12 +189,14 @@ def _backend_thread(port: int) -> Iterator[None]:
     try:
         yield
     finally:
-        def shut() -> None:
+        async def close() -> None:
             server[0].close()
-            for task in asyncio.all_tasks(loop):
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
                 task.cancel()
-            loop.stop()
-        loop.call_soon_threadsafe(shut)
+            await asyncio.gather(*tasks, return_exceptions=True)
+        asyncio.run_coroutine_threadsafe(close(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
         thread.join(10)
 
 
@@ -212,9 +217,12 @@ def serve_realweb(workdir: Path) -> Iterator[RealWeb]:
     caddyfile = workdir / "Caddyfile"
     caddyfile.write_text(CADDYFILE.format(port=port, http_port=http_port, backend=backend,
                                           cert=cert, key=key, www=www, log=access_log))
-    with _backend_thread(backend), run_caddy(caddyfile, port, home, workdir / "caddy.stderr"):
+    backend_log = workdir / "backend.log"
+    backend_log.touch()
+    with _backend_thread(backend, backend_log), \
+            run_caddy(caddyfile, port, home, workdir / "caddy.stderr"):
         yield RealWeb(port=port, http_port=http_port, spki=spki, access_log=access_log,
-                      files=files)
+                      backend_log=backend_log, files=files)
 
 
 if __name__ == "__main__":  # manual use (and the fixture recorder): serve until Ctrl-C or SIGTERM

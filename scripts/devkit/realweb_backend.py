@@ -22,6 +22,9 @@ import asyncio
 import base64
 import contextlib
 import hashlib
+import json
+import time
+from pathlib import Path
 
 WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
 """RFC 6455 1.3: the GUID appended to Sec-WebSocket-Key."""
@@ -76,9 +79,12 @@ async def _ticks(writer: asyncio.StreamWriter, chunk: bytes | None, frame: bool)
         await asyncio.sleep(TICK_S)
 
 
-async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, log: Path) -> None:
     try:
         method, target, headers = await _read_head(reader)
+        with log.open("a") as f:  # the witness of requests caddy will not log (aborted ones)
+            f.write(json.dumps({"ts": time.time(), "method": method, "uri": target,
+                                "host": headers.get("host", "")}) + "\n")
         path = target.split("?", 1)[0]
         close = {"Connection": "close"}
         if path == "/ws" and headers.get("upgrade", "").lower() == "websocket":
@@ -123,6 +129,7 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) ->
             await writer.wait_closed()
 
 
-async def start_backend(port: int) -> asyncio.Server:
-    """Listen on 127.0.0.1:``port`` (caddy's reverse_proxy upstream, never the browser's)."""
-    return await asyncio.start_server(_handle, "127.0.0.1", port)
+async def start_backend(port: int, log: Path) -> asyncio.Server:
+    """Listen on 127.0.0.1:``port`` (caddy's reverse_proxy upstream, never the browser's),
+    appending one JSON line per request to ``log`` (ts, method, uri, host)."""
+    return await asyncio.start_server(lambda r, w: _handle(r, w, log), "127.0.0.1", port)

@@ -69,6 +69,7 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         # page's would end at once (the noisy twin is still compared with the quiet one)
         ("console-noisy", nav("/console/noisy.html"), 1, 0.0),
     ]
+    d.steps[0].name = "console-quiet"
     out = {"console-quiet": d.steps[0]}
     for name, action, expect, settle in plan:
         if names is None or name in names:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
@@ -29,6 +29,8 @@ class Page:
     """caddy's requests begun during the step."""
     seconds: float = 0.0
     """How long the step waited for its records."""
+    aborted: list[Hit] = field(default_factory=list)
+    """Requests the backend got that caddy never logged (aborted responses: no client port)."""
 
     def nav(self, path: str) -> dict[str, Any]:
         """The record whose URL's path (and query) is ``path``."""
@@ -75,22 +77,42 @@ def read_navs(db: Path, ids: list[str]) -> list[dict[str, Any]]:
     return out
 
 
-def pages(db: Path, steps: dict[str, Step], hits: list[Hit]) -> dict[str, Page]:
+def pages(db: Path, steps: dict[str, Step], hits: list[Hit], aborted: list[Hit]
+          ) -> dict[str, Page]:
     order = sorted(steps.values(), key=lambda s: s.started)
     out = {}
     for i, step in enumerate(order):
         end = order[i + 1].started if i + 1 < len(order) else float("inf")
         out[step.name] = Page(step.name, read_navs(db, step.ids),
                               [h for h in hits if step.started <= h.start < end],
-                              step.ended - step.started)
+                              step.ended - step.started,
+                              [h for h in aborted if step.started <= h.start < end])
+    return out
+
+
+def aborted_hits(backend_log: Path, caddy: list[Hit]) -> list[Hit]:
+    """Requests the backend received that caddy never logged (their response was aborted), as
+    hits without a client port."""
+    logged = Counter((h.host, h.port, h.uri) for h in caddy)
+    out = []
+    for line in backend_log.read_text().splitlines():
+        e = json.loads(line)
+        host, _, port = e["host"].rpartition(":")
+        k = (host, int(port) if port.isdigit() else None, e["uri"])
+        if logged[k] > 0:
+            logged[k] -= 1
+            continue
+        out.append(Hit(host=host, uri=e["uri"], family="", client_port=0, status=0, size=0,
+                       method=e["method"], port=k[1], start=float(e["ts"])))
     return out
 
 
 def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
-    """(in caddy's log but not recorded, recorded but not in caddy's log), per request key."""
+    """(served but not recorded, recorded but not served), per request key; served = caddy's
+    log and the backend's aborted requests."""
     recorded = Counter(key(r["url"], r["method"] or "GET") for r in page.requests()
                        if on_network(r))
-    served = Counter(hit_key(h) for h in page.hits)
+    served = Counter(hit_key(h) for h in page.hits + page.aborted)
     return served - recorded, recorded - served
 
 

@@ -32,6 +32,7 @@ from scripts.devkit.realweb import RealWeb, serve_realweb
 from scripts.devkit.realweb_plan import FIRST, run_plan
 from scripts.devkit.realweb_truth import (
     Page,
+    aborted_hits,
     contract,
     hit_key,
     key,
@@ -77,7 +78,8 @@ def arms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Arm]]:
             with driven_lab(work / arm, arm=arm, first_url=site.url(FIRST), spki=site.spki,
                             quic_origins=quic, db=db) as d:
                 steps = run_plan(d, site)
-            out[arm] = Arm(site, pages(db, steps, read_hits(site.access_log)),
+            hits = read_hits(site.access_log)
+            out[arm] = Arm(site, pages(db, steps, hits, aborted_hits(site.backend_log, hits)),
                            read_connections(d.netlog))
         yield out
 
