@@ -199,6 +199,36 @@ Object.assign(SCENARIOS, {
   "rw-download": rw("/download/"),
 } satisfies Record<string, Scenario>);
 
+/** Events the recorder's minifier (src/cdp/minify.ts KEPT_METHODS) drops today but the real-web
+ * behaviours are seen by: console and exceptions (their wall-clock `timestamp`), WebSockets and
+ * EventSources, soft navigations, downloads, navigations a page schedules, Early Hints, bfcache.
+ * Kept in the rw-* fixtures, scrubbed as minify scrubs the events it keeps. */
+const RW_EXTRA: ReadonlySet<string> = new Set([
+  "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded",
+  "Network.webSocketCreated", "Network.webSocketWillSendHandshakeRequest",
+  "Network.webSocketHandshakeResponseReceived", "Network.webSocketFrameReceived",
+  "Network.webSocketFrameSent", "Network.webSocketClosed", "Network.eventSourceMessageReceived",
+  "Network.responseReceivedEarlyHints", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
+  "Page.downloadProgress", "Browser.downloadWillBegin", "Browser.downloadProgress",
+  "Page.frameRequestedNavigation", "Page.frameScheduledNavigation",
+  "Page.frameClearedScheduledNavigation", "Page.backForwardCacheNotUsed",
+  "Network.requestWillBeSentExtraInfo", "Network.responseReceivedExtraInfo",
+]);
+
+function minifyRealweb(events: readonly RawEvent[], root: string): RawEvent[] {
+  // minify keeps only its allow-list: an extra event passes under a kept name, then gets its own back
+  const KEY = "__rwMethod";
+  const disguised = events.map((ev) => RW_EXTRA.has(ev.method)
+    ? ({ ...ev, method: "Page.frameAttached", params: { ...(ev.params as object), [KEY]: ev.method } } as unknown as RawEvent)
+    : ev);
+  return minify(disguised, root).map((ev) => {
+    const params = ev.params as unknown as Record<string, unknown>;
+    if (typeof params[KEY] !== "string") return ev;
+    const { [KEY]: method, ...rest } = params;
+    return { ...ev, method, params: rest } as unknown as RawEvent;
+  });
+}
+
 async function one(c: Ctx, url: string): Promise<NavMeta[]> {
   return [await c.nav(url)];
 }
@@ -321,7 +351,7 @@ async function record(name: string, scenario: Scenario): Promise<void> {
       return { url, timing: { ...timing, largestContentfulPaint: lcp.result.value } };
     };
     const navigations = await scenario.run({ site, cdp, session: sessionId, nav, enable, driver, settle });
-    const kept = minify(events, sessionId);
+    const kept = scenario.realweb === true ? minifyRealweb(events, sessionId) : minify(events, sessionId);
     writeFileSync(join(OUT, `${name}.jsonl`), kept.map((e) => JSON.stringify(e)).join("\n") + "\n");
     // the tab's target id is its main frame's id, which the adapter passes the recorder
     const meta = { scenario: name, browser: version, flags, port: site.port, mainFrameId: targetId, navigations };

@@ -123,6 +123,8 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lo
         await writer.drain()
     except (ConnectionError, asyncio.IncompleteReadError, ValueError):
         pass
+    except asyncio.CancelledError:  # the site is stopping: a stream or a hung object ends here
+        pass
     finally:
         writer.close()
         with contextlib.suppress(ConnectionError):
