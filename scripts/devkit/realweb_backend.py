@@ -8,8 +8,8 @@ What a file server cannot do, in plain asyncio HTTP/1.1 (one request per connect
   event every 500 ms and never ends;
 - ``GET /hints/``: a ``103 Early Hints`` (RFC 8297) with a ``Link: rel=preload`` header, then after
   300 ms the page itself (caddy 2.6 forwards a backend's 1xx responses, reverseproxy.go);
-- ``GET /slow/never``: headers and the first KB of a 64 KB body, then nothing: the object the
-  load event waits for forever;
+- ``GET /slow/never``: headers and the first 4 KB of a valid PNG (a broken one would fail at
+  once and let the load event go), then nothing: the object the load event waits for forever;
 - ``GET /slow/delay?ms=N``: a 1x1 GIF after N ms (holds a page's load event that long);
 - ``POST /beacon``: reads the body, answers 204.
 
@@ -23,7 +23,10 @@ import base64
 import contextlib
 import hashlib
 import json
+import random
+import struct
 import time
+import zlib
 from pathlib import Path
 
 WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
@@ -38,6 +41,23 @@ HINTS_PAGE = b"""<!doctype html>
 """
 GIF = base64.b64decode("R0lGODlhAQABAIAAAP///wAAACH5BAEAAAAALAAAAAABAAEAAAICRAEAOw==")
 HINTS_LINK = "</hints/hint.css>; rel=preload; as=style, </hints/hint.png>; rel=preload; as=image"
+
+
+def png(side: int, seed: int) -> bytes:
+    """A valid PNG of random pixels (PNG spec: signature, IHDR, one IDAT, IEND)."""
+    rng = random.Random(seed)
+    raw = b"".join(b"\0" + rng.randbytes(side * 3) for _ in range(side))
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data)
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+    header = struct.pack(">IIBBBBB", side, side, 8, 2, 0, 0, 0)  # 8-bit RGB
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(raw))
+            + chunk(b"IEND", b""))
+
+
+NEVER = png(128, 1)
+"""The never-finished object: 49 KB, of which 4 KB are sent."""
 
 
 def ws_accept(key: str) -> str:
@@ -105,8 +125,8 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lo
                 "Cache-Control": "no-store", **close}, HINTS_PAGE))
         elif path == "/slow/never":
             writer.write(_response("200 OK", {"Content-Type": "image/png",
-                                              "Content-Length": "65536",
-                                              "Cache-Control": "no-store"}, b"\0" * 1024))
+                                              "Content-Length": str(len(NEVER)),
+                                              "Cache-Control": "no-store"}, NEVER[:4096]))
             await writer.drain()
             await asyncio.Event().wait()
         elif path == "/slow/delay":
