@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,7 +91,8 @@ def show(db: Path, nav_id: str) -> dict[str, Any]:
 
 @contextmanager
 def driven_lab(work: Path, *, arm: str, first_url: str, spki: str, quic_origins: list[str],
-               db: Path, quiet_ms: int = LAB_QUIET_MS) -> Iterator[Driven]:
+               db: Path, quiet_ms: int = LAB_QUIET_MS, extra: Sequence[str] = ()
+               ) -> Iterator[Driven]:
     """A lab browser under ``arm`` whose lab tab loads ``first_url``; yields once that load is
     stored (``Driven.steps[0]``), stops the browser on exit (the NetLog is complete then)."""
     work.mkdir(parents=True, exist_ok=True)
@@ -106,7 +107,7 @@ def driven_lab(work: Path, *, arm: str, first_url: str, spki: str, quic_origins:
                       arm=parse_lab_arm(arm), origins=quic_origins, spki=[spki],
                       host_rules="MAP *.test 127.0.0.1",
                       extra=["--remote-debugging-port=0", f"--log-net-log={netlog}",
-                             "--net-log-capture-mode=Default"])
+                             "--net-log-capture-mode=Default", *extra])
     started = time.time()
     proc, cdp, _log = launch_devtools(spec, work)
     try:
