@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 import time
 import uuid
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from contextlib import closing, contextmanager
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -30,7 +31,16 @@ from protolens.browser.launch import stop
 from protolens.browser.profile import seed_preferences, write_lab_context
 from protolens.install.lab import register_lab_host
 from protolens.lab.runner import LAB_QUIET_MS, stored_navigation_ids
-from scripts.devkit.cdp import Cdp, evaluate, launch_devtools, wait_for
+from scripts.devkit.cdp import (
+    EXTENSION,
+    Cdp,
+    Page,
+    devtools_browser,
+    evaluate,
+    launch_devtools,
+    wait_for,
+)
+from scripts.devkit.everyday import extension_spec, switch_recording_on, wait_first_run_page
 from scripts.devkit.harness import CHROMIUM, require_dist
 
 
@@ -52,11 +62,14 @@ class Driven:
     session: str
     """A DevTools session of this test's own on the lab tab (the extension has its own)."""
     db: Path
-    load_id: str
+    load_id: str | None
+    """The lab load's id (its records' tag); None in an everyday browser: every record counts."""
     netlog: Path
     steps: list[Step] = field(default_factory=list)
 
     def ids(self) -> list[str]:
+        if self.load_id is None:
+            return everyday_ids(self.db)
         return stored_navigation_ids(self.db, self.load_id)
 
     def js(self, expr: str) -> Any:
@@ -79,6 +92,35 @@ class Driven:
 
     def navigate(self, url: str) -> None:
         self.cdp.send("Page.navigate", {"url": url}, self.session)
+
+
+def everyday_ids(db: Path) -> list[str]:
+    """Every stored record's id, in the order the host stored them (none before the store)."""
+    if not db.exists():
+        return []
+    try:
+        with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True)) as conn:
+            return [r[0] for r in conn.execute(
+                "SELECT id FROM navigations ORDER BY ingested_at_ms, rowid")]
+    except sqlite3.OperationalError:  # the host has not created the schema yet
+        return []
+
+
+@contextmanager
+def driven_everyday(work: Path, *, spki: str, db: Path) -> Iterator[Driven]:
+    """An everyday browser (scripts/devkit/everyday.py: recording switched on from the options
+    page, h2) with one tab of this test's own on about:blank; steps navigate that tab."""
+    spec = replace(extension_spec(work, db=db, extra=[f"--log-net-log={work / 'netlog.json'}",
+                                                        "--net-log-capture-mode=Default"]),
+                   spki=[spki], host_rules="MAP *.test 127.0.0.1")
+    with devtools_browser(spec, work) as (cdp, _log):
+        wait_first_run_page(cdp)
+        switch_recording_on(Page(cdp, f"{EXTENSION}/options.html", 800, 900))
+        target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
+        session = str(cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})
+                      ["sessionId"])
+        yield Driven(cdp=cdp, session=session, db=db, load_id=None,
+                     netlog=work / "netlog.json")
 
 
 def show(db: Path, nav_id: str) -> dict[str, Any]:
