@@ -54,6 +54,9 @@ class Step:
     ended: float = 0.0
     ids: list[str] = field(default_factory=list)
     """The records stored during the step, in the order the host stored them."""
+    timed_out: bool = False
+    """No record came within the step's time: the tab was sent to about:blank (which ends the
+    load under way, so its record, if any, is this step's and not the next one's)."""
 
 
 @dataclass
@@ -82,9 +85,14 @@ class Driven:
         before = set(self.ids())
         step = Step(name=name, started=time.time())
         action()
-        wait_for(f"{expect} record(s) of {name}",
-                 lambda: len(set(self.ids()) - before) >= expect, timeout_s)
-        time.sleep(settle_s)
+        try:
+            wait_for(f"{expect} record(s) of {name}",
+                     lambda: len(set(self.ids()) - before) >= expect, timeout_s)
+            time.sleep(settle_s)
+        except AssertionError:
+            step.timed_out = True
+            self.navigate("about:blank")
+            time.sleep(3.0)
         step.ended = time.time()
         step.ids = [i for i in self.ids() if i not in before]
         self.steps.append(step)

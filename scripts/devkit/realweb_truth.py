@@ -29,11 +29,14 @@ class Page:
     """caddy's requests begun during the step."""
     seconds: float = 0.0
     """How long the step waited for its records."""
+    timed_out: bool = False
+    """No record came within the step's time (devkit/drive.py Step.timed_out)."""
     aborted: list[Hit] = field(default_factory=list)
     """Requests the backend got that caddy never logged (aborted responses: no client port)."""
 
     def nav(self, path: str) -> dict[str, Any]:
         """The record whose URL's path (and query) is ``path``."""
+        assert not self.timed_out, f"{self.name}: no record within the step's time"
         found = [n for n in self.navs if _target(n["url"]) == path]
         assert len(found) == 1, f"{self.name}: {len(found)} records of {path}: " \
                                 f"{[n['url'] for n in self.navs]}"
@@ -85,7 +88,7 @@ def pages(db: Path, steps: dict[str, Step], hits: list[Hit], aborted: list[Hit]
         end = order[i + 1].started if i + 1 < len(order) else float("inf")
         out[step.name] = Page(step.name, read_navs(db, step.ids),
                               [h for h in hits if step.started <= h.start < end],
-                              step.ended - step.started,
+                              step.ended - step.started, step.timed_out,
                               [h for h in aborted if step.started <= h.start < end])
     return out
 
@@ -109,7 +112,8 @@ def aborted_hits(backend_log: Path, caddy: list[Hit]) -> list[Hit]:
 
 def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
     """(served but not recorded, recorded but not served), per request key; served = caddy's
-    log and the backend's aborted requests."""
+    log and the backend's aborted requests. A step without its record fails here."""
+    assert not page.timed_out, f"{page.name}: no record within the step's time"
     recorded = Counter(key(r["url"], r["method"] or "GET") for r in page.requests()
                        if on_network(r))
     served = Counter(hit_key(h) for h in page.hits + page.aborted)
