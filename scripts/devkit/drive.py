@@ -78,7 +78,7 @@ class Driven:
     def js(self, expr: str) -> Any:
         return evaluate(self.cdp, self.session, expr)
 
-    def step(self, name: str, action: Any, expect: int, timeout_s: float = 45.0,
+    def step(self, name: str, action: Any, expect: int, timeout_s: float = 20.0,
              settle_s: float = 0.0) -> Step:
         """Run ``action()`` (e.g. ``lambda: d.navigate(url)``) and wait until ``expect`` more
         records are stored (then ``settle_s`` more, for records that may follow)."""

@@ -13,8 +13,10 @@ Per connection, keyed by the browser's local port (the client port in caddy's ac
   ``SSL_SOCKET_BYTES_RECEIVED`` the plaintext HTTP bytes after TLS;
 - QUIC (h3): a ``QUIC_SESSION`` source per connection, its host; ``QUIC_SESSION_PACKET_RECEIVED``
   carries ``self_address`` (the local port) and each packet's size, ``QUIC_SESSION_PACKET_SENT``
-  each sent packet's size; ``QUIC_SESSION_CLOSED`` with an error before any stream data means the
-  session never carried a request (a failed handshake).
+  each sent packet's size, ``QUIC_SESSION_STREAM_FRAME_RECEIVED`` each STREAM frame's data
+  length (HTTP/3 above QUIC: the analogue of TLS plaintext); ``QUIC_SESSION_CLOSED`` gives the
+  close reason (an idle timeout is one too); no stream frame at all means the session never
+  carried a request (a failed handshake).
 
     conns = read_connections(Path("netlog.json"))   # {local_port: WireConn}
 """
@@ -47,11 +49,23 @@ class WireConn:
     bytes_out: int = 0
     plain_in: int = 0
     """TCP only: bytes TLS handed up (HTTP/1.1 or HTTP/2 frames); 0 for QUIC."""
+    tls: bool = False
+    """TCP only: TLS ran on the socket (plain HTTP has no SSL_SOCKET_BYTES events)."""
     stream_frames: int = 0
     """QUIC only: STREAM frames received (0: the session carried no request)."""
+    stream_bytes: int = 0
+    """QUIC only: the STREAM frames' data (HTTP/3 frames, QPACK and control streams)."""
     error: str | None = None
     """QUIC only: why the session closed, when it closed with an error."""
     sources: set[int] = field(default_factory=set)
+
+    @property
+    def app_in(self) -> int:
+        """HTTP bytes received: TLS plaintext (TCP), the socket's bytes (plain HTTP), or QUIC
+        stream data: what a browser's per-request wire counts add up to."""
+        if self.kind == "quic":
+            return self.stream_bytes
+        return self.plain_in if self.tls else self.bytes_in
 
 
 def read_events(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -105,6 +119,7 @@ def connections(constants: dict[str, Any], events: Iterable[dict[str, Any]]
                 tcp[src].bytes_out += n
             else:
                 tcp[src].plain_in += n
+                tcp[src].tls = True
         elif name == "QUIC_SESSION" and "host" in params:
             quic_host[src] = str(params["host"])
         elif name == "QUIC_SESSION_PACKET_RECEIVED":
@@ -117,6 +132,7 @@ def connections(constants: dict[str, Any], events: Iterable[dict[str, Any]]
             quic[src].bytes_out += int(params.get("size", 0))
         elif name == "QUIC_SESSION_STREAM_FRAME_RECEIVED" and src in quic:
             quic[src].stream_frames += 1
+            quic[src].stream_bytes += int(params.get("length", 0))
         elif name == "QUIC_SESSION_CLOSED" and src in quic and params.get("quic_error"):
             quic[src].error = str(params.get("details", params["quic_error"]))
     out: dict[int, WireConn] = {}

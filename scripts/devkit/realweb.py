@@ -1,7 +1,7 @@
 """The "real web" test site: pages that behave as real sites do, each with its ground truth.
 
-caddy serves scripts/devkit/realweb_www over HTTPS (h1, h2, h3 on one port; a.test, b.test, c.test,
-d.test) and plain HTTP on a second port (http -> https); what a file server cannot do (WebSocket,
+caddy serves scripts/devkit/realweb_www over HTTPS (h1, h2, h3 on one port; a.test to e.test)
+and plain HTTP on a second port (http -> https); what a file server cannot do (WebSocket,
 EventSource, 103 Early Hints, an object that never finishes, a beacon sink) comes from
 realweb_backend.py behind caddy's reverse_proxy, in a thread of its own. Every request is in
 caddy's JSON access log (scripts/devkit/caddylog.py), the independent witness of the tests.
@@ -36,7 +36,8 @@ from scripts.devkit.realweb_backend import start_backend
 from scripts.devkit.site import free_port, make_cert, run_caddy
 
 WWW = Path(__file__).resolve().parent / "realweb_www"
-HOSTS = ("a.test", "b.test", "c.test", "d.test")
+HOSTS = ("a.test", "b.test", "c.test", "d.test", "e.test")
+"""e.test serves only the streams that stay open, so their connections are theirs alone."""
 
 IMAGES = {
     **{f"a.test/console/img/{n}.png": 6000 + 900 * n for n in range(1, 7)},
@@ -64,7 +65,7 @@ CADDYFILE = """{{
     protocols h1 h2 h3
   }}
 }}
-a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port} {{
+a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port}, e.test:{port} {{
   bind 127.0.0.1
   tls {cert} {key}
   root * {www}/{{http.request.host}}

@@ -114,7 +114,8 @@ async def _handle(reader: asyncio.StreamReader, writer: asyncio.StreamWriter, lo
             await _ticks(writer, None, frame=True)
         elif path == "/sse":
             writer.write(_response("200 OK", {"Content-Type": "text/event-stream",
-                                              "Cache-Control": "no-store"}))
+                                              "Cache-Control": "no-store",
+                                              "Access-Control-Allow-Origin": "*"}))
             await _ticks(writer, b"data: tick\n\n", frame=False)
         elif path == "/hints/":
             writer.write(_response("103 Early Hints", {"Link": HINTS_LINK}))
