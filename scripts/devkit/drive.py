@@ -12,6 +12,7 @@ byte counts, no payloads) is written to ``netlog`` for the wire witness (devkit/
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sqlite3
@@ -55,8 +56,9 @@ class Step:
     ids: list[str] = field(default_factory=list)
     """The records stored during the step, in the order the host stored them."""
     timed_out: bool = False
-    """No record came within the step's time: the tab was sent to about:blank (which ends the
-    load under way, so its record, if any, is this step's and not the next one's)."""
+    """No record came within the step's time: the tab was sent to ``Driven.idle_url`` (which
+    replaces the load under way: its record, and the idle page's, are this step's, not the
+    next one's)."""
 
 
 @dataclass
@@ -69,6 +71,9 @@ class Driven:
     """The lab load's id (its records' tag); None in an everyday browser: every record counts."""
     netlog: Path
     steps: list[Step] = field(default_factory=list)
+    idle_url: str = "about:blank"
+    """Where a step that timed out sends the tab: an http page, so the recorder ends the load
+    it left (about:blank is not a navigation the recorder follows)."""
 
     def ids(self) -> list[str]:
         if self.load_id is None:
@@ -91,8 +96,10 @@ class Driven:
             time.sleep(settle_s)
         except AssertionError:
             step.timed_out = True
-            self.navigate("about:blank")
-            time.sleep(3.0)
+            self.navigate(self.idle_url)
+            with contextlib.suppress(AssertionError):  # the load left behind and the idle page
+                wait_for(f"the records after {name} timed out",
+                         lambda: len(set(self.ids()) - before) >= expect + 1, 30)
         step.ended = time.time()
         step.ids = [i for i in self.ids() if i not in before]
         self.steps.append(step)

@@ -70,6 +70,7 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         ("console-noisy", nav("/console/noisy.html"), 1, 0.0),
     ]
     d.steps[0].name = "console-quiet"
+    d.idle_url = site.url("/idle.html")
     out = {"console-quiet": d.steps[0]}
     for name, action, expect, settle in plan:
         if names is None or name in names:
