@@ -9,8 +9,8 @@ import { applyDetail, originOf } from "../record/url-detail.ts";
 import type { Histogram } from "../visual/histogram.ts";
 import { navigationVisuals } from "../visual/metrics.ts";
 import {
-  RECORD_SCHEMA, type BrowserInfo, type NavigationRecord, type NetworkInfo, type RequestEntry,
-  type Source, type UrlDetail,
+  NOT_SEEN, RECORD_SCHEMA, type BrowserInfo, type IncompleteReason, type NavigationRecord, type NetworkInfo, type NotSeen,
+  type RequestEntry, type Source, type UrlDetail,
 } from "../record/types.ts";
 
 export interface RecordEnv {
@@ -31,6 +31,19 @@ export interface BuildOptions {
   aborted: boolean;
   /** The frames around it and its commit (CDP seconds), when its visual metrics are wanted. */
   visual?: { frames: readonly WallFrame[]; commitAt: number | null } | null;
+  /** Why it is incomplete (tab-state.ts); empty when complete. */
+  reasons?: readonly IncompleteReason[];
+  /** What the recorder knows it could not see, beside what the requests show. */
+  notSeen?: readonly NotSeen[];
+}
+
+/** What the tab's DevTools session could not see of this load: a service worker's own fetches
+ * run in the worker's target, which the tab's session is not attached to (docs/RECORD.md);
+ * `known`: what the recorder saw it could not see (a shared worker's script never ended). */
+function notSeen(requests: readonly RequestEntry[], known: readonly NotSeen[]): NotSeen[] {
+  const out = new Set<NotSeen>(known);
+  if (requests.some((r) => r.from_service_worker)) out.add("service_worker_fetches");
+  return NOT_SEEN.filter((n) => out.has(n));
 }
 
 export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
@@ -45,7 +58,7 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
   requests.sort((a, b) => a.start_ms - b.start_ms);
   const mainHops = nav.requests.get(nav.mainKey) ?? [];
   const finalHop = mainHops[mainHops.length - 1];
-  const finalUrl = finalHop?.url ?? "";
+  const finalUrl = finalHop?.url ?? nav.url ?? "";
   const main = requests.filter((r) => r.is_main_document);
   const mainFinal = main[main.length - 1];
   const images = requests.filter((r) => r.resource_type === "Image" && !r.failed && r.end_ms !== null);
@@ -53,6 +66,7 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
   const visual = o.visual ? navigationVisuals(
     o.visual.frames.map((f) => ({ t: atWall(f.wall) ?? 0, histogram: f.histogram })), at(o.visual.commitAt)) : null;
   const ms = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v * 1000) / 1000);
+  const reasons = [...(o.reasons ?? [])];
   const warm =
     mainFinal?.connection_reused === true ||
     requests.some((r) => r.from_disk_cache || r.from_memory_cache);
@@ -73,6 +87,12 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
       aborted: o.aborted || nav.mainFailure === "net::ERR_ABORTED",
       error: nav.mainFailure,
       late_attach: nav.late,
+      kind: nav.kind,
+      incomplete: reasons.length > 0,
+      incomplete_reasons: reasons,
+      open_at_end: nav.open(true),
+      downloads: nav.downloads,
+      not_seen: notSeen(requests, o.notSeen ?? []),
     },
     milestones: {
       ttfb_ms: mainFinal?.first_byte_ms ?? null,
