@@ -29,7 +29,7 @@ import time
 import zlib
 from pathlib import Path
 
-WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC11B65"
+WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 """RFC 6455 1.3: the GUID appended to Sec-WebSocket-Key."""
 TICK_S = 0.5
 
