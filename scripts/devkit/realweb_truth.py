@@ -110,13 +110,22 @@ def aborted_hits(backend_log: Path, caddy: list[Hit]) -> list[Hit]:
     return out
 
 
+UNSEEN = {"service_worker_fetches": ("/sw/sw.js", "/sw/precache.json"),
+          "shared_worker_fetches": ("/workers/w2.json",)}
+"""What a record may leave out when it says DevTools could not see it (``page.not_seen``): the
+requests of the site's service worker and shared worker themselves (docs/RECORD.md)."""
+
+
 def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
     """(served but not recorded, recorded but not served), per request key; served = caddy's
-    log and the backend's aborted requests. A step without its record fails here."""
+    log and the backend's aborted requests, less the requests a record of the page declares
+    unseen. A step without its record fails here."""
     assert not page.timed_out, f"{page.name}: no record within the step's time"
     recorded = Counter(key(r["url"], r["method"] or "GET") for r in page.requests()
                        if on_network(r))
-    served = Counter(hit_key(h) for h in page.hits + page.aborted)
+    unseen = {path for n in page.navs for kind in json.loads(n.get("not_seen") or "[]")
+              for path in UNSEEN.get(kind, ())}
+    served = Counter(hit_key(h) for h in page.hits + page.aborted if h.uri not in unseen)
     return served - recorded, recorded - served
 
 

@@ -177,8 +177,10 @@ def test_the_noisy_page_is_recorded_as_its_quiet_twin(arms: dict[str, Arm], arm:
     q, n = objects(quiet), objects(noisy)
     assert n.keys() == q.keys()
     assert all(n[u] > 0 and abs(n[u] - q[u]) <= 64 for u in q), (q, n)  # h2/h3 header sizes
-    assert len({r["connection_id"] for r in noisy["requests"]}) == \
-        len({r["connection_id"] for r in quiet["requests"]})
+    # h2 and h3: one connection each; h1 opens 2-6 as the requests' timing asks (measured 4
+    # and 5 for the same twin pair): one either way is noise there
+    conns = [len({r["connection_id"] for r in nav["requests"]}) for nav in (noisy, quiet)]
+    assert abs(conns[0] - conns[1]) <= (1 if arm == "h1" else 0), conns
     for m in ("ttfb_ms", "fcp_ms", "dcl_ms", "load_ms"):
         assert noisy[m] is not None and quiet[m] is not None, m
         # within noise on loopback: the same page with four console calls and two errors
@@ -287,9 +289,14 @@ def test_worker_fetches_recorded_or_declared_unseen(arms: dict[str, Arm], arm: s
     nav = arms[arm].pages["workers"].nav("/workers/")
     paths = {key(r["url"], "GET")[2] for r in nav["requests"]}
     assert "/workers/w1.json" in paths  # a dedicated worker is a child target of the page
-    assert all(r["end_ms"] is not None for r in nav["requests"]), nav["requests"]
     if "/workers/w2.json" not in paths:
-        assert any("shared_worker" in s for s in contract(nav, "not_seen"))
+        assert "shared_worker_fetches" in contract(nav, "not_seen")
+    # the shared worker's script is answered on the worker's own target: declared unseen,
+    # every other request ended
+    open_ = [r["url"] for r in nav["requests"] if r["end_ms"] is None]
+    assert open_ in ([], [arms[arm].site.url("/workers/shared.js")]), open_
+    if open_:
+        assert "shared_worker_fetches" in contract(nav, "not_seen")
 
 
 @pytest.mark.parametrize("arm", ARMS)
