@@ -121,8 +121,14 @@ def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
     log and the backend's aborted requests, less the requests a record of the page declares
     unseen. A step without its record fails here."""
     assert not page.timed_out, f"{page.name}: no record within the step's time"
+    # the site's worker answers every request with its own fetch of the same URL (sw.js): a
+    # request the worker answered is one of caddy's when the record says the worker's fetches
+    # were not seen
+    through = {n["id"] for n in page.navs
+               if "service_worker_fetches" in json.loads(n.get("not_seen") or "[]")}
     recorded = Counter(key(r["url"], r["method"] or "GET") for r in page.requests()
-                       if on_network(r))
+                       if on_network(r) or (r["from_service_worker"]
+                                            and r["navigation_id"] in through))
     unseen = {path for n in page.navs for kind in json.loads(n.get("not_seen") or "[]")
               for path in UNSEEN.get(kind, ())}
     served = Counter(hit_key(h) for h in page.hits + page.aborted if h.uri not in unseen)
