@@ -140,9 +140,10 @@ Object.assign(SCENARIOS, {
   "rw-sw": {
     flags: H2, realweb: true,
     run: async (c) => {
-      const first = await c.nav(`${c.site.origin}/sw/`);
+      const sw = `https://f.test:${c.site.port}/sw/`;
+      const first = await c.nav(sw);
       await evaluate(c, SW_READY);
-      return [first, await c.nav(`${c.site.origin}/sw/`)];
+      return [first, await c.nav(sw)];
     },
   },
   "rw-frame": rw("/frame/"),

@@ -1,6 +1,6 @@
 """The "real web" test site: pages that behave as real sites do, each with its ground truth.
 
-caddy serves scripts/devkit/realweb_www over HTTPS (h1, h2, h3 on one port; a.test to e.test)
+caddy serves scripts/devkit/realweb_www over HTTPS (h1, h2, h3 on one port; a.test to f.test)
 and plain HTTP on a second port (http -> https); what a file server cannot do (WebSocket,
 EventSource, 103 Early Hints, an object that never finishes, a beacon sink) comes from
 realweb_backend.py behind caddy's reverse_proxy, in a thread of its own. Every request is in
@@ -36,12 +36,13 @@ from scripts.devkit.realweb_backend import start_backend
 from scripts.devkit.site import free_port, make_cert, run_caddy
 
 WWW = Path(__file__).resolve().parent / "realweb_www"
-HOSTS = ("a.test", "b.test", "c.test", "d.test", "e.test")
-"""e.test serves only the streams that stay open, so their connections are theirs alone."""
+HOSTS = ("a.test", "b.test", "c.test", "d.test", "e.test", "f.test")
+"""e.test serves only the streams that stay open and f.test only the service worker's page, so
+their connections are theirs alone (DevTools cannot see a service worker's own fetches)."""
 
 IMAGES = {
     **{f"a.test/console/img/{n}.png": 6000 + 900 * n for n in range(1, 7)},
-    "a.test/sw/a.png": 5000, "a.test/sw/b.png": 7000,
+    "f.test/sw/a.png": 5000, "f.test/sw/b.png": 7000,
     "a.test/frame/top.png": 6000, "b.test/frame/inner.png": 9000,
     "a.test/stream/s.png": 4000,
     "a.test/redir/landing.png": 5000, "c.test/redir/chain.png": 5000,
@@ -65,7 +66,7 @@ CADDYFILE = """{{
     protocols h1 h2 h3
   }}
 }}
-a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port}, e.test:{port} {{
+a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port}, e.test:{port}, f.test:{port} {{
   bind 127.0.0.1
   tls {cert} {key}
   root * {www}/{{http.request.host}}

@@ -42,9 +42,9 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         d.cdp.send("Page.stopLoading", {}, d.session)
 
     plan: list[tuple[str, Any, int, float]] = [
-        ("sw-install", nav("/sw/"), 1, 0.0),
+        ("sw-install", nav("/sw/", "f.test"), 1, 0.0),
         ("sw-ready", lambda: await_js(d, SW_READY), 0, 0),
-        ("sw-controlled", nav("/sw/"), 1, 0.0),
+        ("sw-controlled", nav("/sw/", "f.test"), 1, 0.0),
         ("frame", nav("/frame/"), 1, 0.0),
         ("workers", nav("/workers/"), 1, 0.0),
         ("stream", nav("/stream/"), 1, 0.0),

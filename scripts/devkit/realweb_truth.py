@@ -116,6 +116,19 @@ UNSEEN = {"service_worker_fetches": ("/sw/sw.js", "/sw/precache.json"),
 requests of the site's service worker and shared worker themselves (docs/RECORD.md)."""
 
 
+def unseen_hits(page: Page) -> list[Hit]:
+    """caddy's hits that a record of the page declares unseen (``UNSEEN``), and the worker's
+    fetches behind requests the service worker answered (the site's worker fetches each request
+    it answers): their connections carry bytes no record can hold."""
+    declared = [json.loads(n.get("not_seen") or "[]") for n in page.navs]
+    paths = {p for kinds in declared for kind in kinds for p in UNSEEN.get(kind, ())}
+    pairs = zip(page.navs, declared, strict=True)
+    answered = {key(r["url"], r["method"] or "GET") for n, kinds in pairs
+                if "service_worker_fetches" in kinds for r in n["requests"]
+                if r["from_service_worker"]}
+    return [h for h in page.hits if h.uri in paths or hit_key(h) in answered]
+
+
 def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
     """(served but not recorded, recorded but not served), per request key; served = caddy's
     log and the backend's aborted requests, less the requests a record of the page declares

@@ -36,12 +36,12 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealWeb, 
     db = work / "store.db"
     with serve_realweb(work / "site") as site, \
             driven_everyday(work, spki=site.spki, db=db) as d:
-        def nav(path: str) -> Any:
-            return lambda: d.navigate(site.url(path))
+        def nav(path: str, host: str = "a.test") -> Any:
+            return lambda: d.navigate(site.url(path, host))
         steps = {
-            "sw-install": d.step("sw-install", nav("/sw/"), 1),
+            "sw-install": d.step("sw-install", nav("/sw/", "f.test"), 1),
             "sw-ready": d.step("sw-ready", lambda: await_js(d, SW_READY), 0),
-            "sw-controlled": d.step("sw-controlled", nav("/sw/"), 1),
+            "sw-controlled": d.step("sw-controlled", nav("/sw/", "f.test"), 1),
             "soft": d.step("soft", nav("/spa/"), 1, settle_s=3.0),
             "redirect-script": d.step("redirect-script", nav("/redir/script.html"), 1,
                                       settle_s=3.0),
