@@ -5,9 +5,10 @@ One lab browser per arm loads every page in one tab (scripts/devkit/drive.py, re
 the records the host stored are checked against caddy's access log (each request: URL, method,
 protocol, client port = connection) and against Chromium's NetLog (bytes per connection on the
 wire, scripts/devkit/netlog.py), then against each behaviour's own truth (the quiet twin, the
-page's own pageshow report, the service worker's answers...). Cost: one browser start per arm,
-about 45 s an arm once records end at the quiet (before that, the open streams and the shared
-worker hold two records to the 30 s after-load cap: about 100 s an arm).
+page's own pageshow report, the service worker's answers...). Cost: one browser start per arm;
+measured 220 s for the three arms (08:50 UTC run), of which about 100 s are the two stopped
+pages of each arm waiting 20 s for a record that does not come yet and the clean-up after;
+about 40 s an arm once stopped loads end their records.
 
 h3 forces QUIC on every host but d.test, which is left to Alt-Svc, which stock Chromium
 does not follow on the testbed (docs: its certificate is trusted by SPKI pin, which QUIC honours
