@@ -39,8 +39,12 @@ export class Navigation {
   lastActivity: number;
   /** Epoch seconds of `zero` from the page's own performance.timeOrigin (late attach only). */
   zeroWall: number | null = null;
-  /** Downloads the page started (Page.downloadWillBegin of its frames). */
-  downloads = 0;
+  /** Downloads the page started (Page.downloadWillBegin of its frames, or a navigation answered
+   * with an attachment), by URL: each is counted once whichever way it showed. */
+  readonly downloadUrls = new Set<string>();
+  get downloads(): number {
+    return this.downloadUrls.size;
+  }
   /** How the record ended on its own (null: not yet, or cut from outside). */
   completion: Completion | null = null;
   /** A pending navigation that turned out to be a download: it makes no record. */
@@ -50,7 +54,9 @@ export class Navigation {
 
   constructor(
     readonly t0: number,
-    readonly wallTime: number,
+    /** Epoch seconds at t0; NaN until known (a navigation with no request of its own takes it
+     * from the tab's next request). */
+    public wallTime: number,
     readonly loaderId: string,
     readonly frameId: string,
     readonly mainKey: string,

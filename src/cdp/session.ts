@@ -121,7 +121,8 @@ export class TabSession {
   }
 
   private push(ev: RawEvent, now: number | null = null): NavigationRecord[] {
-    this.log(ev);
+    const wallOffset = this.recorder.wallOffset;
+    this.log(now === null || monotonicTime(ev) !== null ? ev : { ...ev, at: now, ...(wallOffset === null ? {} : { wallOffset }) });
     return this.recorder.push(ev, now);
   }
 

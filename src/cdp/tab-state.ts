@@ -112,9 +112,9 @@ export class TabState {
   /** `nav` (the pending navigation, or a first one that never committed) is a download: it makes
    * no record, and counts once on the document shown. */
   markDownload(nav: Navigation): void {
-    if (nav.download) return;
     nav.download = true;
-    if (this.nav !== null && this.nav !== nav) this.nav.downloads += 1;
+    const url = nav.current(nav.mainKey)?.url;
+    if (this.nav !== null && this.nav !== nav && url !== undefined) this.nav.downloadUrls.add(url);
   }
 
   /** The pending navigation committed: the current one ends (aborted if before its load). */

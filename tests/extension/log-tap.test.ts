@@ -41,7 +41,7 @@ function live(name: string, events: readonly RawEvent[]): { records: NavigationR
       for (let p = (clock ?? t) + POLL_S; clock !== null && p < t; p += POLL_S) handOut(session.poll(p), session.recorder.active);
       clock = Math.max(clock ?? t, t);
     }
-    drive(session.onEvent(ev));
+    drive(session.onEvent(ev, clock));
   }
   handOut(session.close(), false);
   return { records, logs };

@@ -22,6 +22,7 @@ function activity(s: TabState, ev: RawEvent, h: Hop, at: number): void {
 export function onRequestWillBeSent(s: TabState, ev: EventOf<"Network.requestWillBeSent">): Out {
   const p = ev.params;
   s.wallOffset = p.wallTime - p.timestamp;
+  if (s.nav !== null && Number.isNaN(s.nav.wallTime) && s.nav.kind !== "navigation") s.nav.wallTime = s.nav.t0 + s.wallOffset;
   const k = s.key(ev, p.requestId);
   const owner = [s.nav, s.pending].find((n) => n?.requests.has(k)) ?? null;
   const prev = owner?.requests.get(k);

@@ -39,7 +39,7 @@ export function onFrameNavigated(s: TabState, ev: EventOf<"Page.frameNavigated">
 
 /** A navigation that loads no document: it starts now (the event has no time of its own: the
  * recorder's latest CDP time), ends the one before it and is placed on the wall clock by the
- * tab's last request. A same-document navigation while the document is still loading is part
+ * tab's last request (or, when none came before, its next one). A same-document navigation while the document is still loading is part
  * of that load (a single-page app settling its first route), not a navigation of its own. */
 function startWithoutDocument(s: TabState, kind: "soft" | "bfcache", url: string, loaderId: string): Out {
   const now = s.now;
@@ -56,8 +56,9 @@ export function onNavigatedWithinDocument(s: TabState, ev: EventOf<"Page.navigat
   // a fragment (#anchor) scrolls; only the History API (pushState, replaceState, traversal)
   // is how single-page apps change route
   if (ev.sessionId !== undefined || p.frameId !== s.mainFrameId || p.navigationType !== "historyApi") return [];
-  const loaderId = s.documentLoaderId ?? s.nav?.loaderId;
-  return loaderId === undefined ? [] : startWithoutDocument(s, "soft", p.url, loaderId);
+  // the document's loader, when seen (a replayed log may begin at this event: its requests then
+  // go to it whatever their loader, as every request of a committed navigation does)
+  return startWithoutDocument(s, "soft", p.url, s.documentLoaderId ?? s.nav?.loaderId ?? "");
 }
 
 /** A download: a navigation to it never commits (the document stays), so the pending
@@ -69,7 +70,7 @@ export function onDownloadWillBegin(s: TabState, ev: EventOf<"Page.downloadWillB
   const mainUrl = (n: typeof s.nav): string | undefined => n?.current(n.mainKey)?.url;
   if (s.pending !== null && mainUrl(s.pending) === url) s.markDownload(s.pending);
   else if (s.nav !== null && !s.committed && mainUrl(s.nav) === url) s.markDownload(s.nav);
-  else if (s.nav !== null) s.nav.downloads += 1; // a download by script or a link with `download`
+  else if (s.nav !== null) s.nav.downloadUrls.add(url); // by script, a link with `download`, or counted already
   return [];
 }
 
