@@ -34,6 +34,9 @@ export class Navigation {
   lcpWall: number | null = null;
   mainFailure: string | null = null;
   mainFailedAt: number | null = null;
+  /** The main frame stopped loading before its load event (the stop button, Page.stopLoading,
+   * window.stop()): Chromium then fires no load event, and the record settles here. */
+  stoppedAt: number | null = null;
   /** performance.timeOrigin in CDP seconds, from Performance.getMetrics (enable-commands.ts). */
   navStart: number | null = null;
   lastActivity: number;
@@ -104,7 +107,7 @@ export class Navigation {
   /** When the navigation counts as settled: its load event, its main document's failure, or,
    * for a soft navigation or a back/forward-cache restore (no load event), its start. */
   get settled(): number | null {
-    return this.loadAt ?? this.mainFailedAt ?? (this.kind === "navigation" ? null : this.t0);
+    return this.loadAt ?? this.mainFailedAt ?? this.stoppedAt ?? (this.kind === "navigation" ? null : this.t0);
   }
 
   /** Whether, at CDP time `now` (seconds), the record is done, and why (null: not yet). */

@@ -192,6 +192,6 @@ function incompleteReasons(nav: Navigation, aborted: boolean): IncompleteReason[
   if (nav.completion === "cap_after_load") out.push("cap_after_load");
   if (nav.open(false) > 0) out.push("unfinished_requests");
   const cut = [...nav.requests.values()].some((hops) => hops.some((h) => !isLongLived(h) && cutShort(h)));
-  if (cut) out.push("stopped");
+  if (cut || (nav.stoppedAt !== null && nav.loadAt === null)) out.push("stopped");
   return out;
 }

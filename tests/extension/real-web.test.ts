@@ -358,3 +358,28 @@ describe("a soft navigation the extension attached for (a tab let go idle)", () 
     expect(r?.page).toMatchObject({ kind: "navigation", url: PAGE, not_seen: [] });
   });
 });
+
+describe("loading stopped before the load event", () => {
+  it("the main frame's frameStoppedLoading settles the record: it ends at the quiet, stopped, not aborted", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("never", `${PAGE}never.png`, 100.03));
+    rec.push({ method: "Network.loadingFailed", params: { requestId: "never", timestamp: 101.5, type: "Image", errorText: "net::ERR_ABORTED", canceled: true } });
+    rec.push({ method: "Page.frameStoppedLoading", params: { frameId: FRAME } }, 101.5);
+    expect(rec.poll(103.4)).toEqual([]);
+    const [r] = rec.poll(103.6);
+    expect(r?.page).toMatchObject({ aborted: false, incomplete: true, incomplete_reasons: ["stopped"] });
+    expect(r?.milestones.load_ms).toBeNull();
+  });
+
+  it("after the load event it changes nothing", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    loaded(rec);
+    rec.push({ method: "Page.frameStoppedLoading", params: { frameId: FRAME } }, 100.2);
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ incomplete: false, incomplete_reasons: [] });
+  });
+});

@@ -10,8 +10,8 @@ import {
   onResponseReceived,
 } from "./network.ts";
 import {
-  onAttachedToTarget, onDomContentEventFired, onDownloadWillBegin, onFrameAttached, onFrameNavigated, onLifecycleEvent,
-  onLoadEventFired, onNavigatedWithinDocument,
+  onAttachedToTarget, onDomContentEventFired, onDownloadWillBegin, onFrameAttached, onFrameNavigated, onFrameStoppedLoading,
+  onLifecycleEvent, onLoadEventFired, onNavigatedWithinDocument,
 } from "./page.ts";
 import { onFrameHistogram } from "./paint.ts";
 import { onBindingCalled, onMetrics } from "./runtime.ts";
@@ -41,6 +41,7 @@ export const HANDLERS = {
   "Page.loadEventFired": onLoadEventFired,
   "Page.domContentEventFired": onDomContentEventFired,
   "Page.navigatedWithinDocument": onNavigatedWithinDocument,
+  "Page.frameStoppedLoading": onFrameStoppedLoading,
   "Page.downloadWillBegin": onDownloadWillBegin,
   "Target.attachedToTarget": onAttachedToTarget,
   "Runtime.bindingCalled": onBindingCalled,

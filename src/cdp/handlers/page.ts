@@ -103,6 +103,18 @@ function milestone(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
   return [];
 }
 
+/** The main frame stopped loading: after its load event (as every load ends) nothing changes;
+ * before it, the load was stopped and no load event will come (measured with Chromium 156: after
+ * window.stop() or Page.stopLoading on a page with an object the server never finished, only
+ * this event). The event has no time of its own: the recorder's latest CDP time. */
+export function onFrameStoppedLoading(s: TabState, ev: EventOf<"Page.frameStoppedLoading">): Out {
+  const nav = s.nav;
+  if (nav?.kind !== "navigation" || ev.sessionId !== undefined || ev.params.frameId !== s.mainFrameId || !s.committed ||
+      nav.loadAt !== null || nav.mainFailure !== null || s.now === null) return [];
+  nav.stoppedAt ??= s.now;
+  return [];
+}
+
 export function onLoadEventFired(s: TabState, ev: EventOf<"Page.loadEventFired">): Out {
   if (s.nav?.kind === "navigation" && s.committed && ev.sessionId === undefined) s.nav.loadAt ??= ev.params.timestamp;
   return [];
