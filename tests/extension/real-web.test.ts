@@ -383,3 +383,26 @@ describe("loading stopped before the load event", () => {
     expect(r?.page).toMatchObject({ incomplete: false, incomplete_reasons: [] });
   });
 });
+
+describe("103 Early Hints", () => {
+  it("a main document's hints with preloads are declared unseen; other hints are nothing", () => {
+    const hints = (link: string, id = "L1"): RawEvent => ({
+      method: "Network.responseReceivedEarlyHints", params: { requestId: id, headers: { Link: link } },
+    });
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(hints("</hints/a.css>; rel=preload; as=style"));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("img", `${PAGE}a.png`, 100.03));
+    rec.push(hints("</x.css>; rel=preload", "img")); // not the document's: nothing
+    rec.push(finished("img", 100.04, 10));
+    rec.push(lifecycle("load", "L1", 100.1));
+    expect(rec.poll(102.2)[0]?.page.not_seen).toEqual(["early_hints_preloads"]);
+    const quiet = new Recorder(options({ mainFrameId: FRAME }));
+    loaded(quiet);
+    quiet.push(hints("</a.css>; rel=preconnect"));
+    expect(quiet.poll(102.2)[0]?.page.not_seen).toEqual([]);
+  });
+});

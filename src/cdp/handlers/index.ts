@@ -7,7 +7,7 @@ import type { TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
 import {
   onDataReceived, onLoadingFailed, onLoadingFinished, onRequestServedFromCache, onRequestWillBeSent,
-  onResponseReceived,
+  onResponseReceived, onResponseReceivedEarlyHints,
 } from "./network.ts";
 import {
   onAttachedToTarget, onDomContentEventFired, onDownloadWillBegin, onFrameAttached, onFrameNavigated, onFrameStoppedLoading,
@@ -30,6 +30,7 @@ export const HANDLERS = {
   "Network.loadingFinished": onLoadingFinished,
   "Network.loadingFailed": onLoadingFailed,
   "Network.requestServedFromCache": onRequestServedFromCache,
+  "Network.responseReceivedEarlyHints": onResponseReceivedEarlyHints,
   "Network.webSocketCreated": onWebSocketCreated,
   "Network.webSocketWillSendHandshakeRequest": onWebSocketWillSendHandshakeRequest,
   "Network.webSocketHandshakeResponseReceived": onWebSocketHandshakeResponseReceived,

@@ -146,6 +146,19 @@ export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed"
   return [];
 }
 
+/** A 103 Early Hints response to the main document: the browser fetches its `Link: rel=preload`
+ * resources before the document's own response (RFC 8297), and DevTools reports none of those
+ * requests to the tab (Chromium 156: the hinted objects are in caddy's log, not in the events).
+ * The record says so rather than staying silent. */
+export function onResponseReceivedEarlyHints(s: TabState, ev: EventOf<"Network.responseReceivedEarlyHints">): Out {
+  const h = s.hopOf(ev, ev.params.requestId);
+  const nav = s.ownerOf(ev, ev.params.requestId);
+  const link = Object.entries(ev.params.headers).find(([k]) => k.toLowerCase() === "link")?.[1] ?? "";
+  if (nav !== null && h?.isMain === true && /rel\s*=\s*"?(preload|modulepreload)/i.test(link) &&
+      !nav.blind.includes("early_hints_preloads")) nav.blind.push("early_hints_preloads");
+  return [];
+}
+
 export function onRequestServedFromCache(s: TabState, ev: EventOf<"Network.requestServedFromCache">): Out {
   const h = s.hopOf(ev, ev.params.requestId);
   if (h) h.servedFromCache = true;
