@@ -37,12 +37,16 @@ export interface BuildOptions {
   notSeen?: readonly NotSeen[];
 }
 
-/** What the tab's DevTools session could not see of this load: a service worker's own fetches
- * run in the worker's target, which the tab's session is not attached to (docs/RECORD.md);
- * `known`: what the recorder saw it could not see (a shared worker's script never ended). */
-function notSeen(requests: readonly RequestEntry[], known: readonly NotSeen[]): NotSeen[] {
+/** What the tab's DevTools session could not see of this load (docs/RECORD.md "What DevTools
+ * cannot see"): a service worker's own fetches run in the worker's target, which the tab's
+ * session is not attached to; CDP gives a WebSocket no connection id or protocol, and a
+ * download's transfer goes to the browser's download manager; `known`: what the recorder saw it
+ * could not see (a shared worker's script never ended, Early Hints preloads). */
+function notSeen(nav: Navigation, requests: readonly RequestEntry[], known: readonly NotSeen[]): NotSeen[] {
   const out = new Set<NotSeen>(known);
   if (requests.some((r) => r.from_service_worker)) out.add("service_worker_fetches");
+  if (requests.some((r) => r.resource_type === "WebSocket")) out.add("websocket_connections");
+  if (nav.downloads > 0) out.add("download_transfers");
   return NOT_SEEN.filter((n) => out.has(n));
 }
 
@@ -113,7 +117,7 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
       incomplete_reasons: reasons,
       open_at_end: nav.open(true),
       downloads: nav.downloads,
-      not_seen: notSeen(requests, o.notSeen ?? []),
+      not_seen: notSeen(nav, requests, o.notSeen ?? []),
     },
     milestones: milestones(nav, requests, zeroWall, o.visual),
     requests,

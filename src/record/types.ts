@@ -21,6 +21,7 @@ export const INCOMPLETE_REASONS = [
 /** What DevTools could not show of a load (docs/RECORD.md "What DevTools cannot see"). */
 export const NOT_SEEN = [
   "service_worker_fetches", "shared_worker_fetches", "requests_before_attach", "early_hints_preloads",
+  "websocket_connections", "download_transfers",
 ] as const;
 
 export type Family = (typeof FAMILIES)[number];
