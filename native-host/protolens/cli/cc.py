@@ -47,8 +47,9 @@ def _display(row: dict[str, Any]) -> dict[str, Any]:
 def _path(testbed: str, wan: bool) -> Any:
     try:
         if wan:
-            from protolens.cc.wan import WanPath
-            return WanPath.load(testbed)
+            from protolens.cc.paths import WanPath
+            from protolens.testbed.wan import WanNetwork
+            return WanPath(WanNetwork.load(testbed))
         from protolens.cc.paths import LabPath
         tb = Testbed.load(testbed)
         tb.check()
@@ -222,15 +223,15 @@ def wan_up(name: str, uplink: str | None) -> None:
 
     Example: protolens cc wan up --name pl
     """
-    from protolens.cc.wan import WanPath
+    from protolens.testbed.wan import WanNetwork
     try:
-        wp = WanPath.up(name, uplink)
+        wn = WanNetwork.up(name, uplink)
     except TestbedError as exc:
         raise UserError(str(exc)) from None
-    for line in wp.reaped:
+    for line in wn.reaped:
         click.echo(line, err=True)
-    click.echo(f"wan network '{name}' up: client {wp.topo.cli_ns}, NAT out of "
-               f"{wp.state.uplink}")
+    click.echo(f"wan network '{name}' up: client {wn.topo.cli_ns}, NAT out of "
+               f"{wn.state.uplink}")
 
 
 @wan_group.command("down")
@@ -240,6 +241,6 @@ def wan_down(name: str) -> None:
 
     Example: protolens cc wan down
     """
-    from protolens.cc.wan import WanPath
-    for line in WanPath.down(name):
+    from protolens.testbed.wan import WanNetwork
+    for line in WanNetwork.down(name):
         click.echo(line)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Self
 
 from protolens.testbed.topology import Topology, valid_name
 
@@ -83,6 +83,17 @@ class TestbedState:
     """What the path-latency probes measured at ``up`` (shaper/calibration.py ``Calibration``)."""
     calibrated: bool = False
     """Whether the current shaping takes the path's own RTT off the configured delay."""
+    kind: str = "testbed"
+    """The kind of network (``footprint.py``): what brings it down if its owner is killed."""
+
+    def pid(self, role: str) -> int | None:
+        return self.pids.get(role)
+
+    def with_pid(self, role: str, pid: int) -> Self:
+        return replace(self, pids={**self.pids, role: pid})
+
+    def to_json(self) -> str:
+        return state_to_json(self)
 
 
 def state_to_json(state: TestbedState) -> str:
