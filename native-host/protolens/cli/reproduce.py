@@ -11,12 +11,13 @@ from pathlib import Path
 
 import click
 
+from protolens.cli.db import db_option, db_path
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit
 from protolens.lab import campaign as camp
 from protolens.lab.experiments import EXPERIMENTS, Experiment, experiment
 from protolens.lab.reproduce import Reproduction, reproduce
-from protolens.paths import default_db, extension_dir
+from protolens.paths import extension_dir
 from protolens.store import StoreError
 
 
@@ -78,7 +79,7 @@ def _write_report(reps: list[Reproduction], out: Path) -> None:
 @click.option("--testbed", "testbed_name", default="plr", show_default=True,
               help="Testbed to use (brought up and down here if not running).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
+@db_option
 def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None,
                   seed: int | None, out: Path | None, timeout_s: float, retries: int,
                   chromium: str, testbed_name: str, as_json: bool, db: Path | None) -> None:
@@ -92,8 +93,8 @@ def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None
     Example: protolens lab reproduce --all --quick --out report.md
     """
     if name == "conext20-igor" and not run_all:
-        from protolens.cli.cc_reproduce import reproduce_igor
-        reproduce_igor(quick, testbed_name, as_json, db)
+        from protolens.cli.cc_reproduce import print_igor
+        print_igor(quick, testbed_name, as_json, db)
         return
     if run_all == (name is not None):
         raise UserError("give one experiment NAME or --all (known: "
@@ -104,7 +105,7 @@ def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None
         raise UserError(str(exc.args[0])) from None
     if run_all and out is None:
         out = Path(time.strftime("reproduction-%Y%m%d-%H%M%S.md"))
-    opts = camp.Settings(db=db or default_db(os.environ), chromium=chromium,
+    opts = camp.Settings(db=db_path(db), chromium=chromium,
                          extension=extension_dir(os.environ), timeout_s=timeout_s,
                          retries=retries)
     done: list[Reproduction] = []

@@ -11,6 +11,8 @@ takes the first address, where the lab proxy sends its upstream connections.
 from __future__ import annotations
 
 import contextlib
+import os
+import random
 import signal
 import subprocess
 import time
@@ -24,15 +26,17 @@ from typing import TYPE_CHECKING, Any
 
 from protolens import __version__
 from protolens.arms import Arm
-from protolens.lab.campaign import Settings
+from protolens.lab.campaign import CampaignError, CampaignSpec, Settings, validate
 from protolens.lab.fairness import (
     Pair,
     RepResult,
     Series,
     Side,
     bin_downlink,
+    parse_pairs,
     proxied,
     summarize,
+    summary_rows,
     wire_connections,
 )
 from protolens.lab.load import LoadSpec
@@ -49,7 +53,7 @@ from protolens.lab.runner import (
 from protolens.lab.testbed_network import TestbedNetwork
 from protolens.store import fairness as fstore
 from protolens.store import lab as labstore
-from protolens.store import open_rw
+from protolens.store import open_ro, open_rw
 from protolens.store.tx import transaction
 
 if TYPE_CHECKING:
@@ -101,6 +105,32 @@ class FairnessOutcome:
         return (f"campaign {self.campaign}: {self.repetitions} fairness repetitions, "
                 f"{self.failed} with a failed side" + (" (interrupted)" if self.interrupted
                                                        else ""))
+
+
+def prepare(pairs: str, *, page: str, condition: str, reps: int, server_cc: str,
+            testbed: str, settings: Settings, campaign: str | None = None,
+            seed: int | None = None, duration_s: float | None = None) -> FairnessSpec:
+    """A fairness run from its arguments, checked as a campaign is (known page and profile,
+    the browser and the extension built) before anything starts: ``PairError`` or
+    ``CampaignError``, one line. Needs root (the testbed's namespaces)."""
+    parsed = parse_pairs(pairs)
+    validate(CampaignSpec(name="fairness", pages=(page,), arms=(Arm("h2"),),
+                          conditions=(condition,), reps=1, seed=0, server_cc=server_cc,
+                          testbed=testbed), settings)
+    if os.geteuid() != 0:
+        raise CampaignError("lab fairness needs root (network namespaces): run it with sudo")
+    return FairnessSpec(
+        campaign=campaign or time.strftime("fairness-%Y%m%d-%H%M%S"), pairs=tuple(parsed),
+        page=page, condition=condition, reps=reps, server_cc=server_cc, testbed=testbed,
+        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+        duration_s=duration_s)
+
+
+def summary(db: Path, campaign: str) -> list[dict[str, Any]]:
+    """Per pair and side of a stored fairness campaign: share, throughput, connections, PLT and
+    the Jain index over its repetitions (``fairness.summary_rows``)."""
+    with closing(open_ro(db)) as conn:
+        return summary_rows(fstore.fairness_rows(conn, campaign))
 
 
 def _second_ip(server_ip: str) -> str:
