@@ -12,6 +12,7 @@ import stat
 import struct
 import subprocess
 from collections.abc import Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -135,15 +136,15 @@ def _location_checks(platform: str, env: Mapping[str, str], system: bool,
 def _store_check(env: Mapping[str, str]) -> Check:
     from protolens.store import StoreError, open_ro
     from protolens.store.migrate import migration_states
+    from protolens.store.queries import navigation_count
 
     db = default_db(env)
     if not db.exists():
         return Check("store", "ok", f"{db} not created yet (the host creates it on first record)")
     try:
-        conn = open_ro(db)
-        pending = [s.name for s in migration_states(conn) if s.applied_at_ms is None]
-        count = None if pending else conn.execute(
-            "SELECT count(*) FROM navigations").fetchone()[0]
+        with closing(open_ro(db)) as conn:
+            pending = [s.name for s in migration_states(conn) if s.applied_at_ms is None]
+            count = None if pending else navigation_count(conn)
     except (StoreError, DatabaseError) as exc:
         return Check("store", "fail", f"{db}: {exc}", f"move {db} aside; the host starts afresh")
     if pending:
