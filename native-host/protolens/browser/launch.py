@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from protolens.browser.flags import LaunchSpec, command_line
-from protolens.browser.profile import seed_preferences, write_lab_context
+from protolens.browser.profile import register_lab_host, seed_preferences, write_lab_context
 
 
 @dataclass(frozen=True)
@@ -56,8 +56,6 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     """Start Chromium on a fresh profile under ``scratch``; wait until ``done()`` (asked every
     ``poll_s``) or timeout. ``quiet_ms``: the recorder's network quiet after load (None: its
     default). ``visual``: the extension also captures paint progress (the visual metrics)."""
-    from protolens.install.lab import register_lab_host  # host side of the lab mechanism
-
     scratch.mkdir(parents=True, exist_ok=True)
     udd = scratch / "profile"
     seed_preferences(udd)
