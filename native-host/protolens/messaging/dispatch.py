@@ -27,12 +27,11 @@ from protolens.messaging.inbound import well_formed
 from protolens.messaging.lab import LabContext
 from protolens.messaging.policies import PolicySource, policies_reply
 from protolens.messaging.queries import QueryError, QuerySource, handle_query
+from protolens.messaging.schema import MESSAGE_SCHEMA
 from protolens.record import RecordError, parse_record
 from protolens.record.enums import IngestOutcome
 from protolens.record.rows import RecordRows, record_rows
 
-MESSAGE_SCHEMA = 1
-"""The message envelope schema this host speaks."""
 MAX_MSG_ID = 200
 """Longest ``msg_id`` echoed back (keeps every reply small)."""
 MAX_ERROR = 500
