@@ -61,7 +61,7 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     seed_preferences(udd)
     spec = replace(spec, user_data_dir=str(udd))
     argv = command_line(spec)
-    # the exact command line travels with the record as a tag (issue 4, item 2)
+    # the exact command line travels with the record as a tag: a reader can rerun the load
     context = {**context, "command_line": shlex.join([*prefix, *argv])}
     ctx = write_lab_context(scratch / "lab-context.json", navigate=navigate, context=context,
                             url_detail=url_detail, advance=advance, quiet_ms=quiet_ms,

@@ -1,5 +1,5 @@
 """``protolens contribute``: send what is new since the last accepted upload to a collector, as
-one anonymized bundle, and print the collector's receipt (issue 11; the work is in
+one anonymized bundle, and print the collector's receipt (the work is in
 ``collector/contribute.py``, shared with the host's schedule)."""
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """``protolens lab reproduce NAME|--all``: rerun the papers' experiments on the testbed and print
 each claim beside a measured ratio with its 95% bootstrap interval; ``--all`` (or ``--out``)
-writes one Markdown report with tables, figures and verdicts (issue 10, section 3)."""
+writes one Markdown report with tables, figures and verdicts (docs/RESEARCH.md)."""
 
 from __future__ import annotations
 

@@ -154,8 +154,8 @@ def _store_check(env: Mapping[str, str]) -> Check:
 
 
 def loose_permissions(modes: Mapping[Path, int]) -> list[str]:
-    """``path (mode)`` for each path that group or others may read or write (issue 15 item 10:
-    a browsing history belongs to its user: the store's directory 0700, its files 0600)."""
+    """``path (mode)`` for each path that group or others may read or write (a
+    browsing history belongs to its user: the store's directory 0700, its files 0600)."""
     return [f"{p} ({stat.S_IMODE(m):04o})" for p, m in modes.items() if stat.S_IMODE(m) & 0o077]
 
 

@@ -73,7 +73,7 @@ class TestbedNetwork(ShapedNetwork):
 
     def proxy_setup(self) -> tuple[list[str], dict[str, str], str]:
         """Where the lab proxy runs (client namespace), the hosts it serves and their address,
-        and the CA that verifies caddy (issue 6)."""
+        and the CA that verifies caddy."""
         return self.testbed.exec_argv(), self.testbed.host_ips(), self.testbed.state.ca
 
     def spki(self) -> list[str]:

@@ -1,5 +1,5 @@
 """The ``policies`` message (docs/MESSAGES.md): the stored per-domain rules, the local relay's port
-and its per-run credential, for the extension's everyday-browser policy client (issue 6, item 3).
+and its per-run credential, for the extension's everyday-browser policy client (docs/POLICY.md).
 
 Pure: ``policies_reply(snapshot)`` builds the message; where the rules come from (the store) and
 the relay (a thread of the host process) are the host adapter's business (``PolicySource``).
