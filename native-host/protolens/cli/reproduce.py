@@ -64,7 +64,18 @@ def _write_report(reps: list[Reproduction], out: Path) -> None:
     click.echo(f"report: {out} ({len(names)} figures beside it)")
 
 
-@click.command("reproduce")
+_HELP = f"""Run a paper's experiment on the testbed; print each claim beside a measured ratio with
+    its 95% bootstrap interval and a verdict from that interval, untuned.
+
+    NAME: {", ".join(e.name for e in EXPERIMENTS[:-1])} or {EXPERIMENTS[-1].name}; or --all.
+    conext20-igor reruns the CC fingerprint's Table 1 (no browser; not part of --all).
+
+    Example: protolens lab reproduce --all --quick --out report.md
+    """
+"""The command's help, naming every experiment of ``lab/experiments.py``."""
+
+
+@click.command("reproduce", help=_HELP)
 @click.argument("name", metavar="NAME", required=False)
 @click.option("--all", "run_all", is_flag=True, help="Every experiment, one after the other.")
 @click.option("--quick", is_flag=True, help="A few minutes per experiment instead of 20-60.")
@@ -83,15 +94,6 @@ def _write_report(reps: list[Reproduction], out: Path) -> None:
 def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None,
                   seed: int | None, out: Path | None, timeout_s: float, retries: int,
                   chromium: str, testbed_name: str, as_json: bool, db: Path | None) -> None:
-    """Run a paper's experiment on the testbed; print each claim beside a measured ratio with
-    its 95% bootstrap interval and a verdict from that interval, untuned.
-
-    NAME: ifip18-wifi, ifip18-parallel, ifip18-fairness, cell-large, conext20-delay, conext20-httpx,
-    student-study or mininet-quic; or --all. conext20-igor reruns the CC fingerprint's Table 1
-    (no browser; not part of --all).
-
-    Example: protolens lab reproduce --all --quick --out report.md
-    """
     if name == "conext20-igor" and not run_all:
         from protolens.cli.cc_reproduce import print_igor
         print_igor(quick, testbed_name, as_json, db)
