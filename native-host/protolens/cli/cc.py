@@ -103,11 +103,28 @@ def probe_cmd(urls: tuple[str, ...], page: str | None, top: int, http: str,
         raise UserError(str(exc)) from None
     except DatabaseError as exc:
         raise store_failure(db, exc) from None
-    path = _path(testbed, wan)
+    results, failed = _probe_with_bar(_path(testbed, wan), todo, http=http,
+                                      packet_bytes=packet_bytes, db=None if no_store else store,
+                                      network="wan" if wan else "lab")
+    rows = [_display(r.row()) for r in results]
+    if rows or fmt != "table":
+        emit(rows, fmt, title="Congestion-control fingerprint",
+             columns=TABLE if fmt == "table" else None)
+    if fmt == "table":
+        for r in rows:
+            click.echo(f"{r['host']}: {r['label']}: {r['reason']}")
+    if failed:
+        raise SystemExit(1)
+
+
+def _probe_with_bar(path: Any, todo: list[str], *, http: str, packet_bytes: int | None,
+                    db: Path | None, network: str) -> tuple[list[ProbeResult], list[str]]:
+    """``probe_urls`` with a progress bar on stderr, each failure printed as it comes; the
+    results and the URLs that failed."""
     failed: list[str] = []
-    err = Console(stderr=True)
     with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
-                  "{task.total}"), TimeElapsedColumn(), console=err, transient=True) as bar:
+                  "{task.total}"), TimeElapsedColumn(), console=Console(stderr=True),
+                  transient=True) as bar:
         task = bar.add_task("probing", total=len(todo))
 
         def starting(url: str) -> None:
@@ -121,20 +138,11 @@ def probe_cmd(urls: tuple[str, ...], page: str | None, top: int, http: str,
             bar.advance(task)
 
         try:
-            results = probe_urls(path, todo, http=http, packet_bytes=packet_bytes,
-                                 db=None if no_store else store,
-                                 network="wan" if wan else "lab", starting=starting, done=done)
+            results = probe_urls(path, todo, http=http, packet_bytes=packet_bytes, db=db,
+                                 network=network, starting=starting, done=done)
         except StoreProbeError as exc:
             raise UserError(str(exc)) from None
-    rows = [_display(r.row()) for r in results]
-    if rows or fmt != "table":
-        emit(rows, fmt, title="Congestion-control fingerprint",
-             columns=TABLE if fmt == "table" else None)
-    if fmt == "table":
-        for r in rows:
-            click.echo(f"{r['host']}: {r['label']}: {r['reason']}")
-    if failed:
-        raise SystemExit(1)
+    return results, failed
 
 
 def _load_page(db: Path, url: str) -> str:

@@ -32,7 +32,6 @@ from protolens.testbed import caddy, cross, hostcfg, links, procs, spec
 from protolens.testbed.lifecycle import Network
 from protolens.testbed.run import in_ns, run
 from protolens.testbed.spec import TestbedError, TestbedState, default_hosts
-from protolens.testbed.topology import Topology
 
 
 class Testbed(Network[TestbedState]):
@@ -62,46 +61,33 @@ class Testbed(Network[TestbedState]):
         except ShaperError as e:
             raise TestbedError(str(e)) from None
         data = data_home(env) / "testbed"
-        site = site or data_home(env) / "pages"
+        pages = site or data_home(env) / "pages"
         now = datetime.datetime.now(datetime.UTC)
-        certs: CertFiles | None = None
+        made: list[CertFiles] = []
 
         def first_state(rd: Path) -> TestbedState:
-            nonlocal certs
-            assert site is not None
-            site.mkdir(parents=True, exist_ok=True)
-            certs = ensure_cert(data / "cert", hosts, now)
-            topo = Topology(name)
-            return TestbedState(
-                name=name, run_dir=str(rd), hosts=list(hosts), server_ip=topo.srv_ip,
-                client_ip=topo.cli_ip, spki=certs.spki, cert=str(certs.cert), ca=str(certs.ca),
-                site=str(site), access_log=str(rd / "access.log"),
-                caddy_log=str(rd / "caddy.log"), shaper_log=str(rd / "shaper.log"),
-                shaper_sock=str(rd / "shaper.sock"), profile=prof.name,
-                profile_path=prof.path, server_cc=server_cc, initcwnd=initcwnd,
-                created=now.isoformat(timespec="seconds"),
-                bbr_hosts=list(dict.fromkeys(bbr_hosts)),
-                trace_down=prof.link.trace_down.source if prof.link.trace_down else None,
-                trace_up=prof.link.trace_up.source if prof.link.trace_up else None)
+            pages.mkdir(parents=True, exist_ok=True)
+            made.append(ensure_cert(data / "cert", hosts, now))
+            return spec.new_state(name, rd, hosts, made[0], pages, prof, server_cc, initcwnd,
+                                  bbr_hosts, now)
 
         tb = cls._claim(name, env, first_state)
-
-        def build() -> None:
-            tb._host_settings()
-            links.build_links(tb.topo, tb.state.hosts, tb.state.server_cc, tb.state.initcwnd,
-                              tb.state.bbr_hosts)
-            assert certs is not None
-            tb.state = tb.state.with_pid("caddy", tb._start_caddy(certs.key, data / "static"))
-            tb._save()
-            first = Path(tb.state.run_dir) / "calibrate.conf"
-            first.write_text(probe_config(PROBES[0][0]))
-            tb._start_shaper(first)
-            links.queue_rules(tb.topo)
-            tb._calibrate()
-            tb.shape(prof)
-
-        tb._build_or_down(build)
+        tb._build_or_down(lambda: tb._build(prof, made[0].key, data / "static"))
         return tb
+
+    def _build(self, prof: Profile, key: Path, static: Path) -> None:
+        """Host settings, links, caddy, the shaper and its calibration, then ``prof``."""
+        self._host_settings()
+        links.build_links(self.topo, self.state.hosts, self.state.server_cc, self.state.initcwnd,
+                          self.state.bbr_hosts)
+        self.state = self.state.with_pid("caddy", self._start_caddy(key, static))
+        self._save()
+        first = Path(self.state.run_dir) / "calibrate.conf"
+        first.write_text(probe_config(PROBES[0][0]))
+        self._start_shaper(first)
+        links.queue_rules(self.topo)
+        self._calibrate()
+        self.shape(prof)
 
     # ---- queries ----
     def server_argv(self, cmd: Sequence[str] = ()) -> list[str]:
