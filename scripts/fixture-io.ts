@@ -6,6 +6,7 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { fromLog } from "../src/cdp/from-log.ts";
 import type { RawEvent } from "../src/cdp/raw-event.ts";
+import type { RecorderOptions } from "../src/cdp/recorder.ts";
 import type { NavigationRecord } from "../src/record/types.ts";
 
 export const FIXTURES = resolve(import.meta.dirname, "../tests/fixtures/cdp");
@@ -30,8 +31,9 @@ function mainFrameId(name: string): { mainFrameId?: string } {
   return typeof meta.mainFrameId === "string" ? { mainFrameId: meta.mainFrameId } : {};
 }
 
-export function golden(name: string): NavigationRecord[] {
-  return fromLog(readLog(name), {
+/** The options every golden is made with. */
+export function goldenOptions(name: string): RecorderOptions {
+  return {
     ...mainFrameId(name),
     source: "lab",
     urlDetail: "full",
@@ -39,7 +41,11 @@ export function golden(name: string): NavigationRecord[] {
     visual: true,
     env: { browser: { name: "Chromium", version: "fixture" }, extension_version: "0.0.0", network: null },
     newId: fixedIds(),
-  });
+  };
+}
+
+export function golden(name: string): NavigationRecord[] {
+  return fromLog(readLog(name), goldenOptions(name));
 }
 
 export function goldenText(name: string): string {

@@ -6,7 +6,7 @@
  * (src/cdp/clock.ts).
  */
 import { CdpClock } from "../cdp/clock.ts";
-import { eventTime } from "../cdp/from-log.ts";
+import { monotonicTime } from "../cdp/event-clock.ts";
 import type { RawEvent } from "../cdp/raw-event.ts";
 import type { RecorderOptions } from "../cdp/recorder.ts";
 import { TabSession, runFlow, type Flow } from "../cdp/session.ts";
@@ -115,8 +115,9 @@ export class DebuggerRecorder {
     // chrome.debugger delivers protocol events; their shape is CDP's (devtools-protocol types)
     const ev = { method, params: params ?? {}, sessionId: source.sessionId } as RawEvent;
     if (ev.sessionId === undefined) delete ev.sessionId;
-    const time = eventTime(ev);
-    if (time !== null) t.clock.observe(time, performance.now());
-    void this.run(tabId, t.session.onEvent(ev));
+    const local = performance.now();
+    const time = monotonicTime(ev);
+    if (time !== null) t.clock.observe(time, local);
+    void this.run(tabId, t.session.onEvent(ev, t.clock.now(local)));
   }
 }

@@ -9,8 +9,8 @@ import { applyDetail, originOf } from "../record/url-detail.ts";
 import type { Histogram } from "../visual/histogram.ts";
 import { navigationVisuals } from "../visual/metrics.ts";
 import {
-  RECORD_SCHEMA, type BrowserInfo, type NavigationRecord, type NetworkInfo, type RequestEntry,
-  type Source, type UrlDetail,
+  RECORD_SCHEMA, type BrowserInfo, type IncompleteReason, type NavigationRecord, type NetworkInfo, type NotSeen,
+  type RequestEntry, type Source, type UrlDetail,
 } from "../record/types.ts";
 
 export interface RecordEnv {
@@ -31,6 +31,14 @@ export interface BuildOptions {
   aborted: boolean;
   /** The frames around it and its commit (CDP seconds), when its visual metrics are wanted. */
   visual?: { frames: readonly WallFrame[]; commitAt: number | null } | null;
+  /** Why it is incomplete (tab-state.ts); empty when complete. */
+  reasons?: readonly IncompleteReason[];
+}
+
+/** What the tab's DevTools session could not see of this load: a service worker's own fetches
+ * run in the worker's target, which the tab's session is not attached to (docs/RECORD.md). */
+function notSeen(requests: readonly RequestEntry[]): NotSeen[] {
+  return requests.some((r) => r.from_service_worker) ? ["service_worker_fetches"] : [];
 }
 
 export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
@@ -45,7 +53,7 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
   requests.sort((a, b) => a.start_ms - b.start_ms);
   const mainHops = nav.requests.get(nav.mainKey) ?? [];
   const finalHop = mainHops[mainHops.length - 1];
-  const finalUrl = finalHop?.url ?? "";
+  const finalUrl = finalHop?.url ?? nav.url ?? "";
   const main = requests.filter((r) => r.is_main_document);
   const mainFinal = main[main.length - 1];
   const images = requests.filter((r) => r.resource_type === "Image" && !r.failed && r.end_ms !== null);
@@ -53,6 +61,7 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
   const visual = o.visual ? navigationVisuals(
     o.visual.frames.map((f) => ({ t: atWall(f.wall) ?? 0, histogram: f.histogram })), at(o.visual.commitAt)) : null;
   const ms = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v * 1000) / 1000);
+  const reasons = [...(o.reasons ?? [])];
   const warm =
     mainFinal?.connection_reused === true ||
     requests.some((r) => r.from_disk_cache || r.from_memory_cache);
@@ -73,6 +82,12 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
       aborted: o.aborted || nav.mainFailure === "net::ERR_ABORTED",
       error: nav.mainFailure,
       late_attach: nav.late,
+      kind: nav.kind,
+      incomplete: reasons.length > 0,
+      incomplete_reasons: reasons,
+      open_at_end: nav.open(true),
+      downloads: nav.downloads,
+      not_seen: notSeen(requests),
     },
     milestones: {
       ttfb_ms: mainFinal?.first_byte_ms ?? null,

@@ -13,11 +13,18 @@ export const KEPT_METHODS: ReadonlySet<string> = new Set([
   "Page.frameStartedLoading", "Page.frameStoppedLoading",
   "Target.attachedToTarget", "Target.detachedFromTarget", "Performance.metrics",
   "Runtime.bindingCalled", FRAME_EVENT,
+  "Network.webSocketCreated", "Network.webSocketWillSendHandshakeRequest",
+  "Network.webSocketHandshakeResponseReceived", "Network.webSocketFrameReceived", "Network.webSocketClosed",
+  "Network.responseReceivedEarlyHints", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
+  // wall-clock events: kept (without their arguments and stacks) so a replay shows they never
+  // move the recorder's clock (src/cdp/event-clock.ts)
+  "Runtime.consoleAPICalled", "Runtime.exceptionThrown",
 ]);
 
 export const KEPT_HEADERS: ReadonlySet<string> = new Set([
   "content-type", "content-length", "content-encoding", "cache-control", "location", "alt-svc",
   "accept", "accept-encoding", "server", "date", "etag", "last-modified", "vary", "upgrade",
+  "content-disposition", "link",
 ]);
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
@@ -25,6 +32,7 @@ type Json = null | boolean | number | string | Json[] | { [k: string]: Json };
 const DROPPED_KEYS: ReadonlySet<string> = new Set([
   "initiator", "securityDetails", "postData", "postDataEntries", "headersText",
   "requestHeadersText", "associatedCookies", "cookiePartitionKey", "trustTokenParams",
+  "args", "stackTrace", "exception",
 ]);
 
 function filterHeaders(h: Json): Json {

@@ -3,7 +3,8 @@
  * tab, OOPIFs included), its page milestones, and the rule for when it is complete.
  */
 import type { LateAttach } from "./late.ts";
-import type { Hop } from "./request-state.ts";
+import { isLongLived, type Hop } from "./request-state.ts";
+import type { PageKind } from "../record/types.ts";
 
 export interface Limits {
   /** Network quiet this long after the load event ends the record. */
@@ -15,6 +16,10 @@ export interface Limits {
 }
 
 export const DEFAULT_LIMITS: Limits = { quietMs: 2000, maxAfterLoadMs: 30000, maxWithoutLoadMs: 120000 };
+
+/** Why a navigation's record ended on its own: the network's quiet after load (complete), or a
+ * cap (the record is incomplete, docs/RECORD.md "Incomplete records"). */
+export type Completion = "quiet" | "cap_after_load" | "no_load_event";
 
 export class Navigation {
   /** request key (session + requestId) -> its hops, in order; the last one is current. */
@@ -34,6 +39,12 @@ export class Navigation {
   lastActivity: number;
   /** Epoch seconds of `zero` from the page's own performance.timeOrigin (late attach only). */
   zeroWall: number | null = null;
+  /** Downloads the page started (Page.downloadWillBegin of its frames). */
+  downloads = 0;
+  /** How the record ended on its own (null: not yet, or cut from outside). */
+  completion: Completion | null = null;
+  /** A pending navigation that turned out to be a download: it makes no record. */
+  download = false;
 
   constructor(
     readonly t0: number,
@@ -43,6 +54,9 @@ export class Navigation {
     readonly mainKey: string,
     /** How this navigation's start was missed (src/cdp/late.ts); null when seen from its request. */
     readonly late: LateAttach | null = null,
+    readonly kind: PageKind = "navigation",
+    /** The page's URL when no main document request carries it (soft, bfcache). */
+    readonly url: string | null = null,
   ) {
     this.lastActivity = t0;
   }
@@ -61,24 +75,33 @@ export class Navigation {
     if (at > this.lastActivity) this.lastActivity = at;
   }
 
-  inFlight(): number {
+  /** Requests without an end; `streams`: long-lived ones (WebSocket, EventSource) too. */
+  open(streams: boolean): number {
     let n = 0;
     for (const hops of this.requests.values()) {
       const h = hops[hops.length - 1];
-      if (h !== undefined && h.end === null) n += 1;
+      if (h !== undefined && h.end === null && (streams || !isLongLived(h))) n += 1;
     }
     return n;
   }
 
-  /** True when, at CDP time `now` (seconds), the record is complete. */
-  isComplete(now: number, limits: Limits): boolean {
-    const settled = this.loadAt ?? this.mainFailedAt;
-    if (settled === null) return (now - this.t0) * 1000 >= limits.maxWithoutLoadMs;
-    if ((now - settled) * 1000 >= limits.maxAfterLoadMs) return true;
+  /** When the navigation counts as settled: its load event, its main document's failure, or,
+   * for a soft navigation or a back/forward-cache restore (no load event), its start. */
+  get settled(): number | null {
+    return this.loadAt ?? this.mainFailedAt ?? (this.kind === "navigation" ? null : this.t0);
+  }
+
+  /** Whether, at CDP time `now` (seconds), the record is done, and why (null: not yet). */
+  completes(now: number, limits: Limits): Completion | null {
+    const settled = this.settled;
+    if (settled === null) return (now - this.t0) * 1000 >= limits.maxWithoutLoadMs ? "no_load_event" : null;
     // Joined late, the ends of requests (and of out-of-process frames' documents) that were under
     // way at the attach may never be reported (measured: an OOPIF document's loadingFinished
-    // went missing): only the network events' quiet counts, not requests still open.
-    if (this.late === null && this.inFlight() > 0) return false;
-    return (now - Math.max(this.lastActivity, settled)) * 1000 >= limits.quietMs;
+    // went missing): only the network events' quiet counts, not requests still open. Long-lived
+    // streams never hold a record open.
+    const quiet = (this.late !== null || this.open(false) === 0) &&
+      (now - Math.max(this.lastActivity, settled)) * 1000 >= limits.quietMs;
+    if (quiet) return "quiet";
+    return (now - settled) * 1000 >= limits.maxAfterLoadMs ? "cap_after_load" : null;
   }
 }

@@ -14,7 +14,7 @@ type CdpEvent = {
 /** The one event the session core relays that CDP has no type for: a screencast frame
  * (Page.screencastFrame) as its colour histogram (src/visual/histogram.ts), decoded by the
  * adapter. `wallTime` is the frame's `metadata.timestamp` (epoch seconds, when it was shown);
- * it is not called `timestamp` because it is not CDP monotonic time (from-log.ts eventTime). */
+ * it is not called `timestamp` because it is not CDP monotonic time (event-clock.ts). */
 export const FRAME_EVENT = "ProtoLens.frameHistogram";
 export interface FrameHistogramParams { wallTime: number; histogram: number[] }
 export type FrameEvent = { method: typeof FRAME_EVENT; params: FrameHistogramParams; sessionId?: string };

@@ -27,6 +27,33 @@ export interface Hop {
   isMain: boolean;
   /** Set only for a main document known from the page's Navigation Timing (src/cdp/late.ts). */
   fromTiming: { protocol: string; status: number; mimeType: string } | null;
+  /** A WebSocket's handshake status (its response is not a Network.Response). */
+  handshakeStatus?: number;
+}
+
+/** A response whose body ended short of its Content-Length (no content coding, so the decoded
+ * body is the wire body) although Chromium reported it finished: loading was stopped under it
+ * (the stop button, Page.stopLoading, window.stop(): measured with Chromium 156, an image held
+ * back by the server was reported finished at 1,024 of 65,536 bytes). */
+export function cutShort(h: Hop): boolean {
+  const r = h.response;
+  if (r === null || h.failure !== null || r.status !== 200 || h.method === "HEAD") return false;
+  const header = (name: string): string | undefined =>
+    Object.entries(r.headers).find(([k]) => k.toLowerCase() === name)?.[1];
+  const length = Number(header("content-length"));
+  const coding = header("content-encoding");
+  return Number.isFinite(length) && length > 0 && (coding === undefined || coding === "identity") &&
+    // a prefetch reports no body bytes (its body goes to the cache, not to the page): the wire
+    // bytes, which count the headers too, must fall short as well
+    h.end !== null && Math.max(h.bodyBytes, h.encodedBytes) < length;
+}
+
+/** Resource types that stay open by design: they never hold a record open or restart its quiet,
+ * and are counted in `page.open_at_end` when still open at its end. */
+export const LONG_LIVED: ReadonlySet<string> = new Set(["EventSource", "WebSocket"]);
+
+export function isLongLived(h: Hop): boolean {
+  return LONG_LIVED.has(h.type);
 }
 
 export function newHop(
@@ -63,6 +90,28 @@ function firstByte(h: Hop, t0: number): number | null {
   return h.responseAt === null ? null : ms(h.responseAt, t0);
 }
 
+const phase = (from: number, to: number): number | null =>
+  from >= 0 && to >= from ? Math.round((to - from) * 1000) / 1000 : null;
+
+type Phases = Pick<RequestEntry, "dns_ms" | "connect_ms" | "tls_ms" | "send_ms" | "wait_ms" | "receive_ms">;
+
+/** The request's phases from Response.timing (ms offsets from `requestTime`, -1 when the phase
+ * did not happen), as HAR's `timings`; receive runs from the headers' end to the request's end. */
+function phases(h: Hop): Phases {
+  const t = h.response?.timing;
+  if (!t || t.requestTime <= 0) return { dns_ms: null, connect_ms: null, tls_ms: null, send_ms: null, wait_ms: null, receive_ms: null };
+  const headers = t.receiveHeadersStart > 0 ? t.receiveHeadersStart : t.receiveHeadersEnd;
+  const endMs = h.end === null ? -1 : (h.end - t.requestTime) * 1000;
+  return {
+    dns_ms: phase(t.dnsStart, t.dnsEnd),
+    connect_ms: phase(t.connectStart, t.connectEnd),
+    tls_ms: phase(t.sslStart, t.sslEnd),
+    send_ms: phase(t.sendStart, t.sendEnd),
+    wait_ms: t.sendEnd >= 0 ? phase(t.sendEnd, headers) : null,
+    receive_ms: t.receiveHeadersEnd >= 0 && endMs >= 0 ? phase(t.receiveHeadersEnd, endMs) : null,
+  };
+}
+
 export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
   const r = h.response;
   const t = h.fromTiming;
@@ -79,7 +128,7 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
     method: h.method,
     // 0 (no status, no port: e.g. a data: or opaque response) is null: the host takes 100-599
     // and 1-65535 (docs/RECORD.md "Limits")
-    status: r && r.status > 0 ? r.status : t && t.status > 0 ? t.status : null,
+    status: r && r.status > 0 ? r.status : t && t.status > 0 ? t.status : h.handshakeStatus ?? null,
     mime_type: r?.mimeType || t?.mimeType || null,
     protocol: r?.protocol || t?.protocol || null,
     family: familyOf(r?.protocol || t?.protocol),
@@ -101,6 +150,7 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
     failure: h.failure,
     frame_id: h.frameId,
     is_main_document: h.isMain,
+    ...phases(h),
   };
 }
 

@@ -19,7 +19,7 @@
  */
 import type { Protocol } from "devtools-protocol";
 import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, SCREENCAST, TAB_COMMANDS, loadMetricsEvent } from "./enable-commands.ts";
-import { eventTime } from "./from-log.ts";
+import { monotonicTime } from "./event-clock.ts";
 import { NAV_TIMING_EXPRESSION, navTimingEvent } from "./late.ts";
 import { FRAME_EVENT, type EventOf, type RawEvent } from "./raw-event.ts";
 import { Recorder, type RecorderOptions } from "./recorder.ts";
@@ -90,17 +90,18 @@ export class TabSession {
   }
 
   /** Feeds one event; yields its records, then what the event asks for (a child's enable, the
-   * relay after the load event). */
-  *onEvent(ev: RawEvent): Flow {
+   * relay after the load event). `now`: the adapter's CDP time (src/cdp/clock.ts), for events
+   * that carry no time of their own. */
+  *onEvent(ev: RawEvent, now: number | null = null): Flow {
     if (this.closed) return;
     if (ev.method === "Page.screencastFrame") {
       if (ev.sessionId === undefined) yield* this.relayFrame(ev);
       return;
     }
-    const t = eventTime(ev);
+    const t = monotonicTime(ev);
     const out = t === null ? [] : this.recorder.poll(t);
     // busy after both: an event that completes the last load may be the next one's first
-    out.push(...this.push(ev));
+    out.push(...this.push(ev, now));
     if (out.length > 0) yield { kind: "records", records: out, busy: this.recorder.active };
     if (ev.method === "Target.attachedToTarget") yield* this.enableChild(ev.params.sessionId);
     if (ev.method === "Page.loadEventFired" && ev.sessionId === undefined) yield* this.relayMetrics();
@@ -119,9 +120,9 @@ export class TabSession {
     return this.recorder.flush();
   }
 
-  private push(ev: RawEvent): NavigationRecord[] {
+  private push(ev: RawEvent, now: number | null = null): NavigationRecord[] {
     this.log(ev);
-    return this.recorder.push(ev);
+    return this.recorder.push(ev, now);
   }
 
   /** A child resumed without Network.enable reports none of its requests' ends: its document

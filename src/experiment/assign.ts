@@ -1,5 +1,5 @@
 /**
- * Real-user A/B experiments (issue 6, item 4). Pure: a volunteer enrols domains; the n-th
+ * Real-user A/B experiments (docs/POLICY.md). Pure: a volunteer enrols domains; the n-th
  * navigation to an enrolled domain gets arm `armAt(seed, domain, n)`. Arms come in blocks of one
  * of each arm, in an order shuffled per (seed, domain, block), so after every block each arm has
  * been used equally often and within a block the order is random (permuted-block randomization).

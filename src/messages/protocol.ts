@@ -180,10 +180,11 @@ export function parseHostMessage(v: unknown): HostMsg {
   }
 }
 
-export type HostHandlers = { [T in HostMsg["type"]]: (m: HostMsgOf<T>) => void | Promise<void> };
+/** One handler per host message type, each given the message and the caller's context. */
+export type HostHandlers<C = undefined, R = void | Promise<void>> = { readonly [T in HostMsg["type"]]: (m: HostMsgOf<T>, ctx: C) => R };
 
 /** Calls the handler for `m.type` (the map is checked complete by `satisfies HostHandlers`). */
-export function dispatchHost(handlers: HostHandlers, m: HostMsg): void | Promise<void> {
-  const h = handlers[m.type] as (x: HostMsg) => void | Promise<void>;
-  return h(m);
+export function dispatchHost<C, R>(handlers: HostHandlers<C, R>, m: HostMsg, ctx: C): R {
+  const h = handlers[m.type] as (x: HostMsg, ctx: C) => R;
+  return h(m, ctx);
 }

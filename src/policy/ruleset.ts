@@ -1,5 +1,5 @@
 /**
- * Per-domain policies in the everyday browser (docs/POLICY.md; issue 6, item 3). Pure: the rules
+ * Per-domain policies in the everyday browser (docs/POLICY.md). Pure: the rules
  * of the host's `policies` message, matching a host (most specific rule wins, as
  * native-host/protolens/policy/rules.py), the PAC script that routes `no-h3` domains through the
  * host's CONNECT relay (Chromium never uses QUIC through an HTTP proxy: docs/ARCHITECTURE.md, verified),

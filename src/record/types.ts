@@ -11,11 +11,23 @@ export const FAMILIES = ["h1", "h2", "h3"] as const;
 export const URL_DETAILS = ["origin", "path", "full"] as const;
 export const SOURCES = ["passive", "lab", "experiment"] as const;
 export const LATE_ATTACH = ["response", "commit"] as const;
+/** A document load, a same-document navigation by the History API (a single-page app's route
+ * change), or a page restored from the back/forward cache (docs/RECORD.md "Kinds"). */
+export const PAGE_KINDS = ["navigation", "soft", "bfcache"] as const;
+/** Why a record is incomplete (docs/RECORD.md "Incomplete records"). */
+export const INCOMPLETE_REASONS = [
+  "aborted", "no_load_event", "load_event_missed", "unfinished_requests", "cap_after_load", "stopped",
+] as const;
+/** What DevTools could not show of a load (docs/RECORD.md "What DevTools cannot see"). */
+export const NOT_SEEN = ["service_worker_fetches", "requests_before_attach"] as const;
 
 export type Family = (typeof FAMILIES)[number];
 export type UrlDetail = (typeof URL_DETAILS)[number];
 export type Source = (typeof SOURCES)[number];
 export type LateAttach = (typeof LATE_ATTACH)[number];
+export type PageKind = (typeof PAGE_KINDS)[number];
+export type IncompleteReason = (typeof INCOMPLETE_REASONS)[number];
+export type NotSeen = (typeof NOT_SEEN)[number];
 
 export interface BrowserInfo { name: string; version: string }
 export interface NetworkInfo { effective_type: string | null; rtt_ms: number | null; downlink_mbps: number | null }
@@ -35,6 +47,17 @@ export interface PageInfo {
   /** Null when the main document was seen from its request; otherwise how the recorder joined a
    * navigation already under way (docs/RECORD.md "Late attach"). Optional: older records lack it. */
   late_attach?: LateAttach | null;
+  /** The fields below are optional: records from before them lack them. */
+  kind?: PageKind;
+  /** Something of the load is missing or was cut: see `incomplete_reasons`. */
+  incomplete?: boolean;
+  incomplete_reasons?: IncompleteReason[];
+  /** Requests still open when the record ended (long-lived streams such as a WebSocket or an
+   * EventSource included): their `end_ms` is null. */
+  open_at_end?: number;
+  /** Downloads the page started while it was recorded (they start no navigation of their own). */
+  downloads?: number;
+  not_seen?: NotSeen[];
 }
 
 export interface Milestones {
@@ -81,6 +104,15 @@ export interface RequestEntry {
   failure: string | null;
   frame_id: string | null;
   is_main_document: boolean;
+  /** Phases of the request (CDP Response.timing, as HAR's timings; docs/RECORD.md "Timings"):
+   * null where the phase did not happen (a reused connection has no dns, connect or tls).
+   * `connect_ms` includes `tls_ms` (TCP + TLS, or the QUIC handshake). Optional: older records lack them. */
+  dns_ms?: number | null;
+  connect_ms?: number | null;
+  tls_ms?: number | null;
+  send_ms?: number | null;
+  wait_ms?: number | null;
+  receive_ms?: number | null;
 }
 
 export interface ConnectionEntry {
@@ -95,6 +127,13 @@ export interface ConnectionEntry {
   first_ms: number;
   last_ms: number;
   upstream: boolean;
+  /** The connection's set-up, from the request that opened it: `setup_ms` = `dns_ms` +
+   * `connect_ms` (which includes `tls_ms`); null when no request showed it (opened before the
+   * record, or reported by the proxy). Optional: older records lack them. */
+  setup_ms?: number | null;
+  dns_ms?: number | null;
+  connect_ms?: number | null;
+  tls_ms?: number | null;
 }
 
 export interface HostEntry { host: string; connections: number; families: Family[] }

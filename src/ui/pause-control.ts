@@ -1,5 +1,5 @@
 /**
- * The popup's pause switch (issue 14 §5): recording off for the next hour, or until turned on.
+ * The popup's pause switch: recording off for the next hour, or until turned on.
  * It only writes the pause (src/adapters/pause-store.ts); the worker core decides what follows
  * (src/worker/core.ts: detach, badge, resume at the hour's end).
  */

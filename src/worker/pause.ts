@@ -1,5 +1,5 @@
 /**
- * The pause switch (issue 14 §5): recording off for the next hour, or until turned back on.
+ * The pause switch: recording off for the next hour, or until turned back on.
  * Pure: the popup stores a Pause in chrome.storage.local (src/adapters/pause-store.ts), the
  * worker core (src/worker/core.ts) reads it with the time passed in. `until` is epoch ms; null
  * means "until the user turns recording back on".

@@ -52,7 +52,7 @@ describe("parseHostMessage", () => {
 describe("dispatchHost", () => {
   it("calls exactly the handler for the type", () => {
     const handlers = { hello: vi.fn(), ack: vi.fn(), pong: vi.fn(), query_result: vi.fn(), policies: vi.fn(), error: vi.fn(), contribute_status: vi.fn() } satisfies HostHandlers;
-    void dispatchHost(handlers, { type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: false });
+    void dispatchHost(handlers, { type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: false }, undefined);
     expect(handlers.ack).toHaveBeenCalledOnce();
     expect(handlers.hello).not.toHaveBeenCalled();
   });

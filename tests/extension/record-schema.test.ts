@@ -9,7 +9,7 @@ import { join } from "node:path";
 import Ajv2020 from "ajv/dist/2020";
 import { describe, expect, it } from "vitest";
 import { FIXTURES, golden, scenarios } from "../../scripts/fixture-io.ts";
-import { FAMILIES, LATE_ATTACH, SOURCES, URL_DETAILS } from "../../src/record/types.ts";
+import { FAMILIES, INCOMPLETE_REASONS, LATE_ATTACH, NOT_SEEN, PAGE_KINDS, SOURCES, URL_DETAILS } from "../../src/record/types.ts";
 import type { Family, NavigationRecord } from "../../src/record/types.ts";
 
 interface ObjectSchema { properties: Record<string, unknown>; required: string[] }
@@ -75,6 +75,12 @@ describe("the TypeScript value sets are the schema's", () => {
     expect(enumOf("Connection", "family")).toEqual([...FAMILIES]);
     expect(enumOf("Page", "late_attach")).toEqual([...LATE_ATTACH]);
   });
+  it("page kinds, incomplete reasons, what DevTools cannot see", () => {
+    expect(enumOf("Page", "kind")).toEqual([...PAGE_KINDS]);
+    const items = (prop: string): unknown => (def("Page").properties[prop] as { items?: { enum?: unknown[] } }).items?.enum;
+    expect(items("incomplete_reasons")).toEqual([...INCOMPLETE_REASONS]);
+    expect(items("not_seen")).toEqual([...NOT_SEEN]);
+  });
 });
 
 describe("the schema refuses what the host refuses", () => {
@@ -83,6 +89,9 @@ describe("the schema refuses what the host refuses", () => {
     ["status 700", (r) => { first(r.requests).status = 700; }],
     ["port 0", (r) => { first(r.requests).remote_port = 0; }],
     ["share 1.5", (r) => { first(r.connections).share = 1.5; }],
+    ["an unknown incomplete reason", (r) => { (r.page.incomplete_reasons as string[]) = ["tired"]; }],
+    ["an unknown kind", (r) => { (r.page as { kind: string }).kind = "hard"; }],
+    ["a negative phase", (r) => { first(r.requests).wait_ms = -1; }],
     ["family h4", (r) => { first(r.hosts).families = ["h4" as Family]; }],
     ["21 redirects", (r) => { r.page.redirects = Array<string>(21).fill("x"); }],
     ["schema 2", (r) => { (r as { schema: number }).schema = 2; }],

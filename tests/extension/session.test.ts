@@ -3,7 +3,7 @@
 import { describe, expect, it } from "vitest";
 import { fixedIds, golden, readLog, scenarios } from "../../scripts/fixture-io.ts";
 import { CHILD_COMMANDS, LOAD_METRICS_TITLE, SCREENCAST, TAB_COMMANDS } from "../../src/cdp/enable-commands.ts";
-import { eventTime } from "../../src/cdp/from-log.ts";
+import { monotonicTime } from "../../src/cdp/event-clock.ts";
 import { NAV_TIMING_BINDING, NAV_TIMING_EXPRESSION } from "../../src/cdp/late.ts";
 import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
 import {
@@ -234,7 +234,7 @@ describe("session core: completion in event time", () => {
     const events = readLog("h2");
     const seen: Io[] = [];
     for (const ev of events) seen.push(...drive(s.onEvent(ev), () => ({ ok: true, result: { metrics: [] } })));
-    const last = Math.max(...events.map((e) => eventTime(e) ?? 0));
+    const last = Math.max(...events.map((e) => monotonicTime(e) ?? 0));
     const io = drive(s.onEvent({ method: "Page.frameStartedLoading", params: { frameId: "F" } }));
     expect(io).toEqual([]);
     const late = drive(s.onEvent({ method: "Network.dataReceived", params: { requestId: "nope", timestamp: last + 60, dataLength: 1, encodedDataLength: 1 } }));

@@ -227,7 +227,7 @@ describe("worker core: records and the outbox", () => {
   });
 });
 
-describe("worker core: letting go of idle tabs (issue 14 §5)", () => {
+describe("worker core: letting go of idle tabs (the infobar goes with the last session)", () => {
   it("detaches a tab idle after its record, and does not re-attach it on a tab sync", () => {
     let { s, fx } = run(state(), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
     expect(types(fx).at(-1)).toBe("detach");

@@ -126,3 +126,37 @@ def test_reproduce_unknown_experiment_names_the_known_ones(tmp_path: Path) -> No
     assert out.exit_code == 2
     assert "unknown experiment 'nope'" in out.output and "ifip18-wifi" in out.output
     assert not db.exists()
+
+
+def _store_with_incomplete(tmp_path: Path) -> Path:
+    """The seeded store plus two h1 loads of p1 whose records are incomplete (one cut by the
+    cap after load with a request unfinished, one that never fired its load event)."""
+    db = seeded_store(tmp_path / "s.db")
+    with closing(open_rw(db, time.time() * 1000)) as conn:
+        for rep, reasons in ((5, ["cap_after_load", "unfinished_requests"]), (6, ["no_load_event"])):
+            rec = make_record(n_requests=7, seed=100 + rep, family="h1", source="lab")
+            rec["milestones"]["load_ms"] = 5000.0 if rep == 5 else None
+            rec["page"].update(incomplete=True, incomplete_reasons=reasons, kind="navigation")
+            ctx = {"campaign": "c1", "arm": "h1", "condition": "wifi", "repetition": rep,
+                   "page": "p1", "load_id": str(uuid.uuid4())}
+            ingest(conn, parse_record(rec), ctx, now_ms=0.0)
+    return db
+
+
+def test_report_leaves_incomplete_loads_out_and_counts_them(tmp_path: Path) -> None:
+    db = _store_with_incomplete(tmp_path)
+    with closing(open_rw(db, 0.0)) as conn:
+        navs = labstore.campaign_navigations(conn, "c1")
+        campaigns = labstore.campaigns(conn)
+        cells = labstore.incomplete_cells(conn, "c1")
+    h1 = next(r for r in report_rows(navs) if r["arm"] == "h1")
+    assert (h1["n"], h1["incomplete"]) == (4, 2)
+    assert h1["plt_median_ms"] == float(np.median(PLT["h1"]))  # the 5,000 ms load is not in it
+    kept = next(r for r in report_rows(navs, include_incomplete=True) if r["arm"] == "h1")
+    assert (kept["n"], kept["incomplete"]) == (6, 2)
+    assert campaigns[0]["incomplete"] == 2
+    assert [(c["arm"], c["incomplete"], c["navigations"]) for c in cells] == [("h1", 2, 6)]
+    assert "no_load_event" in cells[0]["reasons"] and "cap_after_load" in cells[0]["reasons"]
+    out = CliRunner().invoke(main, ["report", "--campaign", "c1", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert "2 incomplete load(s) left out" in out.output

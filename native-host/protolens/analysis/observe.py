@@ -8,8 +8,9 @@ the condition and the arm, for each kind of data (issue 5, item 1).
   main document's family; condition = the condition tag if set, else "all".
 
 Input rows carry the ``navigation_summary`` columns ``source, origin, page, condition, arm,
-main_family, warm, failed`` and the metric columns (``plt_ms`` ... ``first_image_ms``, and the
-visual ones, ``speed_index_ms`` ...: ``record/columns.py`` VISUAL_MILESTONES).
+main_family, warm, failed, incomplete`` and the metric columns (``plt_ms`` ...
+``first_image_ms``, and the visual ones, ``speed_index_ms`` ...: ``record/columns.py``
+VISUAL_MILESTONES).
 """
 
 from __future__ import annotations
@@ -58,10 +59,25 @@ def domain_matches(domain: str, wanted: str) -> bool:
     return d == w or d.endswith("." + w)
 
 
+def is_incomplete(row: Mapping[str, Any]) -> bool:
+    """A load whose record is incomplete (docs/RECORD.md "Incomplete records"): left out of
+    comparisons unless asked for. Records from before the flag (null) count as complete."""
+    return bool(row.get("incomplete"))
+
+
+def incomplete_count(rows: Iterable[Mapping[str, Any]], warm: bool = False) -> int:
+    """How many successful loads (cold unless ``warm``) ``observations`` leaves out as
+    incomplete."""
+    return sum(1 for r in rows if is_incomplete(r) and not r.get("failed") and
+               bool(r.get("warm")) == warm)
+
+
 def observations(rows: Iterable[Mapping[str, Any]], metric: str, mode: str,
-                 domain: str | None = None, warm: bool = False) -> list[Observation]:
-    """Successful loads with a value for ``metric``, cold ones unless ``warm`` (mode: ``campaign``,
-    ``passive`` or ``experiment``; ``domain`` keeps only that domain and its subdomains)."""
+                 domain: str | None = None, warm: bool = False,
+                 include_incomplete: bool = False) -> list[Observation]:
+    """Successful loads with a value for ``metric``, cold ones unless ``warm``, complete ones
+    unless ``include_incomplete`` (mode: ``campaign``, ``passive`` or ``experiment``; ``domain``
+    keeps only that domain and its subdomains)."""
     if metric not in METRICS:
         raise ValueError(f"metric: unknown {metric!r} (choose from {', '.join(METRICS)})")
     if mode not in ("campaign", "passive", "experiment"):
@@ -71,6 +87,8 @@ def observations(rows: Iterable[Mapping[str, Any]], metric: str, mode: str,
     for row in rows:
         value = row.get(column)
         if value is None or row.get("failed") or bool(row.get("warm")) != warm:
+            continue
+        if is_incomplete(row) and not include_incomplete:
             continue
         dom = domain_of(str(row.get("origin") or ""))
         if domain is not None and not domain_matches(dom, domain):

@@ -114,10 +114,33 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
     except camp.CampaignError as exc:
         raise UserError(str(exc)) from None
     click.echo(outcome.summary())
+    for line in _incomplete_lines(db, outcome.campaign):
+        click.echo(line)
     if outcome.interrupted:
         raise SystemExit(130)
     if outcome.failed:
         raise SystemExit(1)
+
+
+def _incomplete_lines(db: Path, campaign: str) -> list[str]:
+    """The campaign's cells with incomplete records (docs/RECORD.md "Incomplete records"): a
+    load that ran but whose record misses something is said, not counted as fine."""
+    try:
+        with closing(open_ro(db)) as conn:
+            cells = labstore.incomplete_cells(conn, campaign)
+    except StoreError:
+        return []
+    if not cells:
+        return []
+    total = sum(int(c["incomplete"]) for c in cells)
+    lines = [f"incomplete records: {total} (left out of report and compare unless "
+             "--include-incomplete)"]
+    for c in cells:
+        reasons = sorted({r for text in str(c["reasons"] or "").split(",")
+                          for r in [text.strip('[]" ')] if r})
+        lines.append(f"  {c['page']} / {c['condition']} / {c['arm']}: {c['incomplete']} of "
+                     f"{c['navigations']} ({', '.join(reasons) or 'no reason given'})")
+    return lines
 
 
 def _arms(texts: list[str]) -> tuple[Arm, ...]:
@@ -152,7 +175,7 @@ def _read_urls(path: Path | None) -> tuple[str, ...]:
 @output_options
 @db_option
 def campaigns_cmd(fmt: str, db: Path | None) -> None:
-    """List campaigns with their loads: ok, failed, flagged.
+    """List campaigns with their loads: ok, failed, flagged, and incomplete records.
 
     Example: protolens lab campaigns --json
     """
@@ -174,8 +197,11 @@ def campaigns_cmd(fmt: str, db: Path | None) -> None:
 @click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--dataset", type=click.Path(file_okay=False, path_type=Path),
               help="A collector's data directory instead of --db (DuckDB over its Parquet).")
+@click.option("--include-incomplete", is_flag=True,
+              help="Keep loads whose record is incomplete (left out by default, and counted).")
 def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
-               by_cc: bool = False, dataset: Path | None = None) -> None:
+               by_cc: bool = False, dataset: Path | None = None,
+               include_incomplete: bool = False) -> None:
     """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image and the
     visual metrics (SpeedIndex ...); PLT and SpeedIndex ratio to h2.
 
@@ -198,23 +224,32 @@ def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
             raise UserError(str(exc)) from None
         if not navs:
             raise UserError(f"no campaign named {campaign!r} in {dataset}")
-        _emit_report(report_rows(navs, warm=warm), campaign, warm, fmt)
+        _emit_report(report_rows(navs, warm=warm, include_incomplete=include_incomplete),
+                     campaign, warm, fmt, include_incomplete)
         return
     try:
         with closing(open_ro(db or default_db(os.environ))) as conn:
             if labstore.campaign_spec(conn, campaign) is None:
                 raise UserError(f"no campaign named {campaign!r} (see: protolens lab campaigns)")
-            rows = report_rows(labstore.campaign_navigations(conn, campaign), warm=warm)
+            rows = report_rows(labstore.campaign_navigations(conn, campaign), warm=warm,
+                               include_incomplete=include_incomplete)
     except StoreError as exc:
         raise UserError(str(exc)) from None
-    _emit_report(rows, campaign, warm, fmt)
+    _emit_report(rows, campaign, warm, fmt, include_incomplete)
 
 
-def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str) -> None:
+def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str,
+                 include_incomplete: bool) -> None:
+    left_out = sum(int(r.get("incomplete") or 0) for r in rows)
+    if left_out and fmt == "table":
+        click.echo(f"{left_out} incomplete load(s) " + (
+            "kept (--include-incomplete)" if include_incomplete else
+            "left out (column incomplete; --include-incomplete keeps them)"), err=True)
     if fmt == "table":
-        cols = ["page", "condition", "arm", "n", "plt_median_ms", "plt_p25_ms", "plt_p75_ms",
-                "plt_ratio_to_h2", "ttfb_median_ms", "fcp_median_ms", "first_image_median_ms",
-                "speed_index_median_ms", "speed_index_ratio_to_h2", "connections_per_host"]
+        cols = ["page", "condition", "arm", "n", "incomplete", "plt_median_ms", "plt_p25_ms",
+                "plt_p75_ms", "plt_ratio_to_h2", "ttfb_median_ms", "fcp_median_ms",
+                "first_image_median_ms", "speed_index_median_ms", "speed_index_ratio_to_h2",
+                "connections_per_host"]
         emit(rows, fmt, title=f"Campaign {campaign}" + (" (warm)" if warm else ""), columns=cols)
     else:
         emit(rows, fmt)

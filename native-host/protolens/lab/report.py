@@ -23,17 +23,27 @@ def _quartiles(values: Sequence[float]) -> tuple[float | None, float | None, flo
     return float(p25), float(p50), float(p75)
 
 
-def report_rows(navigations: Iterable[Mapping[str, Any]], warm: bool = False
-                ) -> list[dict[str, Any]]:
-    """One row per (page, condition, arm), sorted; cold loads unless ``warm``."""
+def report_rows(navigations: Iterable[Mapping[str, Any]], warm: bool = False,
+                include_incomplete: bool = False) -> list[dict[str, Any]]:
+    """One row per (page, condition, arm), sorted; cold loads unless ``warm``. Incomplete loads
+    (docs/RECORD.md "Incomplete records") are left out unless ``include_incomplete``, and
+    counted in each row's ``incomplete``."""
     groups: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    left_out: dict[tuple[str, str, str], int] = defaultdict(int)
     for nav in navigations:
         if bool(nav.get("warm")) != warm or nav.get("failed"):
             continue
-        groups[(nav["page"], nav["condition"], nav["arm"])].append(nav)
+        cell = (nav["page"], nav["condition"], nav["arm"])
+        if nav.get("incomplete"):
+            left_out[cell] += 1
+            if not include_incomplete:
+                groups.setdefault(cell, [])
+                continue
+        groups[cell].append(nav)
     rows: list[dict[str, Any]] = []
     for (page, condition, arm), navs in sorted(groups.items()):
-        row: dict[str, Any] = {"page": page, "condition": condition, "arm": arm, "n": len(navs)}
+        row: dict[str, Any] = {"page": page, "condition": condition, "arm": arm, "n": len(navs),
+                               "incomplete": left_out[(page, condition, arm)]}
         for metric in METRICS:
             values = [float(n[f"{metric}_ms"]) for n in navs if n.get(f"{metric}_ms") is not None]
             p25, p50, p75 = _quartiles(values)

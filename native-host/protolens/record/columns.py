@@ -27,17 +27,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from protolens.record.enums import FAMILIES, LATE_ATTACH, SCHEMA_VERSION, SOURCES, URL_DETAILS
+from protolens.record.enums import (
+    FAMILIES,
+    INCOMPLETE_REASONS,
+    LATE_ATTACH,
+    NOT_SEEN,
+    PAGE_KINDS,
+    SCHEMA_VERSION,
+    SOURCES,
+    URL_DETAILS,
+)
 
 Action = Literal["keep", "pseudonymize", "coarsen", "drop"]
 ACTIONS: tuple[Action, ...] = ("keep", "pseudonymize", "coarsen", "drop")
 ARROW_TYPES = {"TEXT": "string", "INTEGER": "int64", "REAL": "float64"}
 """Arrow type of each SQL storage class (bundles are Parquet files of these)."""
 
-BUNDLE_SCHEMA = 4
+BUNDLE_SCHEMA = 5
 """Version of the bundle tables ``export`` writes: 2 added ``navigations.late_attach``, 3 dropped
 ``remote_port`` (no ports leave the machine: docs/RESEARCH.md), 4 added the visual metrics
-(``VISUAL_MILESTONES``)."""
+(``VISUAL_MILESTONES``), 5 the record's kind, its completeness, what DevTools could not see,
+request phases and connection set-up (``REAL_WEB``)."""
 VISUAL_MILESTONES = ("first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms",
                      "visual_complete_99_ms", "last_visual_change_ms")
 """Milestones from the tab's painted frames (docs/RECORD.md "Visual metrics"), stored like the
@@ -140,6 +150,13 @@ _EPOCH: dict[str, Any] = {"min": EPOCH_MS[0], "max": EPOCH_MS[1]}
 _PORT: dict[str, Any] = {"min": 1, "max": 65535}
 _TOKEN: dict[str, Any] = {"max_len": TOKEN_MAX}
 _TAG: dict[str, Any] = {"max_len": 1024}
+_PHASE: dict[str, Any] = {"min": 0, "max": DAY_MS}
+REQUEST_PHASES = ("dns_ms", "connect_ms", "tls_ms", "send_ms", "wait_ms", "receive_ms")
+"""A request's phases (CDP ``Response.timing``, as HAR's ``timings``; docs/RECORD.md "Timings")."""
+CONNECTION_SETUP = ("setup_ms", "dns_ms", "connect_ms", "tls_ms")
+"""A connection's set-up, from the request that opened it."""
+LIST_FIELDS = {"incomplete_reasons": INCOMPLETE_REASONS, "not_seen": NOT_SEEN}
+"""``page`` fields that are lists of tokens, stored as JSON text, with their allowed items."""
 
 NAVIGATIONS: tuple[Column, ...] = (
     _nav("id", "TEXT", True, field="id", **_ID),
@@ -186,9 +203,15 @@ NAVIGATIONS: tuple[Column, ...] = (
     _nav("late_attach", "TEXT", enum=LATE_ATTACH, optional=True, since=2),
     *(_nav(m, "REAL", field="milestones." + m, optional=True, since=4, **_MILESTONE)
       for m in VISUAL_MILESTONES),
+    _nav("kind", "TEXT", enum=PAGE_KINDS, optional=True, since=5),
+    _nav("incomplete", "INTEGER", flag=True, optional=True, since=5),
+    _nav("incomplete_reasons", "TEXT", optional=True, since=5, max_len=256),
+    _nav("open_at_end", "INTEGER", optional=True, since=5, **_COUNT),
+    _nav("downloads", "INTEGER", optional=True, since=5, **_COUNT),
+    _nav("not_seen", "TEXT", optional=True, since=5, max_len=256),
 )
 """``navigations``, in the store's column order (``bundle`` came with m005, ``late_attach``
-with m008, the visual milestones with m012)."""
+with m008, the visual milestones with m012, ``kind`` .. ``not_seen`` with m013)."""
 
 
 def _req(name: str, sql: str, required: bool = False, export: Action = "keep", *,
@@ -228,6 +251,7 @@ REQUESTS: tuple[Column, ...] = (
     _req("frame_id", "TEXT", False, "drop", max_len=128),
     _req("is_main_document", "INTEGER", True, flag=True),
     _req("bundle", "INTEGER", False, "drop", host=True, **_COUNT),
+    *(_req(m, "REAL", optional=True, since=5, **_PHASE) for m in REQUEST_PHASES),
 )
 
 
@@ -251,6 +275,7 @@ CONNECTIONS: tuple[Column, ...] = (
     _conn("first_ms", "REAL", **_MS),
     _conn("last_ms", "REAL", **_MS),
     _conn("bundle", "INTEGER", False, "drop", host=True, **_COUNT),
+    *(_conn(m, "REAL", optional=True, since=5, **_PHASE) for m in CONNECTION_SETUP),
 )
 """Connection shares must also sum to at most 1 (+ ``SHARE_EPSILON``) per navigation and
 ``upstream`` value: checked by the validator and at merge."""

@@ -21,6 +21,14 @@ FAMILIES = ("h1", "h2", "h3")
 """Normalized protocol families (``family`` columns, ``hosts[].families``)."""
 LATE_ATTACH = ("response", "commit")
 """``page.late_attach`` when not null (docs/RECORD.md "Late attach")."""
+PAGE_KINDS = ("navigation", "soft", "bfcache")
+"""``page.kind``: a document load, a same-document navigation by the History API (a single-page
+app's route change), a back/forward-cache restore (docs/RECORD.md "Kinds")."""
+INCOMPLETE_REASONS = ("aborted", "no_load_event", "load_event_missed", "unfinished_requests",
+                      "cap_after_load", "stopped")
+"""``page.incomplete_reasons`` items (docs/RECORD.md "Incomplete records")."""
+NOT_SEEN = ("service_worker_fetches", "requests_before_attach")
+"""``page.not_seen`` items: what DevTools could not show of a load (docs/RECORD.md)."""
 SERVER_CCS = ("cubic", "cubic-nohystart", "bbr", "reno")
 """Server congestion controls a lab campaign can ask for (``--server-cc``): the ``server_cc``
 tags export keeps in clear."""

@@ -35,6 +35,8 @@ _ITEMS: dict[str, dict[str, Any]] = {
                        "items": {"enum": list(FAMILIES)}},
     "policies.rule_ids": {"maxItems": columns.MAX_ITEMS,
                           "items": {"type": "string", "maxLength": columns.TOKEN_MAX}},
+    **{f"page.{key}": {"maxItems": len(allowed), "items": {"enum": list(allowed)}}
+       for key, allowed in columns.LIST_FIELDS.items()},
 }
 _TAG = {"type": "string", "minLength": 1,
         "maxLength": columns.column("navigations", "arm").max_len}

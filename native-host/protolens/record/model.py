@@ -63,6 +63,19 @@ class Page:
     late_attach: str | None = None
     """``None`` if the main document was seen from its request; ``response`` or ``commit`` if
     the extension attached while the navigation was under way (docs/RECORD.md, "Late attach")."""
+    kind: str | None = None
+    """``navigation`` | ``soft`` | ``bfcache`` (docs/RECORD.md "Kinds"); None in older records."""
+    incomplete: bool | None = None
+    """Something of the load is missing or was cut (``incomplete_reasons``); None in older
+    records."""
+    incomplete_reasons: tuple[str, ...] | None = None
+    """Why it is incomplete (docs/RECORD.md "Incomplete records")."""
+    open_at_end: int | None = None
+    """Requests still open when the record ended (long-lived streams included)."""
+    downloads: int | None = None
+    """Downloads the page started while it was recorded."""
+    not_seen: tuple[str, ...] | None = None
+    """What DevTools could not show of this load (``service_worker_fetches`` ...)."""
 
 
 @dataclass(frozen=True)
@@ -148,6 +161,18 @@ class Request:
     """CDP frame id."""
     is_main_document: bool
     """The navigation's main document request."""
+    dns_ms: float | None = None
+    """DNS lookup (CDP ``Response.timing``; None when it did not happen or is unknown)."""
+    connect_ms: float | None = None
+    """Connection set-up: TCP + TLS, or the QUIC handshake (includes ``tls_ms``)."""
+    tls_ms: float | None = None
+    """TLS handshake (QUIC: the whole handshake)."""
+    send_ms: float | None = None
+    """Sending the request."""
+    wait_ms: float | None = None
+    """From the request sent to the first response byte."""
+    receive_ms: float | None = None
+    """From the response headers to the request's end."""
 
 
 @dataclass(frozen=True)
@@ -174,6 +199,14 @@ class Connection:
     """End of its last request."""
     upstream: bool
     """Reported by the protocol-translating proxy rather than the browser."""
+    setup_ms: float | None = None
+    """Its set-up, ``dns_ms`` + ``connect_ms``, from the request that opened it."""
+    dns_ms: float | None = None
+    """DNS lookup of its opening request."""
+    connect_ms: float | None = None
+    """TCP + TLS, or the QUIC handshake (includes ``tls_ms``)."""
+    tls_ms: float | None = None
+    """TLS handshake (QUIC: the whole handshake)."""
 
 
 @dataclass(frozen=True)

@@ -70,6 +70,9 @@ def build(rid: str, record: Any, context: dict[str, Any], experiment: Experiment
     navigation = {name: _at(record, path) for name, path in NAV_FIELDS}
     navigation["id"] = rid
     navigation["redirects"] = json.dumps(list(page.redirects))
+    for key in columns.LIST_FIELDS:
+        items = getattr(page, key)
+        navigation[key] = None if items is None else json.dumps(list(items))
     navigation["failed"] = page.error is not None or page.aborted
     navigation["failure"] = page.error if page.error is not None else (
         "aborted" if page.aborted else None)

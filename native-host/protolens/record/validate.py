@@ -18,6 +18,7 @@ from typing import Any, TypeVar
 from protolens.record import columns as cols
 from protolens.record.columns import (
     CONTEXT_MAX,
+    LIST_FIELDS,
     MAX_REDIRECTS,
     SHARE_EPSILON,
     URL_MAX,
@@ -71,7 +72,7 @@ def _family(v: Any, path: str) -> str:
 _REQUEST = readers("requests")
 _CONNECTION = readers("connections")
 _HOST = readers("hosts", ("families",))
-_PAGE = readers("page", ("redirects",))
+_PAGE = readers("page", ("redirects", *LIST_FIELDS))
 _BROWSER = readers("page.browser")
 _NETWORK = readers("page.network")
 _MILESTONES = readers("milestones")
@@ -108,6 +109,20 @@ def _host(v: Any, path: str) -> HostSummary:
     return HostSummary(**o.cols(_HOST), families=o.items("families", _family, len(FAMILIES)))
 
 
+def _tokens(o: Obj, key: str) -> tuple[str, ...] | None:
+    """A list field of ``LIST_FIELDS`` (absent or null: None), each item one of its values."""
+    allowed = LIST_FIELDS[key]
+
+    def item(v: Any, path: str) -> str:
+        if not (isinstance(v, str) and v in allowed):
+            raise RecordError(f"{path}: expected one of {', '.join(allowed)}, got {show(v)}")
+        return v
+
+    if o.value.get(key) is None:
+        return None
+    return o.items(key, item, len(allowed))
+
+
 def _page(o: Obj) -> Page:
     browser = o.obj("browser")
     assert browser is not None
@@ -115,7 +130,9 @@ def _page(o: Obj) -> Page:
     fields = o.cols(_PAGE)
     return Page(**fields, browser=Browser(**browser.cols(_BROWSER)),
                 network=None if net is None else NetworkInfo(**net.cols(_NETWORK)),
-                redirects=o.items("redirects", _url, MAX_REDIRECTS))
+                redirects=o.items("redirects", _url, MAX_REDIRECTS),
+                incomplete_reasons=_tokens(o, "incomplete_reasons"),
+                not_seen=_tokens(o, "not_seen"))
 
 
 def _milestones(o: Obj) -> Milestones:

@@ -21,7 +21,14 @@ import msgspec
 from msgspec import Meta
 
 from protolens.record import columns as cols
-from protolens.record.columns import MAX_ITEMS, MAX_REDIRECTS, TOKEN_MAX, URL_MAX, Column
+from protolens.record.columns import (
+    LIST_FIELDS,
+    MAX_ITEMS,
+    MAX_REDIRECTS,
+    TOKEN_MAX,
+    URL_MAX,
+    Column,
+)
 from protolens.record.enums import FAMILIES, SCHEMA_VERSION, SOURCES
 from protolens.record.reader import RecordError
 from protolens.record.rows import CONNECTION_CELLS, REQUEST_CELLS, RecordRows, build
@@ -88,10 +95,12 @@ Policy = _struct("Policy", [
     ("rule_ids", tuple[Annotated[str, Meta(max_length=TOKEN_MAX)], ...], ())])
 Browser = _struct("Browser", _fields("page.browser"))
 Network = _struct("Network", _fields("page.network"))
-Page = _struct("Page", [*_fields("page", ("redirects",)), ("browser", Browser),
+Page = _struct("Page", [*_fields("page", ("redirects", *LIST_FIELDS)), ("browser", Browser),
                         ("network", Optional[Network]),  # noqa: UP045
                         ("redirects", _array(Annotated[str, Meta(max_length=URL_MAX)],
-                                             MAX_REDIRECTS))])
+                                             MAX_REDIRECTS)),
+                        *((key, Optional[_array(_one_of(allowed), len(allowed))], None)  # noqa: UP045
+                          for key, allowed in LIST_FIELDS.items())])
 Milestones = _struct("Milestones", _fields("milestones"))
 Experiment = _struct("Experiment", [("name", str), ("arm", str)])
 Record = _struct("Record", [

@@ -15,7 +15,8 @@ VISUAL_COLUMNS = ("speed_index_ms", "first_visual_change_ms", "visual_complete_8
                   "visual_complete_99_ms", "last_visual_change_ms")
 """The visual milestones (``record/columns.py`` VISUAL_MILESTONES), read like PLT."""
 COMPARE_COLUMNS = ("id", "source", "origin", "page", "campaign", "condition", "arm",
-                   "main_family", "warm", "failed", "plt_ms", "ttfb_ms", "fcp_ms", "lcp_ms",
+                   "main_family", "warm", "failed", "incomplete",
+                   "plt_ms", "ttfb_ms", "fcp_ms", "lcp_ms",
                    "first_image_ms", *VISUAL_COLUMNS)
 """What ``analysis.observe.observations`` reads from each navigation."""
 
@@ -25,7 +26,8 @@ SELECT n.id, n.source, n.origin, n.page, n.campaign, n.condition, n.arm,
        (SELECT r.family FROM requests r
          WHERE r.navigation_id = n.id AND r.is_main_document = 1
          ORDER BY r.seq DESC LIMIT 1) AS main_family,
-       n.warm, n.failed, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms,
+       n.warm, n.failed, n.incomplete, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms,
+       n.first_image_ms,
        n.speed_index_ms, n.first_visual_change_ms, n.visual_complete_85_ms,
        n.visual_complete_99_ms, n.last_visual_change_ms
 FROM navigations n

@@ -70,7 +70,7 @@ def campaign_navigations(conn: sqlite3.Connection, campaign: str) -> list[dict[s
         SELECT s.id, s.page, s.condition, s.arm, s.repetition, s.plt_ms, s.ttfb_ms, s.fcp_ms,
                s.lcp_ms, s.first_image_ms, n.speed_index_ms, n.first_visual_change_ms,
                n.visual_complete_85_ms, n.visual_complete_99_ms, n.last_visual_change_ms,
-               s.connections, s.bytes, s.warm, s.failed
+               s.connections, s.bytes, s.warm, s.failed, n.incomplete
         FROM navigation_summary s JOIN navigations n ON n.id = s.id
         WHERE s.campaign = ?
         ORDER BY s.started_at_ms""", (campaign,))]
@@ -93,10 +93,24 @@ def campaign_navigations(conn: sqlite3.Connection, campaign: str) -> list[dict[s
 
 
 def campaigns(conn: sqlite3.Connection) -> list[dict[str, Any]]:
-    """Every campaign with its load counts."""
+    """Every campaign with its load counts; ``incomplete``: its stored navigations whose record
+    is incomplete (docs/RECORD.md "Incomplete records")."""
     return [dict(r) for r in conn.execute("""
         SELECT c.name, c.created_at_ms, c.seed,
                sum(l.status = 'ok') AS ok, sum(l.status = 'failed') AS failed,
-               sum(l.flagged) AS flagged
+               sum(l.flagged) AS flagged,
+               (SELECT count(*) FROM navigations n
+                 WHERE n.campaign = c.name AND n.incomplete = 1) AS incomplete
         FROM campaigns c LEFT JOIN loads l ON l.campaign = c.name
         GROUP BY c.name ORDER BY c.created_at_ms""")]
+
+
+def incomplete_cells(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:
+    """Per page x condition x arm of a campaign, its stored navigations and how many of them
+    are incomplete, with the reasons seen (cells with none incomplete left out)."""
+    return [dict(r) for r in conn.execute("""
+        SELECT page, condition, arm, count(*) AS navigations, sum(incomplete = 1) AS incomplete,
+               group_concat(DISTINCT incomplete_reasons) AS reasons
+        FROM navigations WHERE campaign = ?
+        GROUP BY page, condition, arm HAVING sum(incomplete = 1) > 0
+        ORDER BY page, condition, arm""", (campaign,))]

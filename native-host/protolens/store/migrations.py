@@ -346,6 +346,22 @@ def m012_visual_metrics(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE navigations ADD COLUMN {name} REAL")
 
 
+def m013_real_web(conn: sqlite3.Connection) -> None:
+    """``navigations``: ``kind`` (navigation, soft, bfcache), ``incomplete`` and
+    ``incomplete_reasons`` (JSON list), ``open_at_end``, ``downloads``, ``not_seen`` (JSON list);
+    ``requests``: the phases ``dns_ms`` .. ``receive_ms``; ``connections``: the set-up
+    ``setup_ms``, ``dns_ms``, ``connect_ms``, ``tls_ms`` (docs/RECORD.md). Older rows are NULL."""
+    conn.execute("ALTER TABLE navigations ADD COLUMN kind TEXT "
+                 "CHECK (kind IN ('navigation', 'soft', 'bfcache'))")
+    for name, sql in (("incomplete", "INTEGER"), ("incomplete_reasons", "TEXT"),
+                      ("open_at_end", "INTEGER"), ("downloads", "INTEGER"), ("not_seen", "TEXT")):
+        conn.execute(f"ALTER TABLE navigations ADD COLUMN {name} {sql}")
+    for name in ("dns_ms", "connect_ms", "tls_ms", "send_ms", "wait_ms", "receive_ms"):
+        conn.execute(f"ALTER TABLE requests ADD COLUMN {name} REAL")
+    for name in ("setup_ms", "dns_ms", "connect_ms", "tls_ms"):
+        conn.execute(f"ALTER TABLE connections ADD COLUMN {name} REAL")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
@@ -359,5 +375,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m010_cc_probes", m010_cc_probes),
     ("m011_contributions", m011_contributions),
     ("m012_visual_metrics", m012_visual_metrics),
+    ("m013_real_web", m013_real_web),
 )
 """Every migration in order. Append only."""

@@ -1,0 +1,152 @@
+/**
+ * Network domain handlers: requests, their redirect hops, responses, bytes and ends. A main-frame
+ * document request starts a navigation (ending the one before); every other http(s) request of
+ * the tab (any frame, any session) joins the current one. Each handler returns the records it
+ * completed.
+ */
+import { hopFromResponse, wallFromResponse } from "../late.ts";
+import { Navigation } from "../navigation.ts";
+import type { EventOf, RawEvent } from "../raw-event.ts";
+import { endByRedirect, isLongLived, newHop, type Hop } from "../request-state.ts";
+import { isHttp, type TabState } from "../tab-state.ts";
+import type { NavigationRecord } from "../../record/types.ts";
+
+type Out = NavigationRecord[];
+
+/** Network activity restarts the quiet of the navigation the request belongs to, except a
+ * long-lived stream's. */
+function activity(s: TabState, ev: RawEvent, h: Hop, at: number): void {
+  if (!isLongLived(h)) s.ownerOf(ev, h.requestId)?.touch(at);
+}
+
+export function onRequestWillBeSent(s: TabState, ev: EventOf<"Network.requestWillBeSent">): Out {
+  const p = ev.params;
+  s.wallOffset = p.wallTime - p.timestamp;
+  const k = s.key(ev, p.requestId);
+  const owner = [s.nav, s.pending].find((n) => n?.requests.has(k)) ?? null;
+  const prev = owner?.requests.get(k);
+  const last = prev?.[prev.length - 1];
+  if (owner && prev && last && p.redirectResponse) {
+    endByRedirect(last, p.redirectResponse, p.timestamp);
+    prev.push(newHop(p, last.hop + 1, last.isMain));
+    owner.touch(p.timestamp);
+    return [];
+  }
+  if (s.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId, p.documentURL, p.request.url)) {
+    return startNavigation(s, ev, k);
+  }
+  const nav = s.navFor(p.loaderId);
+  if (nav && isHttp(p.request.url) && !prev) {
+    const hop = newHop(p, 0, false);
+    nav.requests.set(k, [hop]);
+    if (nav === s.nav && !s.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
+    if (!isLongLived(hop)) nav.touch(p.timestamp);
+  }
+  return [];
+}
+
+/** A navigation's response the browser saves instead of showing (RFC 6266 section 4.2): how a
+ * download shows in the tab's events when Page.downloadWillBegin does not come. */
+function isAttachment(h: Hop): boolean {
+  if (h.response === null || h.servedFromCache) return false;
+  const cd = Object.entries(h.response.headers).find(([k]) => k.toLowerCase() === "content-disposition")?.[1];
+  return cd !== undefined && /^\s*attachment/i.test(cd);
+}
+
+/** A main-frame document request. While the current document is shown (committed), the new
+ * navigation waits as pending until its own document commits; otherwise it replaces the current
+ * one at once (a navigation that had not committed yet is abandoned). */
+function startNavigation(s: TabState, ev: EventOf<"Network.requestWillBeSent">, k: string): Out {
+  const p = ev.params;
+  // a redirect's next hop with no earlier hop seen: attached during the redirect chain
+  const next = new Navigation(p.timestamp, p.wallTime, p.loaderId, p.frameId ?? "", k,
+    p.redirectResponse ? "response" : null);
+  next.requests.set(k, [newHop(p, 0, true)]);
+  s.mainFrameId = p.frameId ?? null;
+  if (s.nav !== null && s.committed && s.nav.kind === "navigation") {
+    const out = s.abandonPending();
+    s.pending = next;
+    return out;
+  }
+  const out = [...s.abandonPending(), ...s.finish(true)];
+  s.begin(next, false);
+  return out;
+}
+
+export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseReceived">): Out {
+  const p = ev.params;
+  const nav = s.navFor(p.loaderId);
+  if (nav?.loaderId !== p.loaderId && s.pending === null &&
+      // a response has no documentURL: only a request whose id is its loader's counts
+      s.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId, "", p.response.url)) {
+    // attached after this navigation's request was sent (src/cdp/late.ts, "response")
+    const out = s.finish(true);
+    const hop = hopFromResponse(p, true);
+    s.mainFrameId = p.frameId ?? null;
+    s.begin(new Navigation(hop.start, wallFromResponse(p.response, hop.start, NaN), p.loaderId,
+      p.frameId ?? "", s.key(ev, p.requestId), "response"), false);
+    s.nav?.requests.set(s.key(ev, p.requestId), [hop]);
+    return out;
+  }
+  const h = s.hopOf(ev, p.requestId);
+  if (nav?.late && !h && isHttp(p.response.url)) {
+    // joined late: a request sent before the renderer's agent was enabled
+    const k = s.key(ev, p.requestId);
+    nav.requests.set(k, [hopFromResponse(p, false)]);
+    if (!s.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
+    nav.touch(p.timestamp);
+    return [];
+  }
+  if (h) {
+    h.response = p.response;
+    h.responseAt = p.timestamp;
+    activity(s, ev, h, p.timestamp);
+  }
+  return [];
+}
+
+export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">): Out {
+  const h = s.hopOf(ev, ev.params.requestId);
+  if (h) {
+    h.bodyBytes += ev.params.dataLength;
+    activity(s, ev, h, ev.params.timestamp);
+  }
+  return [];
+}
+
+export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinished">): Out {
+  const h = s.hopOf(ev, ev.params.requestId);
+  if (h && h.end === null) {
+    h.end = ev.params.timestamp;
+    h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength));
+    activity(s, ev, h, ev.params.timestamp);
+  }
+  return [];
+}
+
+export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed">): Out {
+  const h = s.hopOf(ev, ev.params.requestId);
+  const nav = h?.isMain && s.pending?.current(s.pending.mainKey) === h ? s.pending : s.nav;
+  if (nav && h && h.end === null) {
+    h.end = ev.params.timestamp;
+    h.failure = ev.params.errorText || (ev.params.canceled ? "canceled" : "failed");
+    activity(s, ev, h, ev.params.timestamp);
+    if (h.isMain && nav.mainFailure === null) {
+      nav.mainFailure = h.failure;
+      nav.mainFailedAt = ev.params.timestamp;
+    }
+    // a pending navigation aborted before its commit (stopped, a 204, a download) never
+    // replaces the document shown: it is recorded (as aborted) unless it was a download
+    if (nav === s.pending && h.isMain && h.failure === "net::ERR_ABORTED") {
+      if (isAttachment(h)) s.markDownload(nav);
+      return s.abandonPending();
+    }
+  }
+  return [];
+}
+
+export function onRequestServedFromCache(s: TabState, ev: EventOf<"Network.requestServedFromCache">): Out {
+  const h = s.hopOf(ev, ev.params.requestId);
+  if (h) h.servedFromCache = true;
+  return [];
+}

@@ -1,0 +1,113 @@
+/**
+ * Page and Target domain handlers: which frames are the tab's children, when the navigation's
+ * document commits, and its milestones (lifecycle events, load, DOMContentLoaded), all in CDP
+ * monotonic time and only for the tab's own main frame; the navigations that load no document
+ * (a same-document navigation by the History API, a back/forward-cache restore), and downloads.
+ */
+import { Navigation } from "../navigation.ts";
+import type { EventOf } from "../raw-event.ts";
+import type { TabState } from "../tab-state.ts";
+import type { NavigationRecord } from "../../record/types.ts";
+
+type Out = NavigationRecord[];
+
+export function onFrameAttached(s: TabState, ev: EventOf<"Page.frameAttached">): Out {
+  if (ev.params.parentFrameId) s.childFrames.add(ev.params.frameId);
+  return [];
+}
+
+export function onAttachedToTarget(s: TabState, ev: EventOf<"Target.attachedToTarget">): Out {
+  if (ev.params.targetInfo.type === "iframe") s.childFrames.add(ev.params.targetInfo.targetId);
+  return [];
+}
+
+export function onFrameNavigated(s: TabState, ev: EventOf<"Page.frameNavigated">): Out {
+  const f = ev.params.frame;
+  if (f.parentId) {
+    s.childFrames.add(f.id);
+    return [];
+  }
+  if (ev.sessionId !== undefined) return [];
+  s.mainFrameId ??= f.id;
+  if (f.id !== s.mainFrameId) return [];
+  s.documentLoaderId = f.loaderId;
+  if (ev.params.type === "BackForwardCacheRestore") return startWithoutDocument(s, "bfcache", f.url, f.loaderId);
+  const out = s.pending?.loaderId === f.loaderId ? s.commitPending() : [];
+  if (s.nav && f.loaderId === s.nav.loaderId) s.commit(s.nav);
+  return out;
+}
+
+/** A navigation that loads no document: it starts now (the event has no time of its own: the
+ * recorder's latest CDP time), ends the one before it and is placed on the wall clock by the
+ * tab's last request. A same-document navigation while the document is still loading is part
+ * of that load (a single-page app settling its first route), not a navigation of its own. */
+function startWithoutDocument(s: TabState, kind: "soft" | "bfcache", url: string, loaderId: string): Out {
+  const now = s.now;
+  if (now === null) return [];
+  if (kind === "soft" && s.nav !== null && s.nav.kind === "navigation" && s.nav.settled === null) return [];
+  const out = s.finish(true);
+  const wall = s.wallOffset === null ? NaN : now + s.wallOffset;
+  s.begin(new Navigation(now, wall, loaderId, s.mainFrameId ?? "", `|${kind}@${now}`, null, kind, url), true);
+  return out;
+}
+
+export function onNavigatedWithinDocument(s: TabState, ev: EventOf<"Page.navigatedWithinDocument">): Out {
+  const p = ev.params;
+  // a fragment (#anchor) scrolls; only the History API (pushState, replaceState, traversal)
+  // is how single-page apps change route
+  if (ev.sessionId !== undefined || p.frameId !== s.mainFrameId || p.navigationType !== "historyApi") return [];
+  const loaderId = s.documentLoaderId ?? s.nav?.loaderId;
+  return loaderId === undefined ? [] : startWithoutDocument(s, "soft", p.url, loaderId);
+}
+
+/** A download: a navigation to it never commits (the document stays), so the pending
+ * navigation for its URL (or a first navigation that never committed) makes no record; the
+ * download is counted on the document that started it. */
+export function onDownloadWillBegin(s: TabState, ev: EventOf<"Page.downloadWillBegin">): Out {
+  if (ev.sessionId !== undefined) return [];
+  const url = ev.params.url;
+  const mainUrl = (n: typeof s.nav): string | undefined => n?.current(n.mainKey)?.url;
+  if (s.pending !== null && mainUrl(s.pending) === url) s.markDownload(s.pending);
+  else if (s.nav !== null && !s.committed && mainUrl(s.nav) === url) s.markDownload(s.nav);
+  else if (s.nav !== null) s.nav.downloads += 1; // a download by script or a link with `download`
+  return [];
+}
+
+export function onLifecycleEvent(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
+  const p = ev.params;
+  // the pending navigation's first lifecycle event is its commit (`init`; frameNavigated follows)
+  const out = ev.sessionId === undefined && p.frameId === s.mainFrameId && s.pending?.loaderId === p.loaderId
+    ? s.commitPending() : [];
+  return [...out, ...milestone(s, ev)];
+}
+
+function milestone(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
+  const p = ev.params;
+  const nav = s.nav;
+  if (!nav && ev.sessionId === undefined && p.name === "commit" && p.frameId === s.mainFrameId) {
+    // attached after the commit: the replayed commit is all there is of its start (late.ts)
+    s.begin(new Navigation(p.timestamp, NaN, p.loaderId, p.frameId, `|${p.loaderId}`, "commit"), true);
+    return [];
+  }
+  if (!nav || nav.kind !== "navigation" || ev.sessionId !== undefined || p.loaderId !== nav.loaderId ||
+      p.frameId !== s.mainFrameId) return [];
+  // joined at the response and enabled after the commit: no frameNavigated, only this replay
+  if (p.name === "commit" && nav.late !== null) s.commit(nav);
+  // the new document's first lifecycle event is its commit: `init` (`commit` only in the
+  // replay at enable, verified with Chromium 156's fixtures)
+  if (p.name === "init" || p.name === "commit") s.commitAt ??= p.timestamp;
+  if (p.name === "load") nav.loadAt ??= p.timestamp;
+  else if (p.name === "DOMContentLoaded") nav.dclAt ??= p.timestamp;
+  else if (p.name === "firstContentfulPaint") nav.fcpAt ??= p.timestamp;
+  return [];
+}
+
+export function onLoadEventFired(s: TabState, ev: EventOf<"Page.loadEventFired">): Out {
+  if (s.nav?.kind === "navigation" && s.committed && ev.sessionId === undefined) s.nav.loadAt ??= ev.params.timestamp;
+  return [];
+}
+
+export function onDomContentEventFired(s: TabState, ev: EventOf<"Page.domContentEventFired">): Out {
+  if (s.nav?.kind === "navigation" && s.committed && ev.sessionId === undefined) s.nav.dclAt ??= ev.params.timestamp;
+  return [];
+}

@@ -1,0 +1,65 @@
+/**
+ * Runtime and Performance handlers: what the page reports through the recorder's own channels
+ * (the LCP observer's binding and, for a navigation joined late, its Navigation Timing, both from
+ * the extension's isolated world; src/cdp/enable-commands.ts, late.ts) and the navigation start
+ * the session core relays after the load event (Performance.getMetrics). Console messages and
+ * exceptions are not handled here: they carry no network activity and their `timestamp` is
+ * wall-clock time (src/cdp/event-clock.ts).
+ */
+import { LCP_BINDING, LOAD_METRICS_TITLE } from "../enable-commands.ts";
+import { NAV_TIMING_BINDING, endFromTiming, hopFromTiming, parseNavTiming } from "../late.ts";
+import type { EventOf } from "../raw-event.ts";
+import { isHttp, type TabState } from "../tab-state.ts";
+import type { NavigationRecord } from "../../record/types.ts";
+
+type Out = NavigationRecord[];
+
+/** The binding's payload `{"t": epoch ms}`, or null for anything else. */
+function lcpEpochMs(payload: string): number | null {
+  try {
+    const v: unknown = JSON.parse(payload);
+    if (typeof v !== "object" || v === null || !("t" in v)) return null;
+    return typeof v.t === "number" && Number.isFinite(v.t) && v.t > 0 ? v.t : null;
+  } catch {
+    return null;
+  }
+}
+
+export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled">): Out {
+  if (ev.sessionId !== undefined) return [];
+  if (ev.params.name === NAV_TIMING_BINDING) {
+    lateTiming(s, ev.params.payload);
+    return [];
+  }
+  // LCP candidates of the top-level document, once this navigation committed; the last one is
+  // the LCP (candidates come until input or unload)
+  if (s.nav?.kind !== "navigation" || !s.committed || ev.params.name !== LCP_BINDING) return [];
+  const t = lcpEpochMs(ev.params.payload);
+  if (t !== null) s.nav.lcpWall = t / 1000;
+  return [];
+}
+
+/** The relayed Navigation Timing of a late navigation's document (late.ts). */
+function lateTiming(s: TabState, payload: string): void {
+  const nav = s.nav;
+  const t = parseNavTiming(payload);
+  if (!nav?.late || nav.zeroWall !== null || nav.navStart === null || t === null || t.loaderId !== nav.loaderId ||
+      !isHttp(t.url)) return;
+  nav.zeroWall = t.timeOrigin / 1000;
+  const main = nav.current(nav.mainKey);
+  if (main) endFromTiming(main, t, nav.navStart);
+  else if (nav.late === "commit") nav.requests.set(nav.mainKey, [hopFromTiming(t, nav.frameId, nav.navStart)]);
+}
+
+export function onMetrics(s: TabState, ev: EventOf<"Performance.metrics">): Out {
+  const nav = s.nav;
+  const start = ev.params.metrics.find((m) => m.name === "NavigationStart")?.value;
+  // only the relayed getMetrics result, for this navigation (at most 1 s before its request);
+  // a late navigation's start may be long before what was seen of it (a slow response)
+  const window = nav?.late ? s.limits.maxWithoutLoadMs / 1000 : 1;
+  if (nav && ev.sessionId === undefined && ev.params.title === LOAD_METRICS_TITLE && start !== undefined &&
+      start <= nav.t0 + 0.0005 && nav.t0 - start < window) {
+    nav.navStart ??= start;
+  }
+  return [];
+}

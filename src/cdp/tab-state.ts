@@ -1,0 +1,190 @@
+/**
+ * What the recorder knows of one tab between events: the navigation being recorded, the frames
+ * seen, the main frame, the painted screens. The event handlers (src/cdp/handlers/) read and
+ * change it; `finish` turns the current navigation into its record (build-record.ts).
+ */
+import { buildRecord, type RecordEnv, type WallFrame } from "./build-record.ts";
+import { DEFAULT_LIMITS, type Limits, type Navigation } from "./navigation.ts";
+import { cutShort, isLongLived, type Hop } from "./request-state.ts";
+import type { RawEvent } from "./raw-event.ts";
+import type { IncompleteReason, NavigationRecord, Source, UrlDetail } from "../record/types.ts";
+
+export interface RecorderOptions {
+  source: Source;
+  urlDetail: UrlDetail;
+  env: RecordEnv;
+  newId: () => string;
+  /** The tab's main frame id (= its target id) when known; otherwise learned from events. */
+  mainFrameId?: string;
+  limits?: Partial<Limits>;
+  /** Capture paint progress (the tab's screencast) and compute the visual metrics (src/visual/);
+   * off by default: lab campaigns and users who choose it switch it on. */
+  visual?: boolean;
+}
+
+/** Frames kept per navigation: an animated page paints 60 a second, and a frame's histogram is
+ * 768 numbers; past this the load gets no visual metrics rather than a cut-off picture. */
+export const MAX_FRAMES = 1000;
+
+export const isHttp = (url: string): boolean => url.startsWith("http://") || url.startsWith("https://");
+
+export class TabState {
+  nav: Navigation | null = null;
+  /** The current navigation's document has replaced the previous one. */
+  committed = false;
+  /** A main-frame navigation under way while the current one's document is still shown: it
+   * becomes current when its document commits. Until then the current document goes on loading
+   * (its requests are its own), and a navigation that never commits (a download, a 204, one
+   * stopped before its response) never cuts the current one short. */
+  pending: Navigation | null = null;
+  /** A navigation has been recorded (or joined) since the attach. */
+  joined = false;
+  mainFrameId: string | null;
+  readonly childFrames = new Set<string>();
+  readonly limits: Limits;
+  /** Screencast frames of the current navigation, and before it the last one seen: the screen
+   * when it started (src/visual/metrics.ts navigationVisuals). */
+  frames: WallFrame[] = [];
+  framesOverflow = false;
+  /** The current navigation's commit (its first lifecycle event), CDP seconds. */
+  commitAt: number | null = null;
+  /** The latest CDP monotonic time known: of the last event that carried one, or the adapter's
+   * clock when it fed an event without one (src/cdp/event-clock.ts). */
+  now: number | null = null;
+  /** Epoch seconds minus CDP monotonic seconds, from the last request's `wallTime`: places a
+   * navigation that has no request of its own (soft, bfcache) on the wall clock. */
+  wallOffset: number | null = null;
+  /** The main frame's committed document (its loader id), for same-document navigations. */
+  documentLoaderId: string | null = null;
+  /** WebSocket URLs by request key, from Network.webSocketCreated until their handshake. */
+  readonly sockets = new Map<string, string>();
+
+  constructor(readonly o: RecorderOptions) {
+    this.mainFrameId = o.mainFrameId ?? null;
+    this.limits = { ...DEFAULT_LIMITS, ...o.limits };
+  }
+
+  /** A request's key: its session and CDP requestId (ids are unique per session only). */
+  key(ev: RawEvent, requestId: string): string {
+    return `${ev.sessionId ?? ""}|${requestId}`;
+  }
+
+  /** The current hop of a request of the navigation (or of the pending one). An OOPIF's
+   * document request starts in the parent's session and finishes in the child's (same requestId,
+   * the loader id, unique in the browser): it is looked up in the root session too. */
+  hopOf(ev: RawEvent, requestId: string): Hop | undefined {
+    const k = this.key(ev, requestId);
+    const nav = this.ownerOf(ev, requestId);
+    return nav?.current(k) ?? nav?.current(`|${requestId}`);
+  }
+
+  /** The navigation (current or pending) that holds a request. */
+  ownerOf(ev: RawEvent, requestId: string): Navigation | null {
+    const k = this.key(ev, requestId);
+    for (const nav of [this.nav, this.pending]) {
+      if (nav?.requests.has(k) === true || nav?.requests.has(`|${requestId}`) === true) return nav;
+    }
+    return null;
+  }
+
+  /** The navigation a request with `loaderId` belongs to: the pending one's own, or the current. */
+  navFor(loaderId: string): Navigation | null {
+    return this.pending !== null && loaderId === this.pending.loaderId ? this.pending : this.nav;
+  }
+
+  /** The pending navigation ends without its commit (replaced by another, aborted, a download):
+   * its record, aborted, unless it was a download; the current navigation goes on. */
+  abandonPending(): NavigationRecord[] {
+    const gone = this.pending;
+    this.pending = null;
+    if (gone === null) return [];
+    const current = this.nav;
+    const { committed, frames, framesOverflow, commitAt } = this;
+    this.nav = gone;
+    const out = this.finish(true);
+    Object.assign(this, { nav: current, committed, frames, framesOverflow, commitAt });
+    return out;
+  }
+
+  /** `nav` (the pending navigation, or a first one that never committed) is a download: it makes
+   * no record, and counts once on the document shown. */
+  markDownload(nav: Navigation): void {
+    if (nav.download) return;
+    nav.download = true;
+    if (this.nav !== null && this.nav !== nav) this.nav.downloads += 1;
+  }
+
+  /** The pending navigation committed: the current one ends (aborted if before its load). */
+  commitPending(): NavigationRecord[] {
+    const next = this.pending;
+    if (next === null) return [];
+    this.pending = null;
+    const out = this.finish(true);
+    this.begin(next, true);
+    return out;
+  }
+
+  /** A top-level document request of the tab's main frame (or, before it is known, of a frame
+   * that is not a child frame). Since Chromium 71 or so a navigation's requestId is its loaderId;
+   * before, they differed and the navigation request was the one for the document's own URL
+   * (public logs of Chrome 47-59, tests/fixtures/public). */
+  isMainNavigation(
+    sessionId: string | undefined, type: string | undefined, requestId: string, loaderId: string,
+    frameId: string | undefined, documentURL: string, url: string,
+  ): boolean {
+    if (sessionId !== undefined || type !== "Document" || !frameId) return false;
+    if (requestId !== loaderId && documentURL !== url) return false;
+    return this.mainFrameId === null ? !this.childFrames.has(frameId) : frameId === this.mainFrameId;
+  }
+
+  /** A navigation starts: it keeps, of the frames so far, only the screen shown last. */
+  begin(nav: Navigation, committed: boolean): void {
+    const screen = this.frames.reduce<WallFrame | null>((a, f) => (a === null || f.wall >= a.wall ? f : a), null);
+    this.frames = screen === null ? [] : [screen];
+    this.framesOverflow = false;
+    this.commitAt = null;
+    this.nav = nav;
+    this.committed = committed;
+  }
+
+  /** The navigation's document committed: the previous document's requests seen meanwhile go. */
+  commit(nav: Navigation): void {
+    this.committed = true;
+    for (const k of nav.beforeCommit) nav.requests.delete(k);
+    nav.beforeCommit.clear();
+  }
+
+  /** `cut`: ended from outside (replaced, closed): aborted unless its load event had come. */
+  finish(cut: boolean): NavigationRecord[] {
+    const nav = this.nav;
+    if (nav === null) return [];
+    this.nav = null;
+    // joined after its commit and never given its document's timing: an already loaded page
+    // (lifecycle events are replayed at attach), a restore from the back/forward cache, a
+    // non-http document; nothing to say about its main document, so no record
+    if (nav.late === "commit" && !nav.requests.has(nav.mainKey)) return [];
+    // joined at its response and no wall clock for it (no responseTime, no Navigation Timing)
+    if (nav.zeroWall === null && !Number.isFinite(nav.wallTime)) return [];
+    const aborted = cut && nav.settled === null;
+    if (nav.download) return [];
+    // visual metrics of a whole, loaded navigation only: one joined late missed its start screen
+    const visual = this.o.visual === true && !this.framesOverflow && nav.late === null && !aborted && nav.loadAt !== null &&
+      nav.mainFailure === null ? { frames: this.frames, commitAt: this.commitAt } : null;
+    return [buildRecord(nav, {
+      id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted, visual,
+      reasons: incompleteReasons(nav, aborted),
+    })];
+  }
+}
+
+/** Why a finished navigation's record is incomplete (empty: it is complete). */
+function incompleteReasons(nav: Navigation, aborted: boolean): IncompleteReason[] {
+  const out: IncompleteReason[] = [];
+  if (aborted) out.push("aborted");
+  if (nav.completion === "no_load_event") out.push("no_load_event");
+  if (nav.completion === "cap_after_load") out.push("cap_after_load");
+  if (nav.open(false) > 0) out.push("unfinished_requests");
+  const cut = [...nav.requests.values()].some((hops) => hops.some((h) => !isLongLived(h) && cutShort(h)));
+  if (cut) out.push("stopped");
+  return out;
+}

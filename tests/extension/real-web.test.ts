@@ -1,0 +1,313 @@
+/**
+ * The recorder core on what real sites do and the test site did not: long-lived streams, caps,
+ * same-document navigations, back/forward-cache restores, downloads, service workers; and each
+ * request's phases and each connection's set-up (docs/RECORD.md). Shapes as Chromium 156 sends
+ * them (devtools-protocol types).
+ */
+import { describe, expect, it } from "vitest";
+import type { Protocol } from "devtools-protocol";
+import type { RawEvent } from "../../src/cdp/raw-event.ts";
+import { Recorder } from "../../src/cdp/recorder.ts";
+import { FRAME, committed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
+
+const PAGE = "https://a.test/page/";
+
+function loaded(rec: Recorder, t0 = 100): void {
+  for (const ev of [navigation("L1", PAGE, t0), committed("L1", PAGE), received("L1", t0 + 0.01, response(PAGE)),
+    finished("L1", t0 + 0.02, 500), ...fetched("r1", `${PAGE}a.png`, t0 + 0.03, 1000), lifecycle("load", "L1", t0 + 0.1)]) {
+    expect(rec.push(ev)).toEqual([]);
+  }
+}
+
+const ws = (method: string, params: object): RawEvent => ({ method, params } as RawEvent);
+
+describe("long-lived streams", () => {
+  it("an EventSource never holds the record open; it is counted open at the end", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(request("es", `${PAGE}events`, 100.05, { type: "EventSource" }));
+    rec.push(received("es", 100.06, response(`${PAGE}events`)));
+    // a message every 0.5 s does not restart the quiet either
+    for (let t = 100.5; t < 103; t += 0.5) {
+      rec.push({ method: "Network.dataReceived", params: { requestId: "es", timestamp: t, dataLength: 20, encodedDataLength: 20 } });
+    }
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ incomplete: false, incomplete_reasons: [], open_at_end: 1 });
+    const es = r?.requests.find((q) => q.resource_type === "EventSource");
+    expect(es).toMatchObject({ end_ms: null, failed: false, body_bytes: 5 * 20 });
+  });
+
+  it("a WebSocket is a request of its own: handshake status, received payload bytes, open at the end", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(ws("Network.webSocketCreated", { requestId: "w1", url: "wss://a.test/socket" }));
+    rec.push(ws("Network.webSocketWillSendHandshakeRequest", {
+      requestId: "w1", timestamp: 100.2, wallTime: 1_700_000_100.2, request: { headers: {} },
+    }));
+    rec.push(ws("Network.webSocketHandshakeResponseReceived", {
+      requestId: "w1", timestamp: 100.25, response: { status: 101, statusText: "Switching Protocols", headers: {} },
+    }));
+    rec.push(ws("Network.webSocketFrameReceived", {
+      requestId: "w1", timestamp: 100.3, response: { opcode: 1, mask: false, payloadData: "héllo" },
+    }));
+    rec.push(ws("Network.webSocketFrameReceived", {
+      requestId: "w1", timestamp: 100.4, response: { opcode: 2, mask: false, payloadData: "AAECAw==" },
+    }));
+    expect(rec.poll(102.0)).toEqual([]); // 2 s after the last non-stream activity (100.1)...
+    const [r] = rec.poll(102.15);
+    const sock = r?.requests.find((q) => q.resource_type === "WebSocket");
+    expect(sock).toMatchObject({ url: "wss://a.test/socket", status: 101, end_ms: null, body_bytes: 6 + 4, method: "GET" });
+    expect(sock?.first_byte_ms).toBeCloseTo(250, 6);
+    expect(r?.page.open_at_end).toBe(1);
+  });
+
+  it("a WebSocket closed before the end is not open", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(ws("Network.webSocketCreated", { requestId: "w1", url: "ws://a.test/socket" }));
+    rec.push(ws("Network.webSocketWillSendHandshakeRequest", { requestId: "w1", timestamp: 100.2, wallTime: 1, request: { headers: {} } }));
+    rec.push(ws("Network.webSocketClosed", { requestId: "w1", timestamp: 100.5 }));
+    const [r] = rec.poll(103);
+    expect(r?.requests.find((q) => q.resource_type === "WebSocket")?.end_ms).toBeCloseTo(500, 6);
+    expect(r?.page.open_at_end).toBe(0);
+  });
+});
+
+describe("incomplete records", () => {
+  it("a complete load has no reason", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ incomplete: false, incomplete_reasons: [], kind: "navigation", downloads: 0, not_seen: [] });
+  });
+
+  it("an ordinary request that never ends: cut by the cap after load, with unfinished requests", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(request("hang", `${PAGE}hang`, 100.5));
+    const [r] = rec.poll(130.2);
+    expect(r?.page.incomplete).toBe(true);
+    expect(r?.page.incomplete_reasons).toEqual(["cap_after_load", "unfinished_requests"]);
+    expect(r?.page.open_at_end).toBe(1);
+  });
+
+  it("no load event within the cap", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 10));
+    const [r] = rec.poll(130.1);
+    expect(r?.page).toMatchObject({ incomplete: true, aborted: false });
+    expect(r?.page.incomplete_reasons).toEqual(["no_load_event", "unfinished_requests"]);
+  });
+
+  it("a load cut before its load event is aborted and incomplete", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 10));
+    rec.push(received("L1", 10.01, response(PAGE)));
+    rec.push(finished("L1", 10.02, 100));
+    const [r] = rec.flush();
+    expect(r?.page).toMatchObject({ aborted: true, incomplete: true, incomplete_reasons: ["aborted"] });
+  });
+});
+
+describe("navigations without a document", () => {
+  const pushState = (url: string): RawEvent => ({
+    method: "Page.navigatedWithinDocument", params: { frameId: FRAME, url, navigationType: "historyApi" },
+  });
+
+  it("a History API navigation after load is a soft navigation of its own, with the requests after it", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    expect(rec.poll(101)).toEqual([]);
+    const [first] = rec.push(pushState(`${PAGE}route/2`), 101);
+    expect(first?.page.kind).toBe("navigation");
+    expect(first?.requests).toHaveLength(2);
+    for (const ev of fetched("api", `${PAGE}api/2.json`, 101.01, 300)) rec.push(ev);
+    expect(rec.poll(102.5)).toEqual([]);
+    const [soft] = rec.poll(103.1);
+    expect(soft?.page).toMatchObject({ kind: "soft", url: `${PAGE}route/2`, incomplete: false, aborted: false });
+    expect(soft?.requests.map((q) => q.url)).toEqual([`${PAGE}api/2.json`]);
+    expect(soft?.requests[0]?.start_ms).toBeCloseTo(10, 6);
+    expect(soft?.milestones.load_ms).toBeNull();
+    // placed on the wall clock by the tab's requests: 1 s after the document's start
+    expect((soft?.page.started_at_ms ?? 0) - (first?.page.started_at_ms ?? 0)).toBeCloseTo(1000, 3);
+  });
+
+  it("a History API navigation while the document loads is part of that load; a fragment is nothing", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    expect(rec.push(pushState(`${PAGE}#/home`), 100.05)).toEqual([]);
+    rec.push(lifecycle("load", "L1", 100.1));
+    const fragment: RawEvent = { method: "Page.navigatedWithinDocument", params: { frameId: FRAME, url: `${PAGE}#x`, navigationType: "fragment" } };
+    expect(rec.push(fragment, 100.2)).toEqual([]);
+    const [r] = rec.poll(102.2);
+    expect(r?.page.kind).toBe("navigation");
+    expect(rec.active).toBe(false);
+  });
+
+  it("a back/forward-cache restore is a record of its own kind with no document request", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.poll(102.2);
+    const restore = committed("L0", "https://a.test/before/") as Extract<RawEvent, { method: "Page.frameNavigated" }>;
+    restore.params.type = "BackForwardCacheRestore";
+    rec.push(restore, 105);
+    const [r] = rec.poll(107.1);
+    expect(r?.page).toMatchObject({ kind: "bfcache", url: "https://a.test/before/", incomplete: false });
+    expect(r?.requests).toEqual([]);
+  });
+});
+
+describe("downloads and service workers", () => {
+  it("counts downloads the page started", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push({ method: "Page.downloadWillBegin", params: { frameId: FRAME, guid: "g", url: `${PAGE}file.zip`, suggestedFilename: "file.zip" } });
+    const [r] = rec.poll(102.2);
+    expect(r?.page.downloads).toBe(1);
+  });
+
+  it("says the service worker's own fetches were not seen when one answered", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(request("sw", `${PAGE}data.json`, 100.2, { type: "Fetch" }));
+    rec.push(received("sw", 100.21, { ...response(`${PAGE}data.json`, { connectionId: 0 }), fromServiceWorker: true }));
+    rec.push(finished("sw", 100.22, 50));
+    const [r] = rec.poll(102.3);
+    expect(r?.page.not_seen).toEqual(["service_worker_fetches"]);
+    expect(r?.requests.find((q) => q.from_service_worker)?.connection_id).toBeNull();
+  });
+});
+
+describe("phases and connection set-up", () => {
+  const timing = (o: Partial<Protocol.Network.ResourceTiming>): Protocol.Network.ResourceTiming => ({
+    requestTime: 100, proxyStart: -1, proxyEnd: -1, dnsStart: -1, dnsEnd: -1, connectStart: -1, connectEnd: -1,
+    sslStart: -1, sslEnd: -1, workerStart: -1, workerReady: -1, workerFetchStart: -1, workerRespondWithSettled: -1,
+    sendStart: 0, sendEnd: 0, pushStart: 0, pushEnd: 0, receiveHeadersStart: 0, receiveHeadersEnd: 0, ...o,
+  });
+
+  it("a new TCP+TLS connection: dns, connect (with tls), send, wait, receive; the set-up is dns + connect", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(received("L1", 100.2, {
+      ...response(PAGE, { connectionId: 7 }),
+      timing: timing({ dnsStart: 1, dnsEnd: 3, connectStart: 3, connectEnd: 103, sslStart: 53, sslEnd: 103, sendStart: 104,
+        sendEnd: 105, receiveHeadersStart: 155, receiveHeadersEnd: 156 }),
+    }));
+    rec.push(finished("L1", 100.2, 500));
+    rec.push(request("r2", `${PAGE}b.css`, 100.21, { type: "Stylesheet" }));
+    rec.push(received("r2", 100.3, { ...response(`${PAGE}b.css`, { connectionId: 7 }), connectionReused: true,
+      timing: timing({ requestTime: 100.21, sendStart: 1, sendEnd: 2, receiveHeadersStart: 40, receiveHeadersEnd: 41 }) }));
+    rec.push(finished("r2", 100.3, 100));
+    rec.push(lifecycle("load", "L1", 100.4));
+    const [r] = rec.poll(103);
+    const main = r?.requests[0];
+    expect(main).toMatchObject({ dns_ms: 2, connect_ms: 100, tls_ms: 50, send_ms: 1, wait_ms: 50 });
+    expect(main?.receive_ms).toBeCloseTo(44, 6);
+    expect(r?.requests[1]).toMatchObject({ dns_ms: null, connect_ms: null, tls_ms: null, send_ms: 1, wait_ms: 38 });
+    expect(r?.connections[0]).toMatchObject({ connection_id: 7, setup_ms: 102, dns_ms: 2, connect_ms: 100, tls_ms: 50 });
+  });
+
+  it("a connection no request was seen opening has no set-up", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(received("L1", 100.2, { ...response(PAGE, { connectionId: 7 }), connectionReused: true, timing: timing({}) }));
+    rec.push(finished("L1", 100.2, 500));
+    rec.push(lifecycle("load", "L1", 100.4));
+    const [r] = rec.poll(103);
+    expect(r?.connections[0]).toMatchObject({ setup_ms: null, connect_ms: null });
+  });
+});
+
+describe("a navigation under way while the page is shown", () => {
+  const attachment = (url: string): Protocol.Network.Response => ({
+    ...response(url), headers: { "Content-Disposition": "attachment; filename=file.bin" }, mimeType: "application/octet-stream",
+  });
+
+  it("the shown document keeps its own requests until the next one commits, then ends aborted if not loaded", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("img", `${PAGE}a.png`, 100.03));
+    // a script sends the page elsewhere before its load event: the image still lands on it
+    expect(rec.push(navigation("L2", `${PAGE}next`, 100.05))).toEqual([]);
+    rec.push(received("img", 100.06, response(`${PAGE}a.png`)));
+    rec.push(finished("img", 100.07, 2000));
+    rec.push(received("L2", 100.08, response(`${PAGE}next`)));
+    const [first] = rec.push(committed("L2", `${PAGE}next`));
+    expect(first?.page).toMatchObject({ url: PAGE, aborted: true, incomplete_reasons: ["aborted"] });
+    expect(first?.requests.find((q) => q.url.endsWith("a.png"))).toMatchObject({ encoded_bytes: 2000, end_ms: 70 });
+    rec.push(finished("L2", 100.09, 300));
+    rec.push(lifecycle("load", "L2", 100.1));
+    const [second] = rec.poll(102.2);
+    expect(second?.page).toMatchObject({ url: `${PAGE}next`, aborted: false, incomplete: false });
+    expect(second?.requests.map((q) => q.url)).toEqual([`${PAGE}next`]);
+  });
+
+  it("a download makes no record of its own: it is counted on the page, which goes on", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    expect(rec.push(navigation("L2", `${PAGE}file.bin`, 100.5))).toEqual([]);
+    rec.push(received("L2", 100.51, attachment(`${PAGE}file.bin`)));
+    expect(rec.push({ method: "Network.loadingFailed", params: {
+      requestId: "L2", timestamp: 100.52, type: "Document", errorText: "net::ERR_ABORTED", canceled: true } })).toEqual([]);
+    const records = rec.poll(102.6);
+    expect(records).toHaveLength(1);
+    expect(records[0]?.page).toMatchObject({ url: PAGE, downloads: 1, aborted: false, incomplete: false });
+  });
+
+  it("Page.downloadWillBegin marks it too, counted once", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(navigation("L2", `${PAGE}file.bin`, 100.5));
+    rec.push({ method: "Page.downloadWillBegin", params: { frameId: FRAME, guid: "g", url: `${PAGE}file.bin`, suggestedFilename: "f" } });
+    rec.push(received("L2", 100.51, attachment(`${PAGE}file.bin`)));
+    rec.push({ method: "Network.loadingFailed", params: { requestId: "L2", timestamp: 100.52, type: "Document", errorText: "net::ERR_ABORTED" } });
+    expect(rec.poll(102.6).map((r) => r.page.downloads)).toEqual([1]);
+  });
+
+  it("a navigation aborted before its commit (not a download) is recorded aborted; the page goes on", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(navigation("L2", `${PAGE}elsewhere`, 100.5));
+    const [gone] = rec.push({ method: "Network.loadingFailed", params: {
+      requestId: "L2", timestamp: 100.6, type: "Document", errorText: "net::ERR_ABORTED", canceled: true } });
+    expect(gone?.page).toMatchObject({ url: `${PAGE}elsewhere`, aborted: true, error: "net::ERR_ABORTED" });
+    const [page] = rec.poll(102.7);
+    expect(page?.page).toMatchObject({ url: PAGE, aborted: false });
+  });
+});
+
+describe("loading stopped, old Chrome", () => {
+  it("a response cut short of its Content-Length though reported finished marks the load stopped", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("slow", `${PAGE}slow.png`, 100.03));
+    rec.push(received("slow", 100.04, { ...response(`${PAGE}slow.png`), headers: { "content-length": "65536" } }));
+    rec.push({ method: "Network.dataReceived", params: { requestId: "slow", timestamp: 100.05, dataLength: 1024, encodedDataLength: 1024 } });
+    rec.push(finished("slow", 100.06, 1024));
+    rec.push(lifecycle("load", "L1", 100.07));
+    const [r] = rec.poll(102.1);
+    expect(r?.page).toMatchObject({ incomplete: true, incomplete_reasons: ["stopped"] });
+  });
+
+  it("a document request whose id is not its loader's (Chrome before 71) starts a navigation", () => {
+    const rec = new Recorder(options());
+    const doc = request("44277.1", PAGE, 100, { type: "Document", loaderId: "44277.3" });
+    rec.push(doc);
+    rec.push(committed("44277.3", PAGE));
+    rec.push(received("44277.1", 100.01, response(PAGE)));
+    rec.push(finished("44277.1", 100.02, 500));
+    rec.push(lifecycle("load", "44277.3", 100.1));
+    const [r] = rec.poll(102.2);
+    expect(r?.page.url).toBe(PAGE);
+    expect(r?.requests[0]?.is_main_document).toBe(true);
+  });
+});
