@@ -14,6 +14,9 @@ import zipfile
 from pathlib import Path
 from typing import Any
 
+NOT_EXTENSION = "node/"
+"""dist/node/: the host's replay script (webpack.config.js), not part of the extension."""
+
 FIXED_TIME = (1980, 1, 1, 0, 0, 0)
 """The earliest time a zip entry can carry: no build time leaks into the archive."""
 
@@ -27,7 +30,8 @@ def write_zip(dist: Path, out: Path) -> list[str]:
     """Write ``out`` from ``dist``; return the entry names."""
     if not (dist / "manifest.json").is_file():
         raise SystemExit(f"{dist}: no manifest.json (build the extension first: npm run build)")
-    names = sorted(p.relative_to(dist).as_posix() for p in dist.rglob("*") if p.is_file())
+    files = (p.relative_to(dist).as_posix() for p in dist.rglob("*") if p.is_file())
+    names = sorted(n for n in files if not n.startswith(NOT_EXTENSION))
     with zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as zf:
         for name in names:
             data = (dist / name).read_bytes()

@@ -11,6 +11,8 @@ import type { RawEvent } from "../cdp/raw-event.ts";
 import type { RecorderOptions } from "../cdp/recorder.ts";
 import { TabSession, runFlow, type Flow } from "../cdp/session.ts";
 import type { NavigationRecord } from "../record/types.ts";
+import { LogTap, type TappedLog } from "../replay/log-tap.ts";
+import type { ReplayOptions } from "../replay/replay.ts";
 import { frameHistogram } from "./frame-decode.ts";
 
 const PROTOCOL_VERSION = "1.3";
@@ -21,8 +23,10 @@ const POLL_MS = 50;
 
 /** `busy`: the tab's recorder is already recording its next navigation (the tab is not idle). */
 export type RecordSink = (tabId: number, record: NavigationRecord, busy: boolean) => void;
+/** The log tap's logs (src/adapters/log-sender.ts), with the recorder's options. */
+export type LogSink = (log: TappedLog, options: ReplayOptions) => void;
 
-interface Tab { session: TabSession; clock: CdpClock }
+interface Tab { session: TabSession; clock: CdpClock; tap: { tap: LogTap; options: ReplayOptions } | null }
 
 export class DebuggerRecorder {
   private readonly tabs = new Map<number, Tab>();
@@ -31,7 +35,7 @@ export class DebuggerRecorder {
    * second session of the same extension on a tab). */
   private readonly detaching = new Map<number, Promise<void>>();
 
-  constructor(private readonly sink: RecordSink) {
+  constructor(private readonly sink: RecordSink, private readonly logSink: LogSink = () => undefined) {
     chrome.debugger.onEvent.addListener((source, method, params) => this.onEvent(source, method, params));
     chrome.debugger.onDetach.addListener((source) => {
       if (source.tabId !== undefined) this.finish(source.tabId);
@@ -44,12 +48,16 @@ export class DebuggerRecorder {
 
   /** Attaches and enables the domains; resolves once the tab is being recorded. `committed`: the
    * attach is for the navigation the tab has just committed (webNavigation.onCommitted). */
-  async attach(tabId: number, options: Omit<RecorderOptions, "mainFrameId">, committed = false): Promise<void> {
+  async attach(tabId: number, options: Omit<RecorderOptions, "mainFrameId">, committed = false, saveLog = false): Promise<void> {
     await this.detaching.get(tabId);
     if (this.tabs.has(tabId)) return;
     const targets = await chrome.debugger.getTargets();
     const mainFrameId = targets.find((t) => t.tabId === tabId && t.type === "page")?.id;
-    const tab = { session: new TabSession(mainFrameId === undefined ? options : { ...options, mainFrameId }), clock: new CdpClock() };
+    // the log tap sees every event the session feeds its recorder, and the recorder's state then
+    const tap = saveLog ? { tap: new LogTap(mainFrameId), options: replayOptions(options, mainFrameId) } : null;
+    const session: TabSession = new TabSession(mainFrameId === undefined ? options : { ...options, mainFrameId },
+      tap === null ? undefined : (ev) => tap.tap.event(ev, session.recorder.active));
+    const tab: Tab = { session, clock: new CdpClock(), tap };
     this.tabs.set(tabId, tab);
     try {
       await chrome.debugger.attach({ tabId }, PROTOCOL_VERSION);
@@ -84,7 +92,7 @@ export class DebuggerRecorder {
         sessionId === undefined ? { tabId } : { tabId, sessionId }, method, params),
       sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
       decode: frameHistogram,
-      records: (records, busy) => { for (const r of records) this.sink(tabId, r, busy); },
+      records: (records, busy) => this.handOut(tabId, records, busy),
     });
     return rethrow ? done : done.catch((e: unknown) => console.warn("protolens: debugger session", e));
   }
@@ -93,7 +101,7 @@ export class DebuggerRecorder {
     const t = this.tabs.get(tabId);
     if (t === undefined) return;
     this.tabs.delete(tabId);
-    for (const r of t.session.close()) this.sink(tabId, r, false);
+    this.handOut(tabId, t.session.close(), false, t);
     if (this.tabs.size === 0 && this.timer !== null) {
       clearInterval(this.timer);
       this.timer = null;
@@ -104,8 +112,14 @@ export class DebuggerRecorder {
     const local = performance.now();
     for (const [tabId, t] of this.tabs) {
       const now = t.clock.now(local);
-      if (now !== null) for (const r of t.session.poll(now)) this.sink(tabId, r, t.session.recorder.active);
+      if (now !== null) this.handOut(tabId, t.session.poll(now), t.session.recorder.active);
     }
+  }
+
+  /** Records to the sink; with the log tap on, each one's log to the log sink. */
+  private handOut(tabId: number, records: NavigationRecord[], busy: boolean, t = this.tabs.get(tabId)): void {
+    for (const r of records) this.sink(tabId, r, busy);
+    if (t?.tap) for (const log of t.tap.tap.records(records, busy)) this.logSink(log, t.tap.options);
   }
 
   private onEvent(source: chrome.debugger.DebuggerSession, method: string, params?: object): void {
@@ -120,4 +134,12 @@ export class DebuggerRecorder {
     if (time !== null) t.clock.observe(time, local);
     void this.run(tabId, t.session.onEvent(ev, t.clock.now(local)));
   }
+}
+
+/** What the recorder is given, as the log message carries it (src/replay/replay.ts). */
+function replayOptions(o: Omit<RecorderOptions, "mainFrameId">, mainFrameId: string | undefined): ReplayOptions {
+  return {
+    source: o.source, url_detail: o.urlDetail, visual: o.visual === true, quiet_ms: o.limits?.quietMs ?? null,
+    env: o.env, ...(mainFrameId === undefined ? {} : { main_frame_id: mainFrameId }),
+  };
 }

@@ -37,9 +37,10 @@ export function effectRunners(d: EffectDeps): Runners {
       try {
         await d.dbg.attach(e.tabId, {
           source: e.source, urlDetail: e.urlDetail, visual: e.visual, newId: () => crypto.randomUUID(),
+          ...(e.soft === null ? {} : { softAttach: e.soft }),
           ...(e.quietMs === null ? {} : { limits: { quietMs: e.quietMs } }),
           env: { browser: d.browserEnv, extension_version: chrome.runtime.getManifest().version, network: networkInfo() },
-        }, e.committed);
+        }, e.committed, e.saveLog);
       } catch (err) {
         await d.dispatch({ type: "attach_failed", tabId: e.tabId });
         throw err;

@@ -12,6 +12,7 @@ import { effectRunners, runEffect, type Dispatch } from "./effects.ts";
 import { browserInfo } from "./environment.ts";
 import { HostLink } from "./host-port.ts";
 import { LabRunner } from "./lab-runner.ts";
+import { LogSender } from "./log-sender.ts";
 import { OutboxStore } from "./outbox-store.ts";
 import { loadExperiment, onExperimentChanged } from "./experiment-store.ts";
 import { loadPause, onPauseChanged } from "./pause-store.ts";
@@ -35,11 +36,13 @@ async function main(): Promise<Dispatch> {
       await runEffect(runners, e).catch((err: unknown) => console.warn(`protolens: ${e.type}`, err));
     }
   };
+  const logs = new LogSender((m) => link.send(m));
   const dbg = new DebuggerRecorder((tabId, record, busy) => {
     const applied = throttler.take(tabId, record.requests.map((r) => r.request_id));
     void dispatch({ type: "record", tabId, record, applied, installed: new Set(throttler.installed), busy });
-  });
+  }, (log, options) => void logs.add(log, options).catch((err: unknown) => console.warn("protolens: log tap", err)));
   const link = new HostLink((m) => {
+    if (m.type === "ack") logs.onAck(m.id);
     if (m.type === "policies" && m.error !== null) console.warn(`protolens: policies: ${m.error}`);
     if (m.type === "error") console.warn(`protolens: host error: ${m.error}`);
     void dispatch({ type: "host", msg: m });
@@ -76,6 +79,7 @@ app.catch((e: unknown) => console.error("protolens: startup failed", e));
 const send = (ev: Promise<WorkerEvent | null>): void => void Promise.all([app, ev]).then(([d, e]) => e === null ? undefined : d(e));
 chrome.webNavigation.onBeforeNavigate.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "before_navigate", tab })));
 chrome.webNavigation.onCommitted.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "committed", tab })));
+chrome.webNavigation.onHistoryStateUpdated.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "history_state", tab })));
 chrome.tabs.onCreated.addListener((t) => send(Promise.resolve(t.id === undefined ? null : {
   type: "created", tab: { tabId: t.id, url: t.pendingUrl ?? t.url ?? "", incognito: t.incognito },
 })));

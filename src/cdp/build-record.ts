@@ -9,7 +9,7 @@ import { applyDetail, originOf } from "../record/url-detail.ts";
 import type { Histogram } from "../visual/histogram.ts";
 import { navigationVisuals } from "../visual/metrics.ts";
 import {
-  RECORD_SCHEMA, type BrowserInfo, type IncompleteReason, type NavigationRecord, type NetworkInfo, type NotSeen,
+  NOT_SEEN, RECORD_SCHEMA, type BrowserInfo, type IncompleteReason, type NavigationRecord, type NetworkInfo, type NotSeen,
   type RequestEntry, type Source, type UrlDetail,
 } from "../record/types.ts";
 
@@ -33,12 +33,17 @@ export interface BuildOptions {
   visual?: { frames: readonly WallFrame[]; commitAt: number | null } | null;
   /** Why it is incomplete (tab-state.ts); empty when complete. */
   reasons?: readonly IncompleteReason[];
+  /** What the recorder knows it could not see, beside what the requests show. */
+  notSeen?: readonly NotSeen[];
 }
 
 /** What the tab's DevTools session could not see of this load: a service worker's own fetches
- * run in the worker's target, which the tab's session is not attached to (docs/RECORD.md). */
-function notSeen(requests: readonly RequestEntry[]): NotSeen[] {
-  return requests.some((r) => r.from_service_worker) ? ["service_worker_fetches"] : [];
+ * run in the worker's target, which the tab's session is not attached to (docs/RECORD.md);
+ * `known`: what the recorder saw it could not see (a shared worker's script never ended). */
+function notSeen(requests: readonly RequestEntry[], known: readonly NotSeen[]): NotSeen[] {
+  const out = new Set<NotSeen>(known);
+  if (requests.some((r) => r.from_service_worker)) out.add("service_worker_fetches");
+  return NOT_SEEN.filter((n) => out.has(n));
 }
 
 export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
@@ -87,7 +92,7 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
       incomplete_reasons: reasons,
       open_at_end: nav.open(true),
       downloads: nav.downloads,
-      not_seen: notSeen(requests),
+      not_seen: notSeen(requests, o.notSeen ?? []),
     },
     milestones: {
       ttfb_ms: mainFinal?.first_byte_ms ?? null,

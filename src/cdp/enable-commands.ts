@@ -5,7 +5,7 @@
  * during Network.enable are otherwise lost).
  */
 import type { Protocol } from "devtools-protocol";
-import type { Command, RawEvent } from "./raw-event.ts";
+import type { Command, CommandParams, RawEvent } from "./raw-event.ts";
 
 /**
  * LCP. chrome.debugger does not expose the PerformanceTimeline domain ("'PerformanceTimeline.enable'
@@ -24,6 +24,23 @@ export const LCP_SCRIPT = `if (window === window.top) {
   }).observe({ type: "largest-contentful-paint", buffered: true });
 }`;
 
+/**
+ * Which targets auto-attach pauses until their domains are on: out-of-process iframes and
+ * dedicated workers, whose requests are the page's. Not a service worker or a shared worker:
+ * chrome.debugger accepts no command on their sessions, so one paused at its start was never
+ * resumed, and `navigator.serviceWorker.register()` did not settle for 30-45 s while a tab was
+ * recorded (Chromium 156, the real-web test site). Their fetches are not seen (docs/RECORD.md,
+ * "What DevTools cannot see"). The filter's first match wins; its default excludes browser and
+ * tab targets (CDP Target.TargetFilter).
+ */
+export const AUTO_ATTACH = {
+  autoAttach: true, waitForDebuggerOnStart: true, flatten: true,
+  filter: [
+    { type: "browser", exclude: true }, { type: "tab", exclude: true },
+    { type: "service_worker", exclude: true }, { type: "shared_worker", exclude: true }, {},
+  ],
+} as const satisfies CommandParams<"Target.setAutoAttach">;
+
 /** For the tab's own target. */
 export const TAB_COMMANDS: readonly Command[] = [
   { method: "Network.enable", params: {} },
@@ -35,12 +52,10 @@ export const TAB_COMMANDS: readonly Command[] = [
   { method: "Runtime.enable" },
   { method: "Runtime.addBinding", params: { name: LCP_BINDING, executionContextName: LCP_WORLD } },
   { method: "Page.addScriptToEvaluateOnNewDocument", params: { source: LCP_SCRIPT, worldName: LCP_WORLD } },
-  // Out-of-process iframes: pause each new child until its domains are on, then resume it
-  // (chrome.debugger can address child sessions via {tabId, sessionId} since Chrome 125).
-  {
-    method: "Target.setAutoAttach",
-    params: { autoAttach: true, waitForDebuggerOnStart: true, flatten: true },
-  },
+  // Out-of-process iframes and dedicated workers: pause each new child until its domains are
+  // on, then resume it (chrome.debugger can address child sessions via {tabId, sessionId} since
+  // Chrome 125).
+  { method: "Target.setAutoAttach", params: AUTO_ATTACH },
 ];
 
 /**
@@ -64,10 +79,7 @@ export const SCREENCAST: Command = {
 export const CHILD_COMMANDS: readonly Command[] = [
   { method: "Network.enable", params: {} },
   { method: "Page.enable", params: {} },
-  {
-    method: "Target.setAutoAttach",
-    params: { autoAttach: true, waitForDebuggerOnStart: true, flatten: true },
-  },
+  { method: "Target.setAutoAttach", params: AUTO_ATTACH },
   { method: "Runtime.runIfWaitingForDebugger" },
 ];
 

@@ -3,8 +3,8 @@
  * tab, OOPIFs included), its page milestones, and the rule for when it is complete.
  */
 import type { LateAttach } from "./late.ts";
-import { isLongLived, type Hop } from "./request-state.ts";
-import type { PageKind } from "../record/types.ts";
+import { holdsOpen, type Hop } from "./request-state.ts";
+import type { NotSeen, PageKind } from "../record/types.ts";
 
 export interface Limits {
   /** Network quiet this long after the load event ends the record. */
@@ -45,6 +45,8 @@ export class Navigation {
   completion: Completion | null = null;
   /** A pending navigation that turned out to be a download: it makes no record. */
   download = false;
+  /** What the recorder knows it missed of this navigation (docs/RECORD.md "What DevTools cannot see"). */
+  readonly blind: NotSeen[] = [];
 
   constructor(
     readonly t0: number,
@@ -75,14 +77,22 @@ export class Navigation {
     if (at > this.lastActivity) this.lastActivity = at;
   }
 
-  /** Requests without an end; `streams`: long-lived ones (WebSocket, EventSource) too. */
-  open(streams: boolean): number {
+  /** Requests without an end; `all`: every one, else those that hold the record open
+   * (request-state.ts holdsOpen: not long-lived streams, not workers' scripts). */
+  open(all: boolean): number {
     let n = 0;
-    for (const hops of this.requests.values()) {
-      const h = hops[hops.length - 1];
-      if (h !== undefined && h.end === null && (streams || !isLongLived(h))) n += 1;
+    for (const h of this.currentHops()) {
+      if (all ? h.end === null : holdsOpen(h)) n += 1;
     }
     return n;
+  }
+
+  /** The last hop of every request. */
+  *currentHops(): Generator<Hop> {
+    for (const hops of this.requests.values()) {
+      const h = hops[hops.length - 1];
+      if (h !== undefined) yield h;
+    }
   }
 
   /** When the navigation counts as settled: its load event, its main document's failure, or,

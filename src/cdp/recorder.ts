@@ -32,6 +32,17 @@ function midLoad(ev: RawEvent, mainFrameId: string | null): { t: number; loaderI
   return null;
 }
 
+/** Attached for a same-document navigation already made (RecorderOptions.softAttach): it starts
+ * at the first request the tab makes that is not a document load of its own. */
+function softAtAttach(ev: RawEvent, s: TabState): Navigation | null {
+  const url = s.o.softAttach;
+  if (url === undefined || ev.method !== "Network.requestWillBeSent") return null;
+  const p = ev.params;
+  if (!isHttp(p.request.url) || s.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId, p.documentURL,
+    p.request.url)) return null;
+  return new Navigation(p.timestamp, p.wallTime, p.loaderId, s.mainFrameId ?? "", `|soft@${p.timestamp}`, null, "soft", url);
+}
+
 export class Recorder {
   private readonly s: TabState;
 
@@ -50,6 +61,11 @@ export class Recorder {
     const s = this.s;
     const t = monotonicTime(ev) ?? now;
     if (t !== null && (s.now === null || t > s.now)) s.now = t;
+    const soft = s.joined || s.nav !== null ? null : softAtAttach(ev, s);
+    if (soft !== null) {
+      s.begin(soft, true);
+      soft.blind.push("requests_before_attach");
+    }
     const mid = s.joined || s.nav !== null ? null : midLoad(ev, s.mainFrameId);
     if (mid !== null && s.mainFrameId !== null) {
       // attached during a cross-process commit (a tab that showed chrome://newtab): the commit's

@@ -29,6 +29,9 @@ export interface Hop {
   fromTiming: { protocol: string; status: number; mimeType: string } | null;
   /** A WebSocket's handshake status (its response is not a Network.Response). */
   handshakeStatus?: number;
+  /** A worker's script, fetched for the page (no loader of its own): its response and end come
+   * on the worker's target, which the tab's session sees for a dedicated worker only. */
+  workerScript?: boolean;
 }
 
 /** A response whose body ended short of its Content-Length (no content coding, so the decoded
@@ -56,15 +59,23 @@ export function isLongLived(h: Hop): boolean {
   return LONG_LIVED.has(h.type);
 }
 
+/** A request still open keeps its navigation's record open (until the cap): not a long-lived
+ * stream, nor a worker's script whose end may come on a target the tab does not see. */
+export function holdsOpen(h: Hop): boolean {
+  return h.end === null && !isLongLived(h) && h.workerScript !== true;
+}
+
 export function newHop(
   p: Protocol.Network.RequestWillBeSentEvent, hop: number, isMain: boolean,
 ): Hop {
-  return {
+  const h: Hop = {
     requestId: p.requestId, hop, url: p.request.url, method: p.request.method,
     type: p.type ?? "Other", frameId: p.frameId ?? null, priority: p.request.initialPriority ?? null,
     start: p.timestamp, response: null, responseAt: null, end: null, encodedBytes: 0, bodyBytes: 0,
     servedFromCache: false, failure: null, isMain, fromTiming: null,
   };
+  if (p.loaderId === "" && p.documentURL === p.request.url) h.workerScript = true;
+  return h;
 }
 
 /** Ends a hop by a redirect: its response is `redirectResponse`, its end the next hop's start. */
@@ -96,18 +107,19 @@ const phase = (from: number, to: number): number | null =>
 type Phases = Pick<RequestEntry, "dns_ms" | "connect_ms" | "tls_ms" | "send_ms" | "wait_ms" | "receive_ms">;
 
 /** The request's phases from Response.timing (ms offsets from `requestTime`, -1 when the phase
- * did not happen), as HAR's `timings`; receive runs from the headers' end to the request's end. */
+ * did not happen), as HAR's `timings` (chrome-har-capturer's reading): wait runs from the request
+ * sent to the response headers received, receive from there to the request's end, so send, wait
+ * and receive follow each other. (The first byte, `first_byte_ms`, is the headers' start.) */
 function phases(h: Hop): Phases {
   const t = h.response?.timing;
   if (!t || t.requestTime <= 0) return { dns_ms: null, connect_ms: null, tls_ms: null, send_ms: null, wait_ms: null, receive_ms: null };
-  const headers = t.receiveHeadersStart > 0 ? t.receiveHeadersStart : t.receiveHeadersEnd;
   const endMs = h.end === null ? -1 : (h.end - t.requestTime) * 1000;
   return {
     dns_ms: phase(t.dnsStart, t.dnsEnd),
     connect_ms: phase(t.connectStart, t.connectEnd),
     tls_ms: phase(t.sslStart, t.sslEnd),
     send_ms: phase(t.sendStart, t.sendEnd),
-    wait_ms: t.sendEnd >= 0 ? phase(t.sendEnd, headers) : null,
+    wait_ms: t.sendEnd >= 0 ? phase(t.sendEnd, t.receiveHeadersEnd) : null,
     receive_ms: t.receiveHeadersEnd >= 0 && endMs >= 0 ? phase(t.receiveHeadersEnd, endMs) : null,
   };
 }

@@ -20,6 +20,9 @@ export interface RecorderOptions {
   /** Capture paint progress (the tab's screencast) and compute the visual metrics (src/visual/);
    * off by default: lab campaigns and users who choose it switch it on. */
   visual?: boolean;
+  /** Attached for a same-document navigation already made to this URL (a single-page app's
+   * route change in a tab let go idle): it starts at the first request seen. */
+  softAttach?: string;
 }
 
 /** Frames kept per navigation: an animated page paints 60 a second, and a frame's histogram is
@@ -173,6 +176,10 @@ export class TabState {
     return [buildRecord(nav, {
       id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted, visual,
       reasons: incompleteReasons(nav, aborted),
+      notSeen: [
+        ...nav.blind,
+        ...([...nav.currentHops()].some((h) => h.workerScript === true && h.end === null) ? ["shared_worker_fetches" as const] : []),
+      ],
     })];
   }
 }

@@ -7,6 +7,7 @@ import { DEFAULT_LIMITS } from "../cdp/navigation.ts";
 import { isUrlDetail } from "../record/url-detail.ts";
 import { PolicyMessageError, parsePolicySet, type PolicyRule, type RelayInfo } from "./policies.ts";
 import type { NavigationRecord, UrlDetail } from "../record/types.ts";
+import type { ReplayOptions } from "../replay/replay.ts";
 import { ContributeStatusError, parseContributeStatus, type ContributeStatus } from "../contribute/status.ts";
 
 export const MSG_SCHEMA = 1 as const;
@@ -23,6 +24,8 @@ export interface LabConfig {
   quiet_ms: number | null;
   /** Capture paint progress for the visual metrics (optional in the message, default false). */
   visual: boolean;
+  /** The log tap: send each record's raw DevTools events after it (optional, default false). */
+  save_log: boolean;
 }
 
 export type LabAdvance = "ack" | "record";
@@ -52,7 +55,10 @@ export type ExtensionMsg =
   }
   /** The options page's contribution settings (docs/COLLECTOR.md); the host answers contribute_status. */
   | { type: "contribute_settings"; schema: typeof MSG_SCHEMA; msg_id: string; settings: { enabled: boolean; url: string; token: string } }
-  | { type: "contribute_status"; schema: typeof MSG_SCHEMA; msg_id: string };
+  | { type: "contribute_status"; schema: typeof MSG_SCHEMA; msg_id: string }
+  /** The log tap (docs/MESSAGES.md `log`): a load's raw DevTools events, gzipped JSONL in base64,
+   * with the recorder's options; sent after its record's ack, never uploaded anywhere. */
+  | { type: "log"; schema: typeof MSG_SCHEMA; msg_id: string; navigation_id: string; data: string; options: ReplayOptions };
 
 export type HostMsg =
   | { type: "hello"; schema: typeof MSG_SCHEMA; host_version: string; lab: LabConfig | null }
@@ -64,6 +70,8 @@ export type HostMsg =
     rows: Cell[][]; next_cursor: string | null;
   }
   | ContributeStatus
+  /** The log tap's log for `navigation_id` is stored (docs/MESSAGES.md `log`). */
+  | { type: "log_stored"; schema: typeof MSG_SCHEMA; msg_id: string; navigation_id: string; duplicate: boolean }
   | { type: "error"; schema: typeof MSG_SCHEMA; msg_id: string | null; error: string; retry: boolean };
 
 export type HostMsgOf<T extends HostMsg["type"]> = Extract<HostMsg, { type: T }>;
@@ -106,7 +114,9 @@ function parseLab(v: unknown): LabConfig | null {
   }
   const visual = v.visual ?? false;
   if (typeof visual !== "boolean") throw new MessageError("lab.visual: expected a boolean");
-  return { record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet, visual };
+  const saveLog = v.save_log ?? false;
+  if (typeof saveLog !== "boolean") throw new MessageError("lab.save_log: expected a boolean");
+  return { record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet, visual, save_log: saveLog };
 }
 
 const isCell = (c: unknown): c is Cell => c === null || typeof c === "string" || (typeof c === "number" && Number.isFinite(c));
@@ -147,6 +157,11 @@ export function parseHostMessage(v: unknown): HostMsg {
       };
     case "pong":
       return { type: "pong", schema: MSG_SCHEMA };
+    case "log_stored":
+      return {
+        type: "log_stored", schema: MSG_SCHEMA, msg_id: str(v, "msg_id"), navigation_id: str(v, "navigation_id"),
+        duplicate: bool(v, "duplicate"),
+      };
     case "query_result":
       return parseQueryResult(v);
     case "contribute_status":

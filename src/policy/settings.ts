@@ -18,10 +18,13 @@ export interface Settings {
   urlDetail: UrlDetail;
   /** Also capture paint progress (the tab's screencast) for the visual metrics: off unless chosen. */
   visual: boolean;
+  /** The log tap: keep each load's raw DevTools events beside its record, on this computer only
+   * (docs/MESSAGES.md `log`): off unless chosen. */
+  saveLog: boolean;
 }
 
 export const DEFAULT_SETTINGS: Settings = {
-  enabled: false, scope: "all", allowlist: [], denylist: [], urlDetail: "origin", visual: false,
+  enabled: false, scope: "all", allowlist: [], denylist: [], urlDetail: "origin", visual: false, saveLog: false,
 };
 
 const isHostList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
@@ -38,6 +41,7 @@ export function parseSettings(v: unknown): Settings {
     denylist: isHostList(o.denylist) ? o.denylist.map(normalizeHost).filter(Boolean) : [],
     urlDetail: isUrlDetail(o.urlDetail) ? o.urlDetail : "origin",
     visual: o.visual === true,
+    saveLog: o.saveLog === true,
   };
 }
 
@@ -71,6 +75,7 @@ export interface Effective {
   /** The recorder's network quiet after load, ms (null: its default). */
   quietMs: number | null;
   visual: boolean;
+  saveLog: boolean;
 }
 
 /** What applies now: the lab config when the host gave one, else the user's settings. */
@@ -78,12 +83,12 @@ export function effective(s: Settings, lab: LabConfig | null): Effective {
   if (lab !== null) {
     return {
       record: lab.record, scope: "all", allowlist: [], denylist: [], urlDetail: lab.url_detail, source: "lab",
-      quietMs: lab.quiet_ms, visual: lab.visual,
+      quietMs: lab.quiet_ms, visual: lab.visual, saveLog: lab.save_log,
     };
   }
   return {
     record: s.enabled, scope: s.scope, allowlist: s.allowlist, denylist: s.denylist, urlDetail: s.urlDetail, source: "passive",
-    quietMs: null, visual: s.visual,
+    quietMs: null, visual: s.visual, saveLog: s.saveLog,
   };
 }
 

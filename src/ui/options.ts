@@ -1,4 +1,4 @@
-/** The options page: opt in, scope (all / allowlist / denylist), URL detail, paint capture. */
+/** The options page: opt in, scope (all / allowlist / denylist), URL detail, paint capture, the log tap. */
 import { outboxStatus } from "../adapters/outbox-store.ts";
 import { loadSettings, saveSettings } from "../adapters/settings-store.ts";
 import { loadExperiment, saveExperiment } from "../adapters/experiment-store.ts";
@@ -16,8 +16,10 @@ async function init(): Promise<void> {
   const deny = byId("denylist", HTMLTextAreaElement);
   const detail = byId("detail", HTMLSelectElement);
   const visual = byId("visual", HTMLInputElement);
+  const saveLog = byId("save-log", HTMLInputElement);
   enabled.checked = s.enabled;
   visual.checked = s.visual;
+  saveLog.checked = s.saveLog;
   scope.value = s.scope;
   allow.value = s.allowlist.join("\n");
   deny.value = s.denylist.join("\n");
@@ -26,7 +28,7 @@ async function init(): Promise<void> {
     const next = parseSettings({
       enabled: enabled.checked, scope: scope.value as Scope, allowlist: parseHostList(allow.value),
       denylist: parseHostList(deny.value), urlDetail: isUrlDetail(detail.value) ? detail.value : "origin",
-      visual: visual.checked,
+      visual: visual.checked, saveLog: saveLog.checked,
     });
     void saveSettings(next).then(() => { byId("status", HTMLElement).textContent = "Saved."; });
   };

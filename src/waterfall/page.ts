@@ -25,7 +25,16 @@ function drawBar(b: WfBar, end: number, upstream: boolean): HTMLElement {
     span.append(wait, tick);
   }
   span.title = `${b.host} ${Math.round(b.startMs)}-${Math.round(b.endMs)} ms`;
-  return span;
+  if (b.setup === null) return span;
+  // the connection's set-up (DNS + TCP + TLS, or the QUIC handshake), drawn on its own behind the bar
+  const [from, to] = b.setup;
+  const setup = el("div", "", "wf-setup");
+  setup.style.left = pct(from, end);
+  setup.style.width = pct(Math.max(to - from, 0), end);
+  setup.title = `${b.host} connection set-up ${Math.round(to - from)} ms`;
+  const both = el("div", "", "wf-bar-group");
+  both.append(setup, span);
+  return both;
 }
 
 export function draw(root: HTMLElement, wf: Waterfall): void {

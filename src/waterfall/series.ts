@@ -3,20 +3,39 @@
  * the host's `protolens plot waterfall` (native-host/protolens/plots/waterfall_series.py, kept in
  * step by tests/extension/waterfall-series.test.ts): grouped by host in order of the host's first
  * request, labelled with protocol, request count and byte share; each request a bar from start to
- * end with its first byte; cache hits on one row per host; a proxied lab load's upstream
+ * end with its first byte and, for the request that opened a connection, the connection's set-up;
+ * cache hits on one row per host; a proxied lab load's upstream
  * connections after them, spanning their first to last use.
  */
 import type { ConnectionEntry, NavigationRecord, RequestEntry } from "../record/types.ts";
 
-export interface WfBar { requestId: string; startMs: number; firstByteMs: number | null; endMs: number; host: string; failed: boolean }
+/** `setup`: when the request opened its connection, the DNS + connect span it waited for (ms
+ * from navigation start), placed back from its end by its phases (docs/RECORD.md "Timings"). */
+export interface WfBar {
+  requestId: string; startMs: number; firstByteMs: number | null; endMs: number; host: string; failed: boolean;
+  setup: [number, number] | null;
+}
 export interface WfRow { key: string; group: string; label: string; protocol: string; requests: number; share: number; upstream: boolean; bars: WfBar[] }
 export interface Waterfall { title: string; rows: WfRow[]; milestones: [string, number][]; endMs: number }
 
 const MILESTONES = [["TTFB", "ttfb_ms"], ["FCP", "fcp_ms"], ["LCP", "lcp_ms"], ["load", "load_ms"]] as const;
 
+const round3 = (v: number): number => Math.round(v * 1000) / 1000;
+
+/** The DNS + connect span of a request that opened its connection: send, wait and receive follow
+ * each other up to its end, so the connection was ready at end - receive - wait - send. */
+export function setupSpan(r: RequestEntry): [number, number] | null {
+  if (r.connection_reused !== false || r.connect_ms == null || r.wait_ms == null || r.end_ms === null) return null;
+  const ready = r.end_ms - (r.receive_ms ?? 0) - r.wait_ms - (r.send_ms ?? 0);
+  return [round3(ready - r.connect_ms - (r.dns_ms ?? 0)), round3(ready)];
+}
+
 function bar(r: RequestEntry): WfBar {
   const end = r.end_ms ?? r.first_byte_ms ?? r.start_ms;
-  return { requestId: r.request_id, startMs: r.start_ms, firstByteMs: r.first_byte_ms, endMs: Math.max(end, r.start_ms), host: r.host, failed: r.failed };
+  return {
+    requestId: r.request_id, startMs: r.start_ms, firstByteMs: r.first_byte_ms, endMs: Math.max(end, r.start_ms), host: r.host,
+    failed: r.failed, setup: setupSpan(r),
+  };
 }
 
 function label(hosts: string[], protocol: string, n: number, share: number | null): string {
@@ -27,7 +46,10 @@ function label(hosts: string[], protocol: string, n: number, share: number | nul
 
 function upstreamRow(c: ConnectionEntry): WfRow {
   const first = c.first_ms;
-  const span: WfBar = { requestId: `upstream:${c.connection_id}`, startMs: first, firstByteMs: null, endMs: Math.max(first, c.last_ms), host: c.host, failed: false };
+  const span: WfBar = {
+    requestId: `upstream:${c.connection_id}`, startMs: first, firstByteMs: null, endMs: Math.max(first, c.last_ms), host: c.host,
+    failed: false, setup: null,
+  };
   const protocol = c.family ?? "?";
   return { key: `u${c.connection_id}`, group: c.host, label: `upstream ${label([c.host], protocol, c.requests, c.share)}`, protocol, requests: c.requests, share: c.share, upstream: true, bars: [span] };
 }

@@ -12,7 +12,8 @@ import {
   onExperiment, onInstalled, onLabTimeout, onPause, onProxyApplied, onRecord, onSettings, onStart,
 } from "./on-record.ts";
 import {
-  onAttachFailed, onAttached, onBeforeNavigate, onCommitted, onCreated, onDetached, onLabTab, onRemoved, onTabs,
+  onAttachFailed, onAttached, onBeforeNavigate, onCommitted, onCreated, onDetached, onHistoryState, onLabTab, onRemoved,
+  onTabs,
 } from "./on-tabs.ts";
 import { Out } from "./out.ts";
 import { expired } from "./pause.ts";
@@ -40,6 +41,7 @@ const HANDLERS = {
   before_navigate: onBeforeNavigate,
   created: onCreated,
   committed: onCommitted,
+  history_state: onHistoryState,
   attached: onAttached,
   attach_failed: onAttachFailed,
   detached: onDetached,

@@ -34,6 +34,9 @@ export type WorkerEvent =
   | { type: "created"; tab: TabInfo }
   /** A top-level navigation committed (webNavigation.onCommitted, frame 0). */
   | { type: "committed"; tab: TabInfo }
+  /** The top frame changed its URL by the History API (webNavigation.onHistoryStateUpdated,
+   * frame 0): a single-page app's route change. */
+  | { type: "history_state"; tab: TabInfo }
   | { type: "attach_failed"; tabId: number }
   /** An `attach` effect succeeded: the tab is being recorded. */
   | { type: "attached"; tabId: number }
@@ -58,8 +61,13 @@ export type WorkerEvent =
   | { type: "tick" };
 
 export type Effect =
-  /** `quietMs`: the recorder's network quiet after load (null: its default). */
-  | { type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail; quietMs: number | null; visual: boolean }
+  /** `quietMs`: the recorder's network quiet after load (null: its default); `saveLog`: the log
+   * tap; `soft`: the attach is for a same-document navigation to this URL, already made (the tab
+   * was let go idle): the recorder starts it at the first request it sees (src/cdp/recorder.ts). */
+  | {
+    type: "attach"; tabId: number; committed: boolean; source: Source; urlDetail: UrlDetail; quietMs: number | null;
+    visual: boolean; saveLog: boolean; soft: string | null;
+  }
   | { type: "detach"; tabId: number }
   /** The attach ended after the tab's commit: join that load if it is already over
    * (src/cdp/session.ts afterAttach(true)). */

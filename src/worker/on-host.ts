@@ -49,6 +49,8 @@ export const HOST_HANDLERS = {
   // contribution status (their own ports)
   query_result: () => undefined,
   contribute_status: () => undefined,
+  // the log tap's logs are the adapter's (src/adapters/log-sender.ts), outside the outbox
+  log_stored: () => undefined,
 } satisfies HostHandlers<Out, void>;
 
 export function onHost(o: Out, ev: Ev<"host">): void {

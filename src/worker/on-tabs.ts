@@ -72,6 +72,14 @@ export function onRemoved(o: Out, ev: Ev<"removed">): void {
   o.s = { ...o.s, idle: without(o.s.idle, ev.tabId) };
 }
 
+/** A single-page app changed route in a tab let go idle after its record: attach again, so the
+ * same-document navigation gets its record (it misses what came before the attach, and says so). */
+export function onHistoryState(o: Out, ev: Ev<"history_state">): void {
+  const { tabId, url, incognito } = ev.tab;
+  if (!o.s.idle.has(tabId) || o.s.attached.has(tabId) || !wanted(o.s, url, incognito, o.now)) return;
+  o.attach(tabId, false, url);
+}
+
 /** The lab runner opened its tab: attach to it and keep it attached. */
 export function onLabTab(o: Out, ev: Ev<"lab_tab">): void {
   o.s = { ...o.s, labTab: ev.tabId };

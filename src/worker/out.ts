@@ -16,13 +16,16 @@ export class Out {
   constructor(public s: WorkerState, readonly now: number) {}
   emit(...e: Effect[]): void { this.effects.push(...e); }
 
-  attach(tabId: number, committed = false): void {
+  attach(tabId: number, committed = false, soft: string | null = null): void {
     const e = effective(this.s.settings, this.s.lab);
     this.s = {
       ...this.s, attached: plus(this.s.attached, tabId), attaching: new Map(this.s.attaching).set(tabId, null),
       idle: without(this.s.idle, tabId),
     };
-    this.emit({ type: "attach", tabId, committed, source: e.source, urlDetail: e.urlDetail, quietMs: e.quietMs, visual: e.visual });
+    this.emit({
+      type: "attach", tabId, committed, source: e.source, urlDetail: e.urlDetail, quietMs: e.quietMs, visual: e.visual,
+      saveLog: e.saveLog, soft,
+    });
   }
 
   detach(tabId: number, idle = false): void {

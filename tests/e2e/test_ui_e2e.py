@@ -122,10 +122,12 @@ def test_options_default_to_off_with_scope_and_url_detail(browser: Cdp) -> None:
     assert details == ["origin", "path", "full"]
     assert page.js("document.getElementById('detail').value") == "origin"
     assert page.js("document.getElementById('visual').checked") is False  # paint capture: opt-in
+    assert page.js("document.getElementById('save-log').checked") is False  # the log tap: opt-in
 
     # saving turns recording on for the popup's switch too
     page.js("document.getElementById('enabled').checked = true;"
             " document.getElementById('visual').checked = true;"
+            " document.getElementById('save-log').checked = true;"
             " document.getElementById('scope').value = 'allowlist';"
             " document.getElementById('allowlist').value = 'a.test';"
             " document.getElementById('save').click(); true")
@@ -137,5 +139,6 @@ def test_options_default_to_off_with_scope_and_url_detail(browser: Cdp) -> None:
     reloaded.wait("document.getElementById('outbox').textContent")
     assert reloaded.js("[document.getElementById('scope').value,"
                        " document.getElementById('allowlist').value,"
-                       " document.getElementById('visual').checked]") == [
-        "allowlist", "a.test", True]
+                       " document.getElementById('visual').checked,"
+                       " document.getElementById('save-log').checked]") == [
+        "allowlist", "a.test", True, True]

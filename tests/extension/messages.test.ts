@@ -8,7 +8,7 @@ describe("parseHostMessage", () => {
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: null })).toMatchObject({ lab: null });
     const lab = { record: true, url_detail: "full", context: { arm: "h2" }, navigate: ["https://a.test/page/"] };
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toEqual(
-      { type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "ack", quiet_ms: null, visual: false } });
+      { type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "ack", quiet_ms: null, visual: false, save_log: false } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, quiet_ms: 500 } }))
       .toMatchObject({ lab: { quiet_ms: 500 } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "record" } }))
@@ -16,6 +16,10 @@ describe("parseHostMessage", () => {
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toMatchObject({ lab: { visual: false } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, visual: true } }))
       .toMatchObject({ lab: { visual: true } });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, save_log: true } }))
+      .toMatchObject({ lab: { save_log: true } });
+    expect(parseHostMessage({ type: "log_stored", schema: 1, msg_id: "l", navigation_id: "u", bytes: 9, duplicate: false }))
+      .toEqual({ type: "log_stored", schema: 1, msg_id: "l", navigation_id: "u", duplicate: false });
     expect(parseHostMessage({ type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: true })).toMatchObject({ duplicate: true });
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: null, error: "x", retry: false })).toMatchObject({ retry: false });
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: "m", error: "x" })).toMatchObject({ retry: true });
@@ -33,6 +37,8 @@ describe("parseHostMessage", () => {
       ...[-1, 1.5, "500", true, 30001, Number.NaN].map((q): [unknown, RegExp] =>
         [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", quiet_ms: q } }, /lab.quiet_ms/]),
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", visual: 1 } }, /lab.visual/],
+      [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", save_log: "y" } }, /lab.save_log/],
+      [{ type: "log_stored", schema: 1, msg_id: "l", navigation_id: "u" }, /duplicate/],
     ];
     for (const [v, re] of bad) expect(() => parseHostMessage(v)).toThrow(re);
   });
@@ -51,7 +57,8 @@ describe("parseHostMessage", () => {
 
 describe("dispatchHost", () => {
   it("calls exactly the handler for the type", () => {
-    const handlers = { hello: vi.fn(), ack: vi.fn(), pong: vi.fn(), query_result: vi.fn(), policies: vi.fn(), error: vi.fn(), contribute_status: vi.fn() } satisfies HostHandlers;
+    const handlers = { hello: vi.fn(), ack: vi.fn(), pong: vi.fn(), query_result: vi.fn(), policies: vi.fn(), error: vi.fn(), contribute_status: vi.fn(),
+      log_stored: vi.fn() } satisfies HostHandlers;
     void dispatchHost(handlers, { type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: false }, undefined);
     expect(handlers.ack).toHaveBeenCalledOnce();
     expect(handlers.hello).not.toHaveBeenCalled();

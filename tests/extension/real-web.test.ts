@@ -204,9 +204,9 @@ describe("phases and connection set-up", () => {
     rec.push(lifecycle("load", "L1", 100.4));
     const [r] = rec.poll(103);
     const main = r?.requests[0];
-    expect(main).toMatchObject({ dns_ms: 2, connect_ms: 100, tls_ms: 50, send_ms: 1, wait_ms: 50 });
+    expect(main).toMatchObject({ dns_ms: 2, connect_ms: 100, tls_ms: 50, send_ms: 1, wait_ms: 51 });
     expect(main?.receive_ms).toBeCloseTo(44, 6);
-    expect(r?.requests[1]).toMatchObject({ dns_ms: null, connect_ms: null, tls_ms: null, send_ms: 1, wait_ms: 38 });
+    expect(r?.requests[1]).toMatchObject({ dns_ms: null, connect_ms: null, tls_ms: null, send_ms: 1, wait_ms: 39 });
     expect(r?.connections[0]).toMatchObject({ connection_id: 7, setup_ms: 102, dns_ms: 2, connect_ms: 100, tls_ms: 50 });
   });
 
@@ -309,5 +309,52 @@ describe("loading stopped, old Chrome", () => {
     const [r] = rec.poll(102.2);
     expect(r?.page.url).toBe(PAGE);
     expect(r?.requests[0]?.is_main_document).toBe(true);
+  });
+});
+
+describe("workers", () => {
+  it("a shared worker's script (its end comes on a target the tab does not see) holds nothing open and is declared unseen", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    const script = request("sw1", `${PAGE}shared.js`, 100.03, { type: "Script", loaderId: "" });
+    rec.push(script);
+    rec.push(lifecycle("load", "L1", 100.1));
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ incomplete: false, open_at_end: 1, not_seen: ["shared_worker_fetches"] });
+  });
+
+  it("a dedicated worker's script ends in the worker's session and is the page's request", () => {
+    const rec = new Recorder(options());
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("w1", `${PAGE}worker.js`, 100.03, { type: "Script", loaderId: "" }));
+    rec.push(received("w1", 100.05, response(`${PAGE}worker.js`), "WORKER"));
+    rec.push(finished("w1", 100.06, 300, "WORKER"));
+    rec.push(lifecycle("load", "L1", 100.1));
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ incomplete: false, open_at_end: 0, not_seen: [] });
+    expect(r?.requests.find((q) => q.url.endsWith("worker.js"))).toMatchObject({ encoded_bytes: 300, status: 200 });
+  });
+});
+
+describe("a soft navigation the extension attached for (a tab let go idle)", () => {
+  it("starts at the first request after the attach and says what came before was not seen", () => {
+    const rec = new Recorder(options({ softAttach: `${PAGE}route/2`, mainFrameId: FRAME }));
+    for (const ev of fetched("api", `${PAGE}api/2.json`, 200, 300)) rec.push(ev);
+    const [r] = rec.poll(202.1);
+    expect(r?.page).toMatchObject({ kind: "soft", url: `${PAGE}route/2`, not_seen: ["requests_before_attach"], incomplete: false });
+    expect(r?.requests.map((q) => q.url)).toEqual([`${PAGE}api/2.json`]);
+  });
+
+  it("a document load after the attach is a navigation as usual", () => {
+    const rec = new Recorder(options({ softAttach: `${PAGE}route/2`, mainFrameId: FRAME }));
+    loaded(rec);
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ kind: "navigation", url: PAGE, not_seen: [] });
   });
 });

@@ -6,7 +6,8 @@ import { applyDetail } from "../../src/record/url-detail.ts";
 import { familyOf } from "../../src/cdp/family.ts";
 
 const on = (s: Partial<Settings> = {}): Settings => ({ ...DEFAULT_SETTINGS, enabled: true, ...s });
-const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [], advance: "ack" as const, quiet_ms: null, visual: true };
+const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [], advance: "ack" as const, quiet_ms: null, visual: true,
+  save_log: false };
 
 describe("scope", () => {
   it("records nothing until the user opts in", () => {
@@ -38,6 +39,16 @@ describe("scope", () => {
   it("lab mode records all with the host's detail and source lab", () => {
     expect(effective(DEFAULT_SETTINGS, LAB)).toMatchObject({ record: true, scope: "all", urlDetail: "full", source: "lab" });
     expect(effective(on(), { ...LAB, record: false }).record).toBe(false);
+  });
+
+  it("the log tap: off unless the user switches it on; in lab mode as the host says", () => {
+    expect(DEFAULT_SETTINGS.saveLog).toBe(false);
+    expect(effective(on(), null).saveLog).toBe(false);
+    expect(effective(on({ saveLog: true }), null).saveLog).toBe(true);
+    expect(effective(on({ saveLog: true }), LAB).saveLog).toBe(false);
+    expect(effective(DEFAULT_SETTINGS, { ...LAB, save_log: true }).saveLog).toBe(true);
+    expect(parseSettings({ enabled: true, saveLog: "yes" }).saveLog).toBe(false);
+    expect(parseSettings({ enabled: true, saveLog: true }).saveLog).toBe(true);
   });
 
   it("visual metrics: off unless the user chooses them; in lab mode as the host says", () => {

@@ -17,7 +17,8 @@ const rec = (id: string, origin = base.page.origin): NavigationRecord => ({ ...b
 const HTTPS = "https://a.test/page";
 const tab = (tabId: number, url = HTTPS, incognito = false) => ({ tabId, url, incognito });
 const hello = (lab: LabConfig | null = null): HostMsg => ({ type: "hello", schema: 1, host_version: "0.1", lab });
-const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack", quiet_ms: null, visual: false };
+const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack", quiet_ms: null, visual: false,
+  save_log: false };
 const RELAY = { host: "127.0.0.1", port: 9, username: "u", password: "p" };
 
 /** Runs events through the core from `s`, returning the last state and every effect. */
@@ -47,10 +48,13 @@ describe("worker core: what to attach", () => {
 
   it("attaches an in-scope tab before its navigation, with the settings' source, URL detail and visual switch", () => {
     const { fx, s } = run(state({ ...ON, urlDetail: "path" }), [{ type: "before_navigate", tab: tab(1) }]);
-    expect(of(fx, "attach")).toEqual([{ type: "attach", tabId: 1, committed: false, source: "passive", urlDetail: "path", quietMs: null, visual: false }]);
+    expect(of(fx, "attach")).toEqual([{ type: "attach", tabId: 1, committed: false, source: "passive", urlDetail: "path", quietMs: null, visual: false,
+      saveLog: false, soft: null }]);
     expect([...s.attached]).toEqual([1]);
     const visual = run(state({ ...ON, visual: true }), [{ type: "before_navigate", tab: tab(2) }]);
     expect(of(visual.fx, "attach")).toMatchObject([{ tabId: 2, visual: true }]);
+    const tapped = run(state({ ...ON, saveLog: true }), [{ type: "before_navigate", tab: tab(3) }]);
+    expect(of(tapped.fx, "attach")).toMatchObject([{ tabId: 3, saveLog: true }]);
   });
 
   it("attaches once: a second navigation of an attached tab sends nothing", () => {
@@ -250,6 +254,21 @@ describe("worker core: letting go of idle tabs (the infobar goes with the last s
     expect(of(fx, "detach")).toEqual([]);
   });
 
+  it("attaches again for a single-page app's route change in a tab let go idle, as a soft navigation", () => {
+    let { s } = run(state(), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
+    expect(s.idle.has(1)).toBe(true);
+    const route = { ...tab(1), url: `${tab(1).url}#/route/2` };
+    let fx: Effect[];
+    ({ s, fx } = run(s, [{ type: "history_state", tab: route }]));
+    expect(of(fx, "attach")).toEqual([expect.objectContaining({ tabId: 1, soft: route.url, committed: false })]);
+    // attached already (or not in scope): nothing more
+    ({ fx } = run(s, [{ type: "history_state", tab: route }]));
+    expect(of(fx, "attach")).toEqual([]);
+    const out = { ...tab(2), incognito: true };
+    const idle2 = run(state(), [{ type: "before_navigate", tab: out }, record(2, rec("r2"))]).s;
+    expect(of(run(idle2, [{ type: "history_state", tab: out }]).fx, "attach")).toEqual([]);
+  });
+
   it("does not detach a tab it is not attached to (a record flushed by a detach)", () => {
     const { fx } = run(state(), [record(1, rec("r1"))]);
     expect(of(fx, "detach")).toEqual([]);
@@ -323,7 +342,8 @@ describe("worker core: policies, arms in effect, the lab's start", () => {
     for (const quiet of [500, null]) {
       const s = run(state(), [{ type: "host", msg: hello({ ...LAB, quiet_ms: quiet }) }]).s;
       expect(of(run(s, [{ type: "lab_tab", tabId: 7 }]).fx, "attach")).toEqual([
-        { type: "attach", tabId: 7, committed: false, source: "lab", urlDetail: "full", quietMs: quiet, visual: false }]);
+        { type: "attach", tabId: 7, committed: false, source: "lab", urlDetail: "full", quietMs: quiet, visual: false,
+          saveLog: false, soft: null }]);
     }
   });
 

@@ -133,7 +133,8 @@ def _store_with_incomplete(tmp_path: Path) -> Path:
     cap after load with a request unfinished, one that never fired its load event)."""
     db = seeded_store(tmp_path / "s.db")
     with closing(open_rw(db, time.time() * 1000)) as conn:
-        for rep, reasons in ((5, ["cap_after_load", "unfinished_requests"]), (6, ["no_load_event"])):
+        cases = ((5, ["cap_after_load", "unfinished_requests"]), (6, ["no_load_event"]))
+        for rep, reasons in cases:
             rec = make_record(n_requests=7, seed=100 + rep, family="h1", source="lab")
             rec["milestones"]["load_ms"] = 5000.0 if rep == 5 else None
             rec["page"].update(incomplete=True, incomplete_reasons=reasons, kind="navigation")

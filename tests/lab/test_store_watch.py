@@ -47,3 +47,29 @@ def test_the_records_commit_is_seen_and_the_store_asked_only_when_it_changed(
            {**rec["context"], "load_id": "load-1"}, NOW_MS)
     assert watch() and len(asked) == 4
     conn.close()
+
+
+def test_with_logs_it_waits_for_the_log_after_the_record_a_while_at_most(tmp_path: Path) -> None:
+    import gzip
+
+    from protolens.store.logs import store_log
+
+    db, clock = tmp_path / "lab.db", Clock()
+    conn = open_rw(db, now_ms=NOW_MS)
+    rec = lab_record(1, "camp", "p", "clean", "h2", 0, 100.0)
+    ingest(conn, parse_record(rec), {**rec["context"], "load_id": "load-1"}, NOW_MS)
+    watch = StoreWatch(db, "load-1", 1, clock, logs=True)
+    assert not watch()  # the record is stored, its log not yet
+    store_log(conn, rec["id"], gzip.compress(b"{}\n"), {}, NOW_MS)
+    clock.t += StoreWatch.RECHECK_S
+    assert watch()  # the log came
+    late = StoreWatch(db, "load-2", 1, clock, logs=True)
+    rec2 = lab_record(2, "camp", "p", "clean", "h2", 0, 100.0)
+    ingest(conn, parse_record(rec2), {**rec2["context"], "load_id": "load-2"}, NOW_MS)
+    assert not late()
+    clock.t += StoreWatch.LOG_WAIT_S - 0.01
+    assert not late()
+    clock.t += StoreWatch.RECHECK_S  # no log for it: done without it (asked again)
+    assert late()
+    assert StoreWatch(db, "load-2", 1, clock, logs=False)()  # without logs: the record suffices
+    conn.close()

@@ -140,6 +140,7 @@ def test_lab_error_blocks_hello_and_records(sink: SqliteSink) -> None:
     ({"quiet_ms": "500"}, "quiet_ms"),
     ({"quiet_ms": True}, "quiet_ms"),
     ({"visual": "yes"}, "visual: expected boolean"),
+    ({"save_log": 1}, "save_log: expected boolean"),
 ])
 def test_parse_lab_rejects(obj: Any, needle: str) -> None:
     with pytest.raises(LabError, match=needle):
@@ -151,6 +152,8 @@ def test_parse_lab_defaults() -> None:
     assert parse_lab({}).to_json()["quiet_ms"] is None  # the recorder's own default
     assert parse_lab({"quiet_ms": 500}).to_json()["quiet_ms"] == 500
     assert parse_lab({"visual": True}).to_json()["visual"] is True
+    assert parse_lab({}).to_json()["save_log"] is False
+    assert parse_lab({"save_log": True}).to_json()["save_log"] is True
 
 
 def test_replies_never_exceed_one_megabyte() -> None:

@@ -23,7 +23,9 @@ TSX = ROOT / "node_modules" / ".bin" / "tsx"
 def _python_rows(raw: dict[str, Any]) -> dict[str, Any]:
     wf = waterfall_series(parse_record(raw))
     return {"id": raw["id"], "milestones": [[n, t] for n, t in wf.milestones],
-            "rows": [{"key": r.key, "label": r.label, "bars": [b.request_id for b in r.bars]}
+            "rows": [{"key": r.key, "label": r.label, "bars": [b.request_id for b in r.bars],
+                      "setups": [list(b.setup) if b.setup is not None else None
+                                 for b in r.bars]}
                      for r in wf.rows]}
 
 
@@ -47,6 +49,10 @@ def test_extension_and_host_draw_the_same_rows(tmp_path: Path) -> None:
     for raw, got in zip(records, ts, strict=True):
         assert got == _python_rows(raw), raw["id"]
     assert any("(coalesced)" in r["label"] for got in ts for r in got["rows"])
+    # every connection a fixture saw being opened has its set-up drawn, ending before its
+    # opener's first byte
+    setups = [s for got in ts for r in got["rows"] for s in r["setups"] if s is not None]
+    assert len(setups) >= 10 and all(a <= b for a, b in setups)
 
 
 @pytest.mark.parametrize("upstream", [False, True])

@@ -94,8 +94,16 @@ def test_round_trip_protocol_connection_bytes(
         assert len(by_id) == len(log["entries"]) == len(rec["requests"])
         for r in rec["requests"]:
             e = by_id[r["request_id"]]
-            known = [v for v in e["timings"].values() if v != -1]
-            assert e["time"] == pytest.approx(sum(known), abs=1e-9)  # HAR 1.2: time = sum
+            # HAR 1.2: time is the sum of the timings but ssl, which connect includes
+            known = [v for k, v in e["timings"].items() if v != -1 and k != "ssl"]
+            assert e["time"] == pytest.approx(sum(known), abs=1e-6)
+            for har, mine in (("dns", "dns_ms"), ("connect", "connect_ms"), ("ssl", "tls_ms"),
+                              ("wait", "wait_ms")):
+                if r.get("wait_ms") is not None:
+                    want = r[mine] if r[mine] is not None else -1
+                    assert e["timings"][har] == pytest.approx(want, abs=1e-3), (har, r["url"])
+            if r.get("connect_ms") is not None and r.get("end_ms") is not None:
+                assert e["time"] == pytest.approx(r["end_ms"] - r["start_ms"], abs=2.0)
             assert e["_protocol"] == r["protocol"]
             assert e["request"]["httpVersion"] == (r["protocol"] or "")
             assert e.get("_socket") == r["connection_id"]

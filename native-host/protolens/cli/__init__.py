@@ -33,6 +33,7 @@ _COMMANDS: dict[str, tuple[str, str]] = {
     "collector": ("collector", "collector_group"),
     "contribute": ("contribute", "contribute_cmd"),
     "cc": ("cc", "cc_group"),
+    "replay": ("replay", "replay_cmd"),
 }
 
 

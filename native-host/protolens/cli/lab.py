@@ -76,6 +76,9 @@ lab_group.add_command(fairness_cmd)
 @click.option("--visual/--no-visual", default=True, show_default=True,
               help="Capture paint progress: first/last visual change, SpeedIndex, visually "
                    "complete 85/99 per load (docs/RECORD.md).")
+@click.option("--save-log", is_flag=True,
+              help="Keep each load's raw DevTools events (gzipped) beside its record, for "
+                   "protolens replay --navigation ID; never exported.")
 @click.option("--testbed", "testbed_name", default="pl", show_default=True,
               help="Testbed name (namespace prefix).")
 @db_option
@@ -84,7 +87,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             warm: bool, retries: int, timeout_s: float, chromium: str, testbed_name: str,
             db: Path | None, policy_file: Path | None = None,
             bbr_hosts: tuple[str, ...] = (), quiet_ms: int | None = None,
-            visual: bool = True) -> None:
+            visual: bool = True, save_log: bool = False) -> None:
     """Load pages under every arm x condition x repetition; store every load.
 
     Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
@@ -108,7 +111,8 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name,
             bbr_hosts=bbr_hosts, quiet_ms=quiet_ms)
     opts = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
-                         timeout_s=timeout_s, retries=retries, visual=visual)
+                         timeout_s=timeout_s, retries=retries, visual=visual,
+                         save_log=save_log)
     try:
         outcome = camp.run(spec, opts, resume=bool(resume))
     except camp.CampaignError as exc:

@@ -56,7 +56,7 @@ def show(nav_id: str, db: Path | None, fmt: str) -> None:
     if fmt == "csv":  # one flat table: the connections, the byte-share view researchers plot
         emit(detail["connections"], fmt)
         return
-    _print(show_view(record))
+    print_view(show_view(record))
     judged = [f"{h['host']} {h['cc_label']}" for h in detail["hosts"] if h["cc_label"]]
     if judged:  # the servers' congestion control, from protolens cc probe (docs/CC.md)
         click.echo("Server CC: " + ", ".join(judged))
@@ -72,7 +72,7 @@ def _table(title: str, rows: tuple[dict[str, str], ...]) -> Table:
     return table
 
 
-def _print(view: ShowView) -> None:
+def print_view(view: ShowView) -> None:
     console = Console(width=None if sys.stdout.isatty() else 140)
     for i, line in enumerate(view.header):
         console.print(line, style="bold" if i == 0 else None, markup=False, highlight=False)

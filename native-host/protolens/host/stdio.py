@@ -31,6 +31,7 @@ from protolens.paths import default_db
 from protolens.record.enums import IngestOutcome
 from protolens.record.rows import RecordRows
 from protolens.store import SqliteSink, is_transient, open_rw, private_dir, private_file
+from protolens.store.logs import LogOutcome, store_log
 
 LAB_ENV = "PROTOLENS_LAB_CONTEXT"
 READ_CHUNK = 1 << 16
@@ -48,13 +49,26 @@ class LazySink:
         self.db = db
         self._sink: SqliteSink | None = None
 
+    def _open(self, now_ms: float) -> SqliteSink:
+        if self._sink is None:
+            self._sink = SqliteSink(open_rw(self.db, now_ms=now_ms))
+            log.debug("opened store %s", self.db)
+        return self._sink
+
     def ingest(self, rows: RecordRows, context: Mapping[str, Any],
                now_ms: float) -> IngestOutcome:
         try:
-            if self._sink is None:
-                self._sink = SqliteSink(open_rw(self.db, now_ms=now_ms))
-                log.debug("opened store %s", self.db)
-            return self._sink.ingest(rows, context, now_ms)
+            return self._open(now_ms).ingest(rows, context, now_ms)
+        except Exception as exc:
+            if is_transient(exc):
+                raise RetryLater(f"{type(exc).__name__}: {exc}") from exc
+            raise
+
+    def store_log(self, navigation_id: str, data: bytes, options: dict[str, Any],
+                  now_ms: float) -> LogOutcome:
+        """The log tap's log (``store/logs.py``), in the same store as the records."""
+        try:
+            return store_log(self._open(now_ms).conn, navigation_id, data, options, now_ms)
         except Exception as exc:
             if is_transient(exc):
                 raise RetryLater(f"{type(exc).__name__}: {exc}") from exc
@@ -123,7 +137,8 @@ def main(env: Mapping[str, str] | None = None,
     try:
         return serve(sys.stdin.buffer, sys.stdout.buffer,
                      Dispatcher(sink, lab, lab_error, queries=StoreQueries(db),
-                                policies=StorePolicies(db, env), contribute=source))
+                                policies=StorePolicies(db, env), contribute=source,
+                                logs=sink))
     except BrokenPipeError:  # the browser closed the port while we were replying
         return 0
     except KeyboardInterrupt:

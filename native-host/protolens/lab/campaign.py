@@ -111,6 +111,8 @@ class Settings:
     scratch: Path | None = None
     visual: bool = True
     """Capture paint progress for the visual metrics (``--no-visual`` turns it off)."""
+    save_log: bool = False
+    """Keep each load's raw DevTools events beside its record (``--save-log``)."""
 
 
 @dataclass
@@ -238,7 +240,7 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
     opts = RunOptions(chromium=settings.chromium, extension_dir=settings.extension,
                       db=settings.db, scratch=scratch, timeout_s=settings.timeout_s,
                       retries=settings.retries, policy=spec.policy, quiet_ms=spec.quiet_ms,
-                      visual=settings.visual)
+                      visual=settings.visual, save_log=settings.save_log)
     try:
         # stored once the network is ready: a campaign refused before it starts leaves nothing
         with closing(open_rw(settings.db, time.time() * 1000)) as conn:

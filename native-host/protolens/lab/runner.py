@@ -77,6 +77,8 @@ class RunOptions:
     """The recorder's network quiet after load (None: its own default, 2 s)."""
     visual: bool = True
     """Capture paint progress for the visual metrics (SpeedIndex ...; docs/RECORD.md)."""
+    save_log: bool = False
+    """Keep each load's raw DevTools events beside its record (``--save-log``)."""
 
 
 @dataclass
@@ -185,9 +187,10 @@ def browse(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions
     result = run_load(spec, scratch=scratch, db=opts.db,
                       navigate=[target.url] * load.navigations,
                       context=load.context(network.server_cc),
-                      done=StoreWatch(opts.db, load.load_id, load.navigations, time.monotonic),
+                      done=StoreWatch(opts.db, load.load_id, load.navigations, time.monotonic,
+                                      logs=opts.save_log),
                       timeout_s=opts.timeout_s, prefix=prefix, quiet_ms=opts.quiet_ms,
-                      poll_s=StoreWatch.POLL_S, visual=opts.visual)
+                      poll_s=StoreWatch.POLL_S, visual=opts.visual, save_log=opts.save_log)
     return Browsed(load, result, started_ms, rules, scratch)
 
 
@@ -236,11 +239,17 @@ class StoreWatch:
 
     POLL_S = 0.02
     RECHECK_S = 0.25
+    LOG_WAIT_S = 5.0
+    """With ``logs``: how long after the records it waits for their logs (the extension sends a
+    log after its record's ack); past it the load is done without them."""
 
-    def __init__(self, db: Path, load_id: str, expect: int, clock: Callable[[], float]) -> None:
+    def __init__(self, db: Path, load_id: str, expect: int, clock: Callable[[], float],
+                 logs: bool = False) -> None:
         self.db, self.load_id, self.expect, self.clock = db, load_id, expect, clock
+        self.logs = logs
         self.seen: tuple[tuple[int, int] | None, ...] | None = None
         self.asked = -self.RECHECK_S
+        self.records_at: float | None = None
 
     def __call__(self) -> bool:
         files = tuple(_stamp(self.db.with_name(self.db.name + tail)) for tail in ("", "-wal"))
@@ -248,7 +257,12 @@ class StoreWatch:
         if files == self.seen and now - self.asked < self.RECHECK_S:
             return False
         self.seen, self.asked = files, now
-        return len(stored_navigation_ids(self.db, self.load_id)) >= self.expect
+        if self.records_at is None:
+            if len(stored_navigation_ids(self.db, self.load_id)) < self.expect:
+                return False
+            self.records_at = now
+        return (not self.logs or now - self.records_at >= self.LOG_WAIT_S
+                or stored_log_count(self.db, self.load_id) >= self.expect)
 
 
 def _stamp(path: Path) -> tuple[int, int] | None:
@@ -269,6 +283,15 @@ def stored_navigation_ids(db: Path, load_id: str) -> list[str]:
             return labstore.navigation_ids(conn, load_id)
     except (StoreError, DatabaseError):
         return []
+
+
+def stored_log_count(db: Path, load_id: str) -> int:
+    """How many of a load's records have their log stored (``store/logs.py``)."""
+    try:
+        with closing(open_ro(db)) as conn:
+            return labstore.log_count(conn, load_id)
+    except (StoreError, DatabaseError):
+        return 0
 
 
 def _remove(path: Path) -> None:

@@ -25,6 +25,7 @@ from protolens.messaging.fast import FastRecord, RecordDecoder
 from protolens.messaging.framing import MAX_OUTGOING, FrameTooLarge, encode_frame
 from protolens.messaging.inbound import well_formed
 from protolens.messaging.lab import LabContext
+from protolens.messaging.logs import LogMessageError, parse_log_message
 from protolens.messaging.policies import PolicySource, policies_reply
 from protolens.messaging.queries import QueryError, QuerySource, handle_query
 from protolens.messaging.schema import MESSAGE_SCHEMA
@@ -46,7 +47,7 @@ log = logging.getLogger("protolens.host")
 
 
 IncomingType = Literal["hello", "record", "ping", "policies", "query", "contribute_settings",
-                       "contribute_status"]
+                       "contribute_status", "log"]
 """The extension -> host message types (``ExtensionMsg`` in src/messages/protocol.ts)."""
 MESSAGE_TYPES: tuple[str, ...] = get_args(IncomingType)
 
@@ -72,6 +73,16 @@ class RecordSink(Protocol):
         """Store a record's ``rows`` with ``context`` stamped: ``stored``, or its id was stored
         before with the same content (``duplicate``) or a different one (``conflict``). Raise
         ``RetryLater`` for a failure that may pass, anything else for one that will not."""
+        ...
+
+
+class LogSink(Protocol):
+    """Where the log tap's logs go (``store/logs.py``)."""
+
+    def store_log(self, navigation_id: str, log: bytes, options: dict[str, Any],
+                  now_ms: float) -> Literal["stored", "duplicate", "no_navigation"]:
+        """Keep ``log`` for a stored navigation. Raise ``RetryLater`` for a failure that may
+        pass."""
         ...
 
 
@@ -125,6 +136,8 @@ class Dispatcher:
     """Rules and relay for the ``policies`` message; None: that message gets an error reply."""
     contribute: ContributeSource | None = None
     """Answers ``contribute_settings`` and ``contribute_status`` (docs/COLLECTOR.md)."""
+    logs: LogSink | None = None
+    """Keeps ``log`` messages (the extension's log tap); None: they get an error reply."""
     fast_path: bool = True
     """Try ``record`` messages on the fast path first; False: the reference path only (the
     tests and scripts/bench/ingest.py compare the two)."""
@@ -239,6 +252,23 @@ class Dispatcher:
             raise _BadMessage(str(exc), msg_id) from None
         return self._store(rows, msg_id, now_ms)
 
+    def _log(self, msg: dict[str, Any], msg_id: str | None, now_ms: float) -> dict[str, Any]:
+        if self.logs is None:
+            raise _BadMessage("log: this host keeps no logs", msg_id)
+        try:
+            got = parse_log_message(msg)
+        except LogMessageError as exc:
+            raise _BadMessage(str(exc), msg_id) from None
+        try:
+            outcome = self.logs.store_log(got.navigation_id, got.log, got.options, now_ms)
+        except RetryLater as exc:
+            raise _BadMessage(f"store: {exc}", msg_id, retry=True) from None
+        if outcome == "no_navigation":  # the log follows its record's ack: forgotten since
+            raise _BadMessage(f"navigation_id: {got.navigation_id} is not a stored navigation",
+                              msg_id)
+        return {"type": "log_stored", "schema": MESSAGE_SCHEMA, "navigation_id": got.navigation_id,
+                "bytes": len(got.log), "duplicate": outcome == "duplicate"}
+
     def _store(self, rows: RecordRows, msg_id: str | None, now_ms: float) -> dict[str, Any]:
         """Hand a valid record to the sink; the ack (with ``msg_id`` if given) once it is
         stored."""
@@ -271,6 +301,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType({
     "query": Dispatcher._query,
     "contribute_settings": Dispatcher._contribute,
     "contribute_status": Dispatcher._contribute,
+    "log": Dispatcher._log,
 })
 """One handler per message type; checked complete against ``MESSAGE_TYPES`` below and, in the
 tests, against the TypeScript union (as ``satisfies Record<Msg["type"], ...>`` does there)."""

@@ -38,12 +38,16 @@ class LabContext:
     for the recorder's own default (2000 ms). Lab campaigns choose it: docs/MESSAGES.md."""
     visual: bool = False
     """Capture paint progress for the visual metrics (SpeedIndex; docs/RECORD.md)."""
+    save_log: bool = False
+    """The extension's log tap: each record's raw DevTools events are sent after it
+    (docs/MESSAGES.md ``log``; ``protolens lab run --save-log``)."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``lab`` object of the hello reply."""
         return {"record": self.record, "url_detail": self.url_detail,
                 "context": self.context, "navigate": list(self.navigate),
-                "advance": self.advance, "quiet_ms": self.quiet_ms, "visual": self.visual}
+                "advance": self.advance, "quiet_ms": self.quiet_ms, "visual": self.visual,
+                "save_log": self.save_log}
 
 
 def parse_lab(value: Any) -> LabContext:
@@ -57,6 +61,7 @@ def parse_lab(value: Any) -> LabContext:
     advance = value.get("advance", "ack")
     quiet = value.get("quiet_ms")
     visual = value.get("visual", False)
+    save_log = value.get("save_log", False)
     if not isinstance(rec, bool):
         raise LabError(f"lab context record: expected boolean, got {rec!r}")
     if detail not in URL_DETAILS:
@@ -74,5 +79,7 @@ def parse_lab(value: Any) -> LabContext:
                        f"null, got {quiet!r}")
     if not isinstance(visual, bool):
         raise LabError(f"lab context visual: expected boolean, got {visual!r}")
+    if not isinstance(save_log, bool):
+        raise LabError(f"lab context save_log: expected boolean, got {save_log!r}")
     return LabContext(record=rec, url_detail=detail, context=dict(ctx), navigate=tuple(nav),
-                      advance=advance, quiet_ms=quiet, visual=visual)
+                      advance=advance, quiet_ms=quiet, visual=visual, save_log=save_log)

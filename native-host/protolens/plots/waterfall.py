@@ -39,6 +39,10 @@ def waterfall_figure(wf: Waterfall) -> Figure:
             if b.first_byte_ms is not None:
                 ax.plot([first, first], [y - BAR_HEIGHT / 2, y + BAR_HEIGHT / 2], color="black",
                         linewidth=0.8)
+            if b.setup is not None:  # the connection's set-up, a thin dark band on the row
+                ax.broken_barh([(b.setup[0], max(b.setup[1] - b.setup[0], 0.1))],
+                               (y - BAR_HEIGHT / 6, BAR_HEIGHT / 3), facecolors="#333333",
+                               linewidth=0)
         if y > 0 and wf.rows[y - 1].group != row.group or (
                 y > 0 and row.upstream != wf.rows[y - 1].upstream):
             ax.axhline(y - 0.5, color="#cccccc", linewidth=0.6)
@@ -57,5 +61,6 @@ def waterfall_figure(wf: Waterfall) -> Figure:
     handles: list[Patch | Line2D] = [Patch(color=ARM_COLORS.get(f, OTHER), label=f)
                                      for f in families]
     handles.append(Line2D([], [], color="black", linewidth=0.8, label="first byte"))
+    handles.append(Patch(color="#333333", label="connection set-up"))
     ax.legend(handles=handles, fontsize=7, loc="upper left", bbox_to_anchor=(1.005, 1.0))
     return fig

@@ -2,10 +2,11 @@
 
 As WebPageTest's connection view: rows grouped by host (in order of the host's first request),
 each labelled with its protocol, request count and byte share; each request a bar from start to
-end with its first byte; the page milestones as vertical lines. Requests with no connection
-(cache hits) get one row per host. For a proxied lab load the proxy's upstream connections follow
-as their own rows, spanning their first to last use, as they were on the wire. The extension's
-page draws the same rows (src/waterfall/series.ts); plots/waterfall.py draws these.
+end with its first byte, and the connection's set-up before the request that opened it; the page
+milestones as vertical lines. Requests with no connection (cache hits) get one row per host. For
+a proxied lab load the proxy's upstream connections follow as their own rows, spanning their
+first to last use, as they were on the wire. The extension's page draws the same rows
+(src/waterfall/series.ts); plots/waterfall.py draws these.
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ class Bar:
     """The request's host (several on a coalesced connection)."""
     failed: bool
     """The request failed."""
+    setup: tuple[float, float] | None = None
+    """For the request that opened its connection: the DNS + connect span it waited for."""
 
 
 @dataclass(frozen=True)
@@ -67,10 +70,22 @@ class Waterfall:
     """Right edge: the latest bar end or milestone."""
 
 
+def setup_span(r: Request) -> tuple[float, float] | None:
+    """The DNS + connect span of a request that opened its connection (docs/RECORD.md
+    "Timings"): send, wait and receive follow each other up to its end, so the connection was
+    ready at end - receive - wait - send."""
+    if r.connection_reused is not False or r.connect_ms is None or r.wait_ms is None or \
+            r.end_ms is None:
+        return None
+    ready = r.end_ms - (r.receive_ms or 0.0) - r.wait_ms - (r.send_ms or 0.0)
+    return round(ready - r.connect_ms - (r.dns_ms or 0.0), 3), round(ready, 3)
+
+
 def _bar(r: Request) -> Bar:
     end = r.end_ms if r.end_ms is not None else (
         r.first_byte_ms if r.first_byte_ms is not None else r.start_ms)
-    return Bar(r.request_id, r.start_ms, r.first_byte_ms, max(end, r.start_ms), r.host, r.failed)
+    return Bar(r.request_id, r.start_ms, r.first_byte_ms, max(end, r.start_ms), r.host, r.failed,
+               setup_span(r))
 
 
 def _label(hosts: tuple[str, ...], protocol: str, n: int, share: float | None) -> str:

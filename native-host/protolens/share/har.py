@@ -56,13 +56,25 @@ def _ms(value: float | None) -> float:
 
 
 def _timings(r: Request) -> tuple[float, dict[str, float]]:
-    """Total time and HAR timings from start, first byte and end (the record has no DNS,
-    connect or TLS split, so those are ``-1``; send is folded into wait)."""
+    """Total time and HAR timings (HAR 1.2 ``timings``; ``connect`` includes ``ssl``, and
+    ``time`` is the sum of the others). From the request's phases when the record has them
+    (CDP ``Response.timing``: docs/RECORD.md "Timings"), ``blocked`` being what is left of the
+    request's time before them; otherwise from start, first byte and end, with DNS, connect and TLS
+    unknown (``-1``) and send folded into wait."""
     end = r.end_ms if r.end_ms is not None else r.first_byte_ms
     if end is None:
         return 0.0, {"blocked": UNKNOWN, "dns": UNKNOWN, "connect": UNKNOWN, "ssl": UNKNOWN,
                      "send": 0, "wait": 0, "receive": 0}
     first = r.first_byte_ms if r.first_byte_ms is not None else end
+    if r.wait_ms is not None:
+        dns, connect, ssl = _ms(r.dns_ms), _ms(r.connect_ms), _ms(r.tls_ms)
+        send, wait = round(r.send_ms or 0.0, 3), round(r.wait_ms, 3)
+        known = max(0.0, dns) + max(0.0, connect) + send + wait
+        receive = round(r.receive_ms if r.receive_ms is not None else max(0.0, end - first), 3)
+        blocked = round(max(0.0, end - r.start_ms - known - receive), 3)
+        return round(blocked + known + receive, 3), {
+            "blocked": blocked, "dns": dns, "connect": connect, "ssl": ssl, "send": send,
+            "wait": wait, "receive": receive}
     wait = max(0.0, first - r.start_ms)
     receive = max(0.0, end - max(first, r.start_ms))
     wait, receive = round(wait, 3), round(receive, 3)

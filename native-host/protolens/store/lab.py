@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from protolens.store.logs import has_log_table
 from protolens.store.tx import transaction
 
 
@@ -60,6 +61,15 @@ def navigation_ids(conn: sqlite3.Connection, load_id: str) -> list[str]:
     """Ids of the navigations the host stored for a load (the extension's records)."""
     return [r[0] for r in conn.execute(
         "SELECT id FROM navigations WHERE load_id = ? ORDER BY started_at_ms", (load_id,))]
+
+
+def log_count(conn: sqlite3.Connection, load_id: str) -> int:
+    """How many navigations of a load have a log kept (``navigation_logs``, ``store/logs.py``)."""
+    if not has_log_table(conn):
+        return 0
+    return int(conn.execute(
+        "SELECT count(*) FROM navigation_logs JOIN navigations ON id = navigation_id "
+        "WHERE load_id = ?", (load_id,)).fetchone()[0])
 
 
 def campaign_navigations(conn: sqlite3.Connection, campaign: str) -> list[dict[str, Any]]:

@@ -362,6 +362,20 @@ def m013_real_web(conn: sqlite3.Connection) -> None:
         conn.execute(f"ALTER TABLE connections ADD COLUMN {name} REAL")
 
 
+def m014_navigation_logs(conn: sqlite3.Connection) -> None:
+    """``navigation_logs``: the raw DevTools events of a load, kept by the log tap (gzipped JSONL,
+    one event per line) with the recorder's options, for ``protolens replay --navigation``
+    (``store/logs.py``, docs/MESSAGES.md ``log``). Deleted with its navigation; never exported,
+    bundled or contributed (those read named columns of the record tables only)."""
+    conn.execute("""
+        CREATE TABLE navigation_logs (
+            navigation_id TEXT PRIMARY KEY REFERENCES navigations (id) ON DELETE CASCADE,
+            log BLOB NOT NULL,
+            options TEXT NOT NULL,
+            stored_at_ms REAL NOT NULL
+        ) STRICT""")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
@@ -376,5 +390,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m011_contributions", m011_contributions),
     ("m012_visual_metrics", m012_visual_metrics),
     ("m013_real_web", m013_real_web),
+    ("m014_navigation_logs", m014_navigation_logs),
 )
 """Every migration in order. Append only."""
