@@ -31,7 +31,11 @@ def lab_record(seed: int, campaign: str, page: str, condition: str, arm: str, re
     rec["milestones"]["ttfb_ms"] = plt_ms / 10
     rec["milestones"]["fcp_ms"] = plt_ms / 3
     rec["milestones"]["first_image_ms"] = plt_ms / 2
-    if source != "passive":
+    if source != "passive":  # lab loads carry the visual metrics (paint capture is on by default)
+        rec["milestones"].update(first_visual_change_ms=plt_ms / 4, speed_index_ms=plt_ms * 0.6,
+                                 visual_complete_85_ms=plt_ms * 0.7,
+                                 visual_complete_99_ms=plt_ms * 0.8,
+                                 last_visual_change_ms=plt_ms * 0.9)
         rec["context"] = {"campaign": campaign, "page": page, "condition": condition,
                           "arm": arm, "repetition": rep, "server_cc": "cubic",
                           "command_line": ["/usr/bin/chromium", "--user-data-dir=/home/alice"],

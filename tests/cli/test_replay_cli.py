@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from protolens.cli.output import rounded
 from tests.cli.run import protolens
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -30,9 +31,10 @@ def _golden(name: str) -> list[dict[str, Any]]:
 
 
 def _without_env(r: dict[str, Any]) -> dict[str, Any]:
-    """A record less what only the caller's options decide (browser, extension version)."""
+    """A record less what only the caller's options decide (browser, extension version), its
+    floats as the CLI's JSON prints them (cli/output.py ``rounded``)."""
     page = {k: v for k, v in r["page"].items() if k not in ("browser", "extension_version")}
-    return {**r, "page": page}
+    return dict(rounded({**r, "page": page}))
 
 
 def _fail(*args: str, env: dict[str, str] | None = None) -> str:

@@ -79,6 +79,12 @@ def test_show_the_visual_metrics_when_recorded(tmp_path: Path) -> None:
     assert code == 0, out
     assert _line(out, "first visual change 30 ms", "SpeedIndex 44 ms", "VC85 50 ms", "VC99 52 ms",
                  "last visual change 60 ms")
+    code, out, _ = run("show", "c0a1e5ce", "--db", str(path), "--json")
+    assert code == 0, out
+    detail = json.loads(out)  # --json carries what the human view prints
+    assert [detail[k] for k in ("first_visual_change_ms", "speed_index_ms",
+                                "visual_complete_85_ms", "visual_complete_99_ms",
+                                "last_visual_change_ms")] == [30.0, 44.4, 50.0, 52.0, 60.0]
 
 
 def test_show_upstream_connections_of_a_proxied_load(tmp_path: Path) -> None:
@@ -148,3 +154,21 @@ def test_navigations_table_has_human_times_and_middle_shortened_urls(tmp_path: P
     assert "https://b.test/assets/" in row and "END.png" in row and "…" in row
     code, out, _ = run("navigations", "--db", str(path), "--json")
     assert json.loads(out)[0]["started_at"].startswith("2025-11-22T11:52:25")  # JSON unchanged
+
+
+def test_show_says_what_is_missing_of_an_incomplete_load(tmp_path: Path) -> None:
+    rec = coalesced_record()
+    rec["page"].update(kind="soft", incomplete=True, incomplete_reasons=["cap_after_load"],
+                       open_at_end=2, downloads=1, not_seen=["service_worker_fetches"])
+    path = tmp_path / "p.db"
+    conn = open_rw(path, now_ms=NOW)
+    ingest(conn, parse_record(rec), {}, NOW)
+    conn.close()
+    code, out, _ = run("show", rec["id"], "--db", str(path))
+    assert code == 0, out
+    note = _line(out, "note:")
+    for text in ("soft navigation", "incomplete: cap_after_load", "2 request(s) open at the end",
+                 "1 download(s)", "not seen: service_worker_fetches"):
+        assert text in note, note
+    _, quiet, _ = run("show", coalesced_record()["id"], "--db", str(_db(tmp_path / "q")))
+    assert "incomplete" not in quiet and "not seen" not in quiet

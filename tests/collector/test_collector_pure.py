@@ -14,7 +14,7 @@ from protolens.collector.layout import table_file, utc_day
 from protolens.collector.limits import Limits, TooLarge, check_members
 from protolens.collector.ratelimit import RateLimiter
 from protolens.collector.tokens import bearer, is_token, make_token, token_hash, valid_name
-from protolens.share.bundle import _ip_literal
+from protolens.share.bundle import ip_literal as _ip_literal
 
 
 def test_token_format_and_hash() -> None:

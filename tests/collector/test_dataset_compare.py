@@ -22,7 +22,7 @@ from tests.collector.dataset_builder import make_dataset
 def test_van_elteren_with_one_stratum_is_mann_whitney() -> None:
     rng = np.random.default_rng(1)
     a, b = rng.normal(0, 1, 30).round(1), rng.normal(0.5, 1, 25).round(1)  # with ties
-    want = mannwhitneyu(a, b, method="asymptotic", use_continuity=False).pvalue
+    want = mannwhitneyu(a, b, method="asymptotic").pvalue
     assert van_elteren_p([Stratum(a, b)]) == pytest.approx(want, rel=1e-9)
 
 
@@ -51,7 +51,24 @@ def test_stratifying_finds_a_shift_that_pooling_hides() -> None:
 def test_one_contributor_gives_no_verdict() -> None:
     by = _obs(np.random.default_rng(5), strata=1, shift=500.0)
     (c, n), = compare_stratified(by)
-    assert n == 1 and c.p_value is None and "too few contributors" in c.verdict
+    assert n == 1 and c.p_value is None and c.ci_low_ms is None and not c.significant
+    assert c.verdict == "all 16 loads come from one contributor: no interval across contributors"
+    by["c1"] = [o for o in _obs(np.random.default_rng(6), 1, 0.0)["c0"] if o.arm == "a"]
+    (c, n), = compare_stratified(by)
+    assert n == 1 and c.verdict.startswith("only one contributor has loads of both arms")
+
+
+def test_two_tokens_with_the_same_loads_give_no_zero_width_result() -> None:
+    """Two contributors holding the same copies: the interval comes from the rank test, never
+    from resampling two identical strata (which gave "[335, 335]")."""
+    one = _obs(np.random.default_rng(7), strata=1, shift=300.0)["c0"]
+    (c, n), = compare_stratified({"tok-1": one, "tok-2": list(one)})
+    assert n == 2 and c.ci_low_ms is not None and c.ci_high_ms is not None
+    assert c.ci_high_ms - c.ci_low_ms > 10
+    copies = {f"tok-{i}": [Observation("g", "all", arm, v) for arm, v in (("a", 0.0), ("b", 335.0))
+                           for _ in range(4)] for i in range(2)}
+    (z, _), = compare_stratified(copies)
+    assert z.outcome == "error" and "zero-width" in z.verdict and z.ci_low_ms is None
 
 
 def test_dataset_rows_carry_contributor_and_network(tmp_path: Path) -> None:
@@ -84,3 +101,30 @@ def test_compare_dataset_cli(tmp_path: Path) -> None:
     bad = cli("compare", "--dataset", str(tmp_path / "nothing"), "--source", "experiment",
               check=False)
     assert bad.returncode == 2 and "no collector dataset" in bad.stderr
+
+
+def _copy_under(data: Path, source: str, other: str) -> None:
+    """The files of contributor ``source`` written again as ``other``'s (another bundle name):
+    what a dataset holds when one volunteer's loads were accepted under two tokens."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    for path in list((data / "dataset").glob("table=*/*/*.parquet")):
+        table = pq.read_table(path, partitioning=None)
+        if table.num_rows == 0 or table.column("contributor")[0].as_py() != source:
+            continue
+        cols = {n: table.column(n) for n in table.column_names}
+        cols["contributor"] = pa.array([other] * table.num_rows)
+        cols["bundle"] = pa.array(["f" * 64] * table.num_rows)
+        pq.write_table(pa.table(cols), path.with_name("f" * 64 + ".parquet"))
+
+
+def test_a_navigation_counts_once_whoever_uploaded_its_copies(tmp_path: Path) -> None:
+    data = make_dataset(tmp_path, contributors=1, per_cell=6)
+    _copy_under(data, "vol-0", "vol-copy")
+    assert len(compare_rows(data, source="experiment")) == 2 * 2 * 2 * 6
+    res = cli("compare", "--dataset", str(data), "--source", "experiment", "--json")
+    for r in json.loads(res.stdout):
+        assert r["contributors"] == 1 and r["ci_low_ms"] is None and not r["significant"]
+        assert r["verdict"] == "all 12 loads come from one contributor: no interval across " \
+                               "contributors"

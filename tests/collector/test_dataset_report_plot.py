@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from protolens.cli.output import rounded
 from protolens.collector.ingest import accept
 from protolens.collector.layout import CATALOG
 from protolens.collector.limits import Limits
@@ -48,11 +49,12 @@ def pair(tmp_path: Path) -> tuple[Path, Path]:
 def test_report_dataset_equals_store(pair: tuple[Path, Path]) -> None:
     db, data = pair
     conn = open_ro(db)  # the merged store has no campaign spec, so report_rows directly
-    want = json.loads(json.dumps(report_rows(campaign_navigations(conn, "camp"))))
+    want = json.loads(json.dumps(rounded(report_rows(campaign_navigations(conn, "camp")))))
     conn.close()
     got = json.loads(cli("report", "--campaign", "camp", "--dataset", str(data),
                          "--json").stdout)
     assert len(got) == len(want) == 12
+    assert all(r["speed_index_median_ms"] and r["last_visual_change_median_ms"] for r in got)
     assert got == want
     bad = cli("report", "--campaign", "nope", "--dataset", str(data), check=False)
     assert bad.returncode == 2 and "nope" in bad.stderr

@@ -57,3 +57,38 @@ def test_publish_k_and_interval(tmp_path: Path) -> None:
     bad = cli("collector", "publish", "--data", str(data), "--min-contributors", "3", "--out",
               str(tmp_path / "x.txt"), check=False)
     assert bad.returncode == 2 and not (tmp_path / "x.txt").exists()
+
+
+def test_publish_cells_pass_the_verdict_rule() -> None:
+    from protolens.collector.publish import PublishError, judged
+
+    def cell(n: int, contributors: int, low: float, high: float) -> dict[str, object]:
+        return {"domain": "a.test", "arm": "h2", "network": "4g", "n": n,
+                "contributors": contributors, "median_plt_ms": 900.0, "ci_low_ms": low,
+                "ci_high_ms": high}
+
+    ok, few, one = judged([cell(20, 4, 850.0, 990.0), cell(5, 3, 700.0, 1100.0),
+                           cell(12, 1, 850.0, 990.0)])
+    assert (ok["ci_low_ms"], ok["ci_high_ms"], ok["note"]) == (850.0, 990.0, "")
+    assert few["ci_low_ms"] is None and few["note"] == \
+        "too few loads to decide (needs n ≥ 6 in the cell)"
+    assert one["ci_low_ms"] is None and one["note"] == "all 12 loads come from one contributor"
+    try:
+        judged([cell(36, 2, 335.0, 335.0)])
+    except PublishError as exc:
+        assert "zero-width interval" in str(exc) and "nothing published" in str(exc)
+    else:
+        raise AssertionError("a zero-width interval was published")
+
+
+def test_publish_refuses_copies_and_writes_nothing(tmp_path: Path) -> None:
+    from tests.collector.test_dataset_compare import _copy_under
+
+    data = make_dataset(tmp_path, contributors=1, per_cell=6)
+    _copy_under(data, "vol-0", "vol-copy")  # one volunteer's loads under a second token
+    out = tmp_path / "open.csv"
+    cli("collector", "publish", "--data", str(data), "--min-contributors", "1", "--out",
+        str(out))
+    rows = list(csv.DictReader(out.open()))
+    assert rows and all(r["contributors"] == "1" and r["n"] == "6" for r in rows)
+    assert all(r["ci_low_ms"] == "" and "one contributor" in r["note"] for r in rows)

@@ -88,7 +88,11 @@ def test_no_data_and_too_few_loads() -> None:
     one = ratio(Cells({("p", "c", "a"): (3.0,), ("p", "c", "b"): (2.0,)}), "x",
                 [(None, "c", "a")], [(None, "c", "b")])
     assert one.point == pytest.approx(1.5) and one.low is None
-    assert verdict(one, ABOVE).startswith("inconclusive (too few loads")
+    assert verdict(one, ABOVE) == "too few loads to decide (needs n ≥ 4 per cell)"
+    three = ratio(Cells({("p", "c", "a"): (30.0, 31.0, 32.0), ("p", "c", "b"): (2.0, 2.1, 2.2)}),
+                  "x", [(None, "c", "a")], [(None, "c", "b")])
+    assert three.low is not None and three.low > 1 and three.needs_n == 4
+    assert verdict(three, ABOVE) == "too few loads to decide (needs n ≥ 4 per cell)"
 
 
 def test_check_lines_and_json_carry_ratio_interval_n_and_verdict() -> None:

@@ -60,8 +60,12 @@ def test_ifip18_wifi_directions() -> None:
     assert v["h2 degrades more than h1 under 2% loss (h2's slowdown / h1's)"] == "disagrees"
     assert v["QUIC is less affected by loss than h2 (h3's slowdown / h2's)"] == "disagrees"
 
-    flat = _verdicts("ifip18-wifi", lambda p, c, a: 1000.0, n=3, noise=0.3)
+    flat = _verdicts("ifip18-wifi", lambda p, c, a: 1000.0, n=5, noise=0.3)
     assert all(x.startswith("inconclusive") for x in flat.values())
+    # 3 loads per cell: the design cannot decide, whatever the data (as compare says)
+    for truth in (paper, opposite):
+        small = _verdicts("ifip18-wifi", truth, n=3)
+        assert set(small.values()) == {"too few loads to decide (needs n ≥ 4 per cell)"}
 
 
 def test_ifip18_parallel_separates_the_second_connection_from_the_proxy_path() -> None:
@@ -161,7 +165,7 @@ def test_ifip18_fairness_share_ratios() -> None:
     rng = np.random.default_rng(2)
     for pair, a_share in shares.items():
         arms = pair.rsplit(":", 1)
-        for rep in range(1, 6):
+        for rep in range(1, 7):
             a = a_share + rng.normal(0, 0.01)
             rows += [{"pair": pair, "repetition": rep, "side": "a", "arm": arms[0], "share": a,
                       "connections": 1},
@@ -175,6 +179,10 @@ def test_ifip18_fairness_share_ratios() -> None:
                  "H1 (several connections) beats QUIC": "disagrees"}
     twice = next(f for f in found if isinstance(f, Check) and f.ratio.label == "share h3 / h2")
     assert twice.ratio.point == pytest.approx(0.67 / 0.33, rel=0.05)
+    five = [r for r in rows if r["repetition"] < 6]  # a median of 5 has no 95% interval
+    found = experiment("ifip18-fairness").analyze({"fair": five}, 0)
+    assert {f.verdict for f in found if isinstance(f, Check)} == {
+        "too few loads to decide (needs n ≥ 6 repetitions)"}
 
 
 def test_every_experiment_analyzes_empty_data_as_no_data() -> None:
@@ -251,3 +259,13 @@ def test_reproduce_help_names_every_experiment() -> None:
     text = " ".join(res.output.split())
     missing = [e.name for e in EXPERIMENTS if e.name not in text]
     assert not missing, f"`lab reproduce --help` does not name {missing}"
+
+
+def test_the_name_list_bundles_use_is_every_experiment() -> None:
+    """share/tags.py keeps ProtoLens's own names in clear from protolens/names.py (the core
+    install cannot import the experiments' analyses nor build the corpus)."""
+    from protolens.names import EXPERIMENT_NAMES, PAGE_NAMES
+    from protolens.pages.catalog import catalog_names
+
+    assert tuple(e.name for e in EXPERIMENTS) == EXPERIMENT_NAMES
+    assert tuple(catalog_names()) == PAGE_NAMES

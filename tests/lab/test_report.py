@@ -56,6 +56,19 @@ def test_report_rows_from_the_store(tmp_path: Path) -> None:
             expected.setdefault(req["host"], set()).add(req["connection_id"])
         assert rows[arm]["connections_per_host"] == {h: len(c) for h, c in expected.items()}
     assert rows["h1"]["connections_per_host"]["a.test"] > 1
+    # the verdict against h2 is compare's (the one rule): 4 loads per arm decide, 1 cannot
+    assert rows["h1"]["plt_vs_h2"] == "h1 faster by 100 ms [70, 300]"  # every pair differs
+    assert rows["h3"]["plt_vs_h2"] == "too few loads to decide (needs n ≥ 4 per arm)"
+    assert rows["h2"]["plt_vs_h2"] is None
+
+
+def test_report_table_shows_connections_per_host_as_words_not_json(tmp_path: Path) -> None:
+    db = seeded_store(tmp_path / "s.db")
+    for fmt in ([], ["--csv"]):
+        out = CliRunner().invoke(main, ["report", "--campaign", "c1", "--db", str(db), *fmt])
+        assert out.exit_code == 0, out.output
+        assert "a.test: " in out.output
+        assert '{"a.test"' not in out.output and '"a.test":' not in out.output
 
 
 def test_report_cli_json_has_the_contract_fields(tmp_path: Path) -> None:
@@ -161,3 +174,16 @@ def test_report_leaves_incomplete_loads_out_and_counts_them(tmp_path: Path) -> N
     out = CliRunner().invoke(main, ["report", "--campaign", "c1", "--db", str(db)])
     assert out.exit_code == 0, out.output
     assert "2 incomplete load(s) left out" in out.output
+
+
+def test_compare_leaves_incomplete_loads_out_unless_asked(tmp_path: Path) -> None:
+    from protolens.research.compare import Request, run
+
+    db = _store_with_incomplete(tmp_path)
+    out = run(Request(campaign="c1", arms=("h1", "h2")), db)
+    kept = run(Request(campaign="c1", arms=("h1", "h2"), include_incomplete=True), db)
+    assert (out.incomplete, kept.incomplete) == (2, 2)
+    assert kept.loads - out.loads == 1  # the other one has no load time to compare
+    cli = CliRunner().invoke(main, ["compare", "--campaign", "c1", "--db", str(db)])
+    assert cli.exit_code == 0, cli.output
+    assert "2 incomplete load(s) left out" in cli.output

@@ -1,8 +1,9 @@
 """``scripts/package.sh`` as a user without the source tree would use its output.
 
 The script runs for real (webpack, ``python -m build``). The extension zip must be the built
-extension with a manifest that lacks only the development ``key``. The wheel is installed with pip
-into a fresh virtualenv (dependencies from pip's cache or PyPI, as pipx would). Then, from a
+extension with a manifest that lacks only the development ``key``. The wheel is installed with
+every extra (``[all]``) with pip into a fresh virtualenv (dependencies from pip's cache or PyPI,
+as pipx would). Then, from a
 directory outside the checkout with an empty HOME, the installed ``protolens`` must
 ``install --user-data-dir``, pass ``doctor`` (which starts the host through the registered
 wrapper), answer a native-messaging ``hello`` and ``ping`` and store a record sent through the
@@ -57,8 +58,10 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Installed]:
     venv = tmp / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
     (wheel,) = out.glob("protolens-*.whl")
+    # every extra (the lab, research, collector and spark commands); the core alone is
+    # tests/packaging/test_core_install.py
     done = subprocess.run([str(venv / "bin" / "pip"), "install", "-q", "--disable-pip-version-"
-                           "check", str(wheel)], text=True, capture_output=True, timeout=900)
+                           "check", f"{wheel}[all]"], text=True, capture_output=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     home = tmp / "home"
     home.mkdir()

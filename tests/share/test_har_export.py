@@ -168,6 +168,28 @@ def test_campaign_export_has_one_page_per_load(tmp_path: Path) -> None:
     assert len(har["log"]["entries"]) == sum(len(r["requests"]) for r in recs)
 
 
+def test_campaign_pages_carry_their_tags_and_visual_metrics(tmp_path: Path) -> None:
+    from scripts.devkit.store_builder import campaign_store
+
+    db = tmp_path / "c.db"
+    campaign_store(db, campaign="tags", reps=1)
+    out = tmp_path / "c.har"
+    protolens("export", "--har", "--campaign", "tags", "-o", str(out), db=db)
+    pages = json.loads(out.read_text())["log"]["pages"]
+    assert len(pages) == 2 * 2 * 3
+    assert {(p["_campaign"], p["_page"], p["_condition"], p["_arm"]) for p in pages} == {
+        ("tags", page, cond, arm) for page in ("small", "large") for cond in ("clean", "lossy")
+        for arm in ("h1", "h2", "h3")}
+    for p in pages:  # the devkit's lab loads: SpeedIndex 0.6 x PLT, first visual change 0.25 x
+        onload = p["pageTimings"]["onLoad"]
+        assert p["_SpeedIndex"] == pytest.approx(0.6 * onload, abs=0.01)
+        assert p["_render"] == pytest.approx(0.25 * onload, abs=0.01)
+        assert p["_visualComplete85"] < p["_visualComplete99"] < p["_lastVisualChange"]
+    assert _validate(out).returncode == 0
+    parsed = HarParser(json.loads(out.read_text()))
+    assert len(parsed.pages) == len(pages)
+
+
 def test_errors_are_one_line_and_write_nothing(tmp_path: Path) -> None:
     rec = _records(FIXTURES[0])[0]
     db = _store(tmp_path, [rec])

@@ -305,7 +305,7 @@ def test_read_bundle_errors() -> None:
 
 
 def _report(rows: list[dict[str, Any]], mode: str) -> list[Any]:
-    return compare(observations(rows, "plt", mode), seed=5, resamples=500)
+    return compare(observations(rows, "plt", mode))
 
 
 def test_duckdb_on_parquet_equals_sqlite_after_merge(tmp_path: Path) -> None:

@@ -1,8 +1,8 @@
 """``protolens policy suggest`` (pure): CoNEXT'20's HTTPX loop (Sec. 5, Fig. 2(c)): turn HTTP/2
 off only for domains behind a delay-based server where the user's own loads show HTTP/1.1
-faster. Each domain's evidence is the statistics ``compare`` uses (median difference with a
-bootstrap interval and a Mann-Whitney p), per network condition, plus the CC label. No
-significant difference in the data -> no proposal, whatever the label."""
+faster. Each domain's evidence is ``compare``'s, per network condition (the shift with its 95%
+interval, the Mann-Whitney p as a column, and the one verdict rule, ``analysis/verdict.py``),
+plus the CC label. No difference established by the rule -> no proposal, whatever the label."""
 
 from __future__ import annotations
 
@@ -66,17 +66,17 @@ def _cells(rows: Iterable[Mapping[str, Any]], mode: str
     return cells
 
 
-def suggest(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, str], mode: str,
-            seed: int = 0) -> list[Suggestion]:
+def suggest(rows: Iterable[Mapping[str, Any]], labels: Mapping[str, str], mode: str
+            ) -> list[Suggestion]:
     """One suggestion per (domain, page, condition) with loads, sorted."""
     out = []
     for (domain, page, cond), by_arm in sorted(_cells(rows, mode).items()):
         c = compare_pair(f"{domain} {page}", cond, "h1", by_arm.get("h1", []), "h2",
-                         by_arm.get("h2", []), seed)
+                         by_arm.get("h2", []))
         label = labels.get(domain)
         arm, conf = None, "none"
         cc = f"server {label}" if label else "server CC not probed"
-        if c.diff_ms is None:
+        if c.diff_ms is None or c.p_value is None:
             why = f"no proposal: {c.verdict} ({cc})"
         elif not c.significant:
             why = f"no proposal: {c.verdict}, p={c.p_value:.2g} ({cc})"

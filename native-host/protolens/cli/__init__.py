@@ -11,6 +11,8 @@ import importlib
 import click
 
 from protolens import __version__
+from protolens.cli.errors import UserError
+from protolens.cli.extras import extra_for, message, needs_extra
 
 # name -> (module, attribute) of every top-level command. Only the command being run is
 # imported, so `protolens db stats` does not pay for matplotlib or the proxy.
@@ -38,6 +40,32 @@ _COMMANDS: dict[str, tuple[str, str]] = {
 
 
 class _LazyGroup(click.Group):
+    def invoke(self, ctx: click.Context) -> object:
+        """A bad option value (``--last 0``, ``--metric foo``), a missing argument or an unknown
+        command is one line ``error: ...`` like every other mistake (``cli/errors.py``), not
+        click's usage block."""
+        try:
+            return super().invoke(ctx)
+        except UserError:
+            raise
+        except click.UsageError as exc:
+            where = exc.ctx.command_path if exc.ctx is not None else ctx.command_path
+            raise UserError(f"{exc.format_message()} (see: {where} --help)") from None
+        except ModuleNotFoundError as exc:  # a library of an extra this install lacks
+            name = ctx.invoked_subcommand or ""
+            extra = extra_for(name, exc.name or "")
+            if extra is None:
+                raise
+            raise UserError(message(f"protolens {name}", extra)) from None
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except UserError:
+            raise
+        except click.UsageError as exc:
+            raise UserError(f"{exc.format_message()} (see: {ctx.command_path} --help)") from None
+
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(_COMMANDS)
 
@@ -45,7 +73,14 @@ class _LazyGroup(click.Group):
         if cmd_name not in _COMMANDS:
             return None
         module, attr = _COMMANDS[cmd_name]
-        cmd: click.Command = getattr(importlib.import_module(f"protolens.cli.{module}"), attr)
+        try:
+            cmd: click.Command = getattr(importlib.import_module(f"protolens.cli.{module}"),
+                                         attr)
+        except ModuleNotFoundError as exc:
+            extra = extra_for(cmd_name, exc.name or "")
+            if extra is None:
+                raise
+            return needs_extra(f"protolens {cmd_name}", extra)
         return cmd
 
 

@@ -208,7 +208,8 @@ def delete_cmd(contributor: str, data: Path) -> None:
 @output_options
 def publish_cmd(data: Path, k: int, out: Path, fmt: str) -> None:
     """Write the shareable table: per registrable domain, arm and network type, n, contributors,
-    median PLT and its 95% interval; only cells with at least K contributors.
+    median PLT and its 95% interval (none, and a note, where the cell cannot give one); only
+    cells with at least K contributors.
 
     Example: protolens collector publish --data DIR --min-contributors 5 --out open.csv
     """
@@ -219,8 +220,8 @@ def publish_cmd(data: Path, k: int, out: Path, fmt: str) -> None:
         raise UserError(f"--out: use a .csv or .parquet file name (got {out.name!r})")
     try:
         domains = publish.domain_map(ds.published_origins(data))
-        rows = ds.publish_cells(data, domains, k)
-    except ds.DatasetError as exc:
+        rows = publish.judged(ds.publish_cells(data, domains, k))
+    except (ds.DatasetError, publish.PublishError) as exc:
         raise UserError(str(exc)) from None
     try:
         publish.write(rows, out)

@@ -15,6 +15,7 @@ from protolens.cli.output import emit, output_options
 from protolens.paths import default_db
 from protolens.store import Connection, DatabaseError, StoreError, open_ro, open_rw
 from protolens.store.forget import ForgetError, forget, normalize_site
+from protolens.store.health import corrupt_hint, is_corruption, quick_check
 from protolens.store.migrate import migration_states
 from protolens.store.queries import stats
 
@@ -38,12 +39,21 @@ def connect_ro(db: Path | None) -> Connection:
     try:
         return open_ro(db_path(db))
     except StoreError as exc:
+        if is_corruption(exc):
+            raise store_failure(db, exc) from None
         raise UserError(str(exc)) from None
 
 
-def store_failure(db: Path | None, exc: DatabaseError) -> UserError:
-    """The one-line error for a file that is not (yet) a usable ProtoLens store."""
-    return UserError(f"{db_path(db)}: not a ProtoLens store or an older schema ({exc}); "
+def store_failure(db: Path | None, exc: Exception) -> UserError:
+    """The one-line error for a file that is not (yet) a usable ProtoLens store: a damaged one
+    (SQLite's quick_check finds problems) points to the backup, never to ``db migrate``, which
+    cannot mend a page."""
+    path = db_path(db)
+    problems = quick_check(path) if path.is_file() else []
+    if problems or is_corruption(exc):
+        what = "; ".join(problems) or str(exc)
+        return UserError(f"{path}: the store is corrupt ({what}); {corrupt_hint(path)}")
+    return UserError(f"{path}: not a ProtoLens store or an older schema ({exc}); "
                      "try: protolens db migrate")
 
 

@@ -251,7 +251,7 @@ def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str
             "left out (column incomplete; --include-incomplete keeps them)"), err=True)
     if fmt == "table":
         cols = ["page", "condition", "arm", "n", "incomplete", "plt_median_ms", "plt_p25_ms",
-                "plt_p75_ms", "plt_ratio_to_h2", "ttfb_median_ms", "fcp_median_ms",
+                "plt_p75_ms", "plt_ratio_to_h2", "plt_vs_h2", "ttfb_median_ms", "fcp_median_ms",
                 "first_image_median_ms", "speed_index_median_ms", "speed_index_ratio_to_h2",
                 "connections_per_host"]
         emit(rows, fmt, title=f"Campaign {campaign}" + (" (warm)" if warm else ""), columns=cols)

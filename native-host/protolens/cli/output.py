@@ -28,7 +28,7 @@ def emit(rows: Sequence[dict[str, Any]] | dict[str, Any], fmt: str, title: str |
          columns: Sequence[str] | None = None) -> None:
     """Print rows (or one object) as JSON, CSV or a rich table."""
     if fmt == "json":
-        click.echo(json.dumps(rows, indent=2, default=str))
+        click.echo(json.dumps(rounded(rows), indent=2, default=str))
         return
     items = [rows] if isinstance(rows, dict) else list(rows)
     cols = list(columns or (items[0].keys() if items else []))
@@ -51,6 +51,30 @@ def emit(rows: Sequence[dict[str, Any]] | dict[str, Any], fmt: str, title: str |
     # piped or in CI there is no terminal width: don't squeeze columns to 80 characters
     console = Console() if sys.stdout.isatty() else Console(width=max(160, 24 * len(cols)))
     console.print(table)
+
+
+MS_DECIMALS = 3
+"""Milliseconds keep microseconds: the DevTools Protocol's clocks (``Network.MonotonicTime``,
+``TimeSinceEpoch``) count seconds to the microsecond, the finest time any record holds."""
+SIGNIFICANT = 12
+"""Other floats (shares, ratios, p-values) keep 12 significant digits: the binary noise of a
+sum or a difference (``0.1 + 0.2``) is gone, and nothing measured is lost."""
+
+
+def rounded(value: Any, key: str = "") -> Any:
+    """``value`` with every float rounded to what was measured: ``*_ms`` to the microsecond,
+    the rest to ``SIGNIFICANT`` digits (``-48.774000000000015`` -> ``-48.774``)."""
+    if isinstance(value, float):
+        if value != value or value in (float("inf"), float("-inf")):
+            return value
+        if key.endswith("_ms"):
+            return round(value, MS_DECIMALS) + 0.0  # + 0.0: no "-0.0"
+        return float(f"{value:.{SIGNIFICANT}g}")
+    if isinstance(value, dict):
+        return {k: rounded(v, str(k)) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [rounded(v, key) for v in value]
+    return value
 
 
 URL_WIDTH = 60
@@ -119,10 +143,16 @@ def human_bytes(n: int | float | None) -> str:
 
 
 def _cell(value: Any) -> str:
+    """A table or CSV cell: a mapping reads ``a.test: 6, b.test: 1`` and a list ``a, b``, not
+    JSON (``--json`` keeps the structure)."""
     if value is None:
         return ""
+    if isinstance(value, bool):
+        return str(value)
     if isinstance(value, float):
         return f"{value:.3f}" if abs(value) < 10 else f"{value:.1f}"
-    if isinstance(value, list | dict):
-        return json.dumps(value)
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {_cell(v)}" for k, v in value.items())
+    if isinstance(value, list | tuple):
+        return ", ".join(_cell(v) for v in value)
     return str(value)

@@ -201,7 +201,8 @@ def _pac(port: int, domains: str) -> str:
 @click.option("--source", type=click.Choice(["passive", "experiment"]),
               help="Use your everyday (or experiment) loads, by the main document's protocol.")
 @click.option("--apply", "apply_", is_flag=True, help="Add the proposed rules (h1 per domain).")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=int, default=0, hidden=True,
+              help="Accepted and ignored: the interval is exact, nothing is resampled.")
 @db_option
 @output_options
 def suggest_cmd(campaign: str | None, source: str | None, apply_: bool, seed: int,
@@ -225,7 +226,7 @@ def suggest_cmd(campaign: str | None, source: str | None, apply_: bool, seed: in
         raise UserError(f"{db_path(db)}: {exc}") from None
     finally:
         conn.close()
-    out = suggest(rows, labels, "campaign" if campaign else "passive", seed)
+    out = suggest(rows, labels, "campaign" if campaign else "passive")
     if not out:
         raise UserError("no h1 or h2 loads to learn from: nothing to suggest")
     emit([s.row() for s in out], fmt, title="Policy suggestions",

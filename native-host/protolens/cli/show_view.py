@@ -79,10 +79,15 @@ def show_view(rec: NavigationRecord) -> ShowView:
             ("first visual change", m.first_visual_change_ms), ("SpeedIndex", m.speed_index_ms),
             ("VC85", m.visual_complete_85_ms), ("VC99", m.visual_complete_99_ms),
             ("last visual change", m.last_visual_change_ms))))
-    notes = [x for x in (page.error, "aborted" if page.aborted else None,
-                         "warm" if page.warm else None,
-                         f"late_attach {page.late_attach} (joined under way, docs/RECORD.md)"
-                         if page.late_attach else None) if x]
+    notes = [x for x in (
+        f"{page.kind} navigation" if page.kind not in (None, "navigation") else None,
+        page.error, "aborted" if page.aborted else None, "warm" if page.warm else None,
+        f"late_attach {page.late_attach} (joined under way, docs/RECORD.md)"
+        if page.late_attach else None,
+        "incomplete: " + ", ".join(page.incomplete_reasons or ()) if page.incomplete else None,
+        f"{page.open_at_end} request(s) open at the end" if page.open_at_end else None,
+        f"{page.downloads} download(s)" if page.downloads else None,
+        "not seen: " + ", ".join(page.not_seen) if page.not_seen else None) if x]
     if notes:
         header.append("note: " + "; ".join(notes))
     total = sum(r.encoded_bytes for r in rec.requests)

@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 import click
 
 from protolens.cli.errors import UserError
+from protolens.cli.extras import extra_for, needs_extra
 from protolens.cli.output import emit, output_options
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -28,11 +29,17 @@ class _Group(click.Group):
         return sorted({*super().list_commands(ctx), *_PAGES})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        if cmd_name in _PAGES:
-            cmd: click.Command = getattr(
-                importlib.import_module("protolens.cli.testbed_pages"), _PAGES[cmd_name])
-            return cmd
-        return super().get_command(ctx, cmd_name)
+        if cmd_name not in _PAGES:
+            return super().get_command(ctx, cmd_name)
+        try:
+            module = importlib.import_module("protolens.cli.testbed_pages")
+        except ModuleNotFoundError as exc:  # a library of the lab extra is not installed
+            extra = extra_for("testbed", exc.name or "")
+            if extra is None:  # not an install choice: a real error, said as it is
+                raise
+            return needs_extra(f"protolens testbed {cmd_name}", extra)
+        cmd: click.Command = getattr(module, _PAGES[cmd_name])
+        return cmd
 
 
 def _name_option(func: F) -> F:

@@ -26,9 +26,9 @@ from protolens.collector.layout import CATALOG
 from protolens.collector.limits import Limits
 from protolens.collector.ratelimit import RateLimiter
 from protolens.collector.tokens import bearer, token_hash
+from protolens.collector.wire import CONTENT_TYPE
 from protolens.store.collector import open_catalog, token_owner
 
-CONTENT_TYPE = "application/x-tar"
 log = logging.getLogger("protolens.collector")
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 
-from protolens.collector.app import CONTENT_TYPE
+from protolens.collector.wire import CONTENT_TYPE
 
 UPLOAD_PATH = "/v1/bundles"
 

@@ -135,12 +135,17 @@ def _location_checks(platform: str, env: Mapping[str, str], system: bool,
 
 def _store_check(env: Mapping[str, str]) -> Check:
     from protolens.store import StoreError, open_ro
+    from protolens.store.health import corrupt_hint, quick_check
     from protolens.store.migrate import migration_states
     from protolens.store.queries import navigation_count
 
     db = default_db(env)
     if not db.exists():
         return Check("store", "ok", f"{db} not created yet (the host creates it on first record)")
+    problems = quick_check(db)
+    if problems:
+        return Check("store", "fail", f"{db}: corrupt (quick_check: {'; '.join(problems)})",
+                     corrupt_hint(db))
     try:
         with closing(open_ro(db)) as conn:
             pending = [s.name for s in migration_states(conn) if s.applied_at_ms is None]

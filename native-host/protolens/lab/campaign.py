@@ -3,6 +3,7 @@ progress bar, stop cleanly on Ctrl-C (adapter around ``plan`` and ``runner``).""
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import time
 from collections.abc import Sequence
@@ -18,6 +19,7 @@ from protolens import __version__
 from protolens.arms import Arm, ArmError, known_arms, parse_lab_arm
 from protolens.lab.network import DirectNetwork, LabNetwork
 from protolens.lab.plan import PlannedLoad, missing, plan
+from protolens.lab.progress import PlainProgress
 from protolens.lab.runner import LAB_QUIET_MS, RunOptions, Target, run_campaign
 from protolens.lab.runner import Progress as Counts
 from protolens.store import OperationalError, open_ro, open_rw
@@ -295,6 +297,10 @@ def _stored_state(db: Path, name: str) -> tuple[int | None, list[tuple[str, str,
         return None, []
 
 
+def _cell(load: PlannedLoad) -> tuple[str, str, str]:
+    return (load.page, str(load.arm), load.condition)
+
+
 def _network(spec: CampaignSpec) -> LabNetwork:
     if spec.urls:
         return DirectNetwork()
@@ -305,6 +311,18 @@ def _network(spec: CampaignSpec) -> LabNetwork:
 
 def _run_with_bar(todo: Sequence[PlannedLoad], targets: dict[str, Target], network: LabNetwork,
                   opts: RunOptions, outcome: Outcome) -> Counts:
+    if not sys.stdout.isatty():  # a file or CI log: a redrawn bar shows nothing until the end
+        plain = PlainProgress.of(outcome.campaign, (_cell(p) for p in todo), time.monotonic())
+
+        def line(counts: Counts, load: PlannedLoad) -> None:
+            advanced = counts.done > outcome.ran
+            outcome.ran, outcome.counts = counts.done, counts
+            text = plain.tick(counts.done, counts.failed, _cell(load), advanced,
+                              time.monotonic())
+            if text:
+                print(text, flush=True)
+
+        return run_campaign(todo, targets, network, opts, on_progress=line)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("failed {task.fields[failed]}"), TimeRemainingColumn())
     with Progress(*columns, transient=False) as bar:

@@ -8,9 +8,14 @@ the numerator cells' medians over the denominator cells'; over pages it is their
 cell's resampled median is drawn from its exact bootstrap distribution
 (``analysis/bootstrap.py``).
 
-The verdict comes from the interval, never from the point estimate: "agrees" when the whole
-interval is on the paper's side, "disagrees" when it is all on the other side, otherwise
-"inconclusive (interval includes 1)". Issue 10, section 3.
+The verdict is the one rule's (``analysis/verdict.py``), from the interval, never from the point
+estimate: "agrees" when the whole interval is on the paper's side, "disagrees" when it is all on
+the other side, otherwise "inconclusive (interval includes 1)". A design that cannot decide says
+so: with fewer loads per cell than the rank test needs at this level (4 per arm at 95%, as
+``compare``) or, for a ratio of one cell, than the sign test needs (6), "too few loads to decide
+(needs n ≥ K per cell)", whatever the bootstrap interval shows: a percentile bootstrap of a
+median from 3 loads covers far less than 95% (at n = 3 every resample's median is one of the three
+values), and the same loads must not get "agrees" here and "cannot decide" from ``compare``.
 """
 
 from __future__ import annotations
@@ -25,6 +30,10 @@ from typing import Any
 import numpy as np
 
 from protolens.analysis.bootstrap import bootstrap_medians
+from protolens.analysis.shift import needed_n
+from protolens.analysis.verdict import ABOVE as OVER
+from protolens.analysis.verdict import BELOW as UNDER
+from protolens.analysis.verdict import NO_DATA, OVERLAPS, WITHIN, Effect, decide
 
 RESAMPLES = 4000
 CONFIDENCE = 0.95
@@ -82,6 +91,9 @@ class Ratio:
     term names its cell)."""
     unit: str = "loads"
     """What one value of a cell is (``loads``, ``repetitions``)."""
+    needs_n: int | None = None
+    """Set when the cells are too small to decide at this level: the fewest values per cell
+    that could."""
 
     def n_text(self) -> str:
         loads = f"{self.n_min}" if self.n_min == self.n_max else f"{self.n_min}-{self.n_max}"
@@ -140,11 +152,14 @@ def ratio(cells: Cells, label: str, num: Sequence[Term], den: Sequence[Term], *,
     if not use:
         return Ratio(label, None, None, None, 0, 0, 0, over, unit)
     sizes = [len(values) for terms in use for values, _ in terms]
+    need = design_needs(len(den) > 0, 1.0 - confidence)
+    needs = need if min(sizes) < need else None
     point_logs = [sum(sign * math.log(float(np.median(values))) for values, sign in terms)
                   for terms in use]
     point = math.exp(sum(point_logs) / len(point_logs))
     if min(sizes) < 2:
-        return Ratio(label, point, None, None, len(use), min(sizes), max(sizes), over, unit)
+        return Ratio(label, point, None, None, len(use), min(sizes), max(sizes), over, unit,
+                     needs)
     rng = np.random.default_rng([seed, zlib.crc32(label.encode())])
     logs = np.zeros(resamples)
     for terms in use:
@@ -155,7 +170,19 @@ def ratio(cells: Cells, label: str, num: Sequence[Term], den: Sequence[Term], *,
     tail = (1.0 - confidence) / 2.0 * 100.0
     low, high = np.exp(np.percentile(logs, [tail, 100.0 - tail]))
     return Ratio(label, point, float(low), float(high), len(use), min(sizes), max(sizes), over,
-                 unit)
+                 unit, needs)
+
+
+def design_needs(two_samples: bool, alpha: float) -> int:
+    """The fewest values per cell at which a distribution-free test of the claim can reject at
+    ``alpha``: the rank test's (two groups of cells) or the sign test's (one cell: the smallest
+    n with 2 / 2^n <= alpha)."""
+    if two_samples:
+        return needed_n(1, 1, alpha)
+    n = 1
+    while 2.0 / 2 ** n > alpha:
+        n += 1
+    return n
 
 
 @dataclass(frozen=True)
@@ -177,23 +204,24 @@ ABOVE, BELOW = Expect("above"), Expect("below")
 
 
 def verdict(r: Ratio, expect: Expect) -> str:
-    """From the interval only."""
-    if r.point is None:
+    """The one rule's verdict (``analysis/verdict.py``) in a claim's words."""
+    band = expect.band if expect.side == "near" else (1.0, 1.0)
+    v = decide(Effect(r.point, r.low, r.high, r.n_min + r.n_max if r.point else 0,
+                      r.needs_n or (None if r.low is not None else 2), band),
+               unit="per cell" if r.unit == "loads" else r.unit)
+    if v.outcome == NO_DATA:
         return "no data"
-    if r.low is None or r.high is None:
-        return "inconclusive (too few loads for an interval)"
-    if expect.side == "near":
-        lo, hi = expect.band
-        if lo <= r.low and r.high <= hi:
-            return "agrees"
-        if r.high < lo or r.low > hi:
+    if v.outcome == WITHIN:
+        return "agrees"
+    if v.outcome in (OVER, UNDER):
+        if expect.side == "near":
             return "disagrees"
-        return f"inconclusive (interval overlaps the edge of x{lo:.2f}..x{hi:.2f})"
-    if r.low > 1.0:
-        return "agrees" if expect.side == "above" else "disagrees"
-    if r.high < 1.0:
-        return "agrees" if expect.side == "below" else "disagrees"
-    return "inconclusive (interval includes 1)"
+        return "agrees" if (v.outcome == OVER) == (expect.side == "above") else "disagrees"
+    if v.outcome == OVERLAPS:
+        if expect.side == "near":
+            return f"inconclusive (interval overlaps the edge of x{band[0]:.2f}..x{band[1]:.2f})"
+        return "inconclusive (interval includes 1)"
+    return v.reason
 
 
 @dataclass(frozen=True)

@@ -1,8 +1,9 @@
 """Packets of a classic pcap file, as tcpdump writes it (pure).
 
-Only what the fairness experiment needs from a header-only capture (``tcpdump -s 96``): the
-capture time, the IPv4 addresses, the transport ports and the IP packet's length as it was on the
-wire (the IP header's total length, not the captured length). File format: the libpcap file
+What the fairness experiment and the handshake checks need from a header-only capture
+(``tcpdump -s 256``): the capture time, the IPv4 addresses, the transport ports, the IP packet's
+length as it was on the wire (the IP header's total length, not the captured length), the
+payload's length, TCP flags and the payload's first byte. File format: the libpcap file
 format (tcpdump.org/manpages/pcap-savefile.5.html; link types from
 tcpdump.org/linktypes.html: 1 Ethernet, 101 raw IP, 113 Linux cooked v1, 276 Linux cooked v2).
 """
@@ -36,6 +37,15 @@ class Packet:
     dport: int
     length: int
     """IP total length: the bytes this packet put on the link above layer 2."""
+    payload: int = 0
+    """Transport payload bytes (IP total length less the IP and TCP or UDP headers)."""
+    tcp_flags: int = 0
+    """TCP flags (SYN 0x02, ACK 0x10 ...); 0 for UDP."""
+    first_byte: int | None = None
+    """The payload's first byte when the capture holds it (a QUIC packet's header form: long
+    header 1, short header 0 in its top bit, RFC 9000 section 17)."""
+    head: bytes = b""
+    """The payload's first bytes, as far as the capture holds them."""
 
 
 def _ip(raw: bytes) -> str:
@@ -69,6 +79,14 @@ def packets(data: bytes) -> Iterator[Packet]:
         if proto not in (6, 17) or len(ip) < ihl + 4:
             continue
         sport, dport = struct.unpack_from("!HH", ip, ihl)
+        total = struct.unpack_from("!H", ip, 2)[0]
+        if proto == 6:
+            head = ihl + ((ip[ihl + 12] >> 4) * 4 if len(ip) > ihl + 13 else 20)
+            flags = ip[ihl + 13] if len(ip) > ihl + 13 else 0
+        else:
+            head, flags = ihl + 8, 0
         yield Packet(ts_ns=sec * 1_000_000_000 + frac * unit_ns, src=_ip(ip[12:16]),
-                     dst=_ip(ip[16:20]), proto=proto, sport=sport, dport=dport,
-                     length=struct.unpack_from("!H", ip, 2)[0])
+                     dst=_ip(ip[16:20]), proto=proto, sport=sport, dport=dport, length=total,
+                     payload=max(0, total - head), tcp_flags=flags,
+                     first_byte=ip[head] if len(ip) > head and total > head else None,
+                     head=bytes(ip[head:total]))

@@ -1,5 +1,6 @@
 """Campaign report (pure): per page x condition x arm, n, median and IQR of each metric, the
-median ratio to h2 (of PLT and of SpeedIndex), and connections per host (issue 4, item 5)."""
+median ratio to h2 (of PLT and of SpeedIndex), the verdict of the arm's PLT against h2's in the
+same cell (``compare``'s: the one rule, ``analysis/verdict.py``), and connections per host."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from statistics import median
 from typing import Any
 
 import numpy as np
+
+from protolens.analysis.compare import compare_pair
 
 METRICS = ("plt", "ttfb", "fcp", "first_image", "speed_index", "first_visual_change",
            "visual_complete_85", "visual_complete_99", "last_visual_change")
@@ -63,4 +66,13 @@ def report_rows(navigations: Iterable[Mapping[str, Any]], warm: bool = False,
             ref = base.get((row["page"], row["condition"]))
             mine = row[f"{metric}_median_ms"]
             row[f"{metric}_ratio_to_h2"] = (mine / ref) if (ref and mine is not None) else None
+    plts = {key: [float(n["plt_ms"]) for n in navs if n.get("plt_ms") is not None]
+            for key, navs in groups.items()}
+    for row in rows:
+        h2 = plts.get((row["page"], row["condition"], BASELINE))
+        mine_plt = plts.get((row["page"], row["condition"], row["arm"]))
+        row["plt_vs_h2"] = None
+        if row["arm"] != BASELINE and h2 and mine_plt:
+            row["plt_vs_h2"] = compare_pair(row["page"], row["condition"], row["arm"], mine_plt,
+                                            BASELINE, h2).verdict
     return rows

@@ -22,11 +22,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow as pa  # type: ignore[import-untyped]
-import pyarrow.compute as pc  # type: ignore[import-untyped]
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
 from protolens.record import columns
+
+# pyarrow (160 MB installed) belongs to the extras: the core install writes and checks its own
+# bundles with share/parquet_lite.py and share/bundle_lite.py, so every use below imports it
+# where it is needed.
 
 FORMAT = "protolens-bundle"
 BUNDLE_SCHEMA = columns.BUNDLE_SCHEMA
@@ -38,23 +38,66 @@ MANIFEST = "manifest.json"
 MAX_MEMBER = 4 << 30
 """Largest table file accepted (bytes)."""
 
-_ARROW = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
 TABLES = columns.BUNDLE_TABLES
 """Every table of a bundle, in insertion order (navigations first)."""
 
 
-def schema_of(name: str, version: int = BUNDLE_SCHEMA) -> pa.Schema:
+def has_pyarrow() -> bool:
+    try:
+        import pyarrow  # type: ignore[import-untyped]  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def lite_schema(name: str, version: int = BUNDLE_SCHEMA) -> list[tuple[str, str]]:
+    """Table ``name``'s columns as (name, arrow type name) pairs, without pyarrow."""
+    return [(c.name, c.arrow) for c in columns.bundled(name, version)]
+
+
+def schema_of(name: str, version: int = BUNDLE_SCHEMA) -> Any:
     """The Arrow schema of table ``name`` in bundle schema ``version``, from the column table."""
-    return pa.schema([(c.name, _ARROW[c.arrow]) for c in columns.bundled(name, version)])
+    import pyarrow as pa
+
+    types = {"string": pa.string(), "int64": pa.int64(), "float64": pa.float64()}
+    return pa.schema([(n, types[t]) for n, t in lite_schema(name, version)])
 
 
-SCHEMAS: dict[str, pa.Schema] = {name: schema_of(name) for name in TABLES}
+@dataclass(frozen=True)
+class LiteField:
+    """A column's name and Arrow type name, where pyarrow is not installed."""
+
+    name: str
+    type: str
+
+
+class _Schemas(Mapping[str, Any]):
+    """Every table of a bundle as export writes it: the Arrow schema with pyarrow installed, the
+    columns as ``LiteField`` without it (both iterate fields that have ``.name``)."""
+
+    def __getitem__(self, name: str) -> Any:
+        if name not in TABLES:
+            raise KeyError(name)
+        if has_pyarrow():
+            return schema_of(name)
+        return tuple(LiteField(n, t) for n, t in lite_schema(name))
+
+    def __iter__(self) -> Any:
+        return iter(TABLES)
+
+    def __len__(self) -> int:
+        return len(TABLES)
+
+
+SCHEMAS: Mapping[str, Any] = _Schemas()
 """Every table of a bundle as export writes it."""
 
 
-def upgrade(name: str, table: pa.Table) -> pa.Table:
+def upgrade(name: str, table: Any) -> Any:
     """A table of any readable bundle schema in the current one: newer columns added as nulls,
     columns export stopped sharing dropped."""
+    import pyarrow as pa
+
     out = []
     for field in SCHEMAS[name]:
         out.append(table.column(field.name) if field.name in table.column_names
@@ -74,21 +117,26 @@ class Bundle:
     manifest: dict[str, Any]
     checksum: str
     """SHA-256 of manifest.json: the bundle's identity."""
-    tables: dict[str, pa.Table]
+    tables: dict[str, Any]
+    """pyarrow Tables; without pyarrow (the core install), each table's columns as lists."""
 
 
 def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def to_table(name: str, rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+def to_table(name: str, rows: Sequence[Mapping[str, Any]]) -> Any:
     """Rows (dicts) -> an Arrow table with the bundle schema of ``name``."""
+    import pyarrow as pa
+
     schema = SCHEMAS[name]
     cols = {f.name: [r.get(f.name) for r in rows] for f in schema}
     return pa.Table.from_pydict(cols, schema=schema)
 
 
-def parquet_bytes(table: pa.Table) -> bytes:
+def parquet_bytes(table: Any) -> bytes:
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
     buf = io.BytesIO()
     pq.write_table(table, buf, compression="zstd")
     return buf.getvalue()
@@ -169,11 +217,11 @@ def _check_manifest(path: Path, manifest: Any) -> dict[str, Any]:
     return manifest
 
 
-_HOST_COLUMNS = {"navigations": ("origin", "url"), "requests": ("host", "url"),
+HOST_COLUMNS = {"navigations": ("origin", "url"), "requests": ("host", "url"),
                  "connections": ("host",), "hosts": ("host",)}
 
 
-def _ip_literal(value: str) -> bool:
+def ip_literal(value: str) -> bool:
     """``203.0.113.7``, ``[2001:db8::1]:443`` or ``https://10.0.0.1:8443`` names an IP."""
     host = value.split("://", 1)[-1].split("/", 1)[0]
     if host.startswith("["):
@@ -187,8 +235,11 @@ def _ip_literal(value: str) -> bool:
     return True
 
 
-def _check_column(table: pa.Table, c: columns.Column) -> str | None:
+def _check_column(table: Any, c: columns.Column) -> str | None:
     """What is wrong with column ``c`` of ``table`` against its ranges, or None."""
+    import pyarrow as pa
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
     data = table.column(c.name)
     if c.required and data.null_count:
         return "missing values"
@@ -208,11 +259,15 @@ def _check_column(table: pa.Table, c: columns.Column) -> str | None:
     if c.min is None and c.max is None:
         return None
     mm = pc.min_max(values).as_py()
-    if c.min is not None and mm["min"] < c.min:
-        return f"negative value {mm['min']}" if c.min == 0 else \
-            f"value {mm['min']} below {_num(c.min)}"
-    if c.max is not None and mm["max"] > c.max:
-        return f"value {mm['max']} above {_num(c.max)}"
+    return out_of_range(c, mm["min"], mm["max"])
+
+
+def out_of_range(c: columns.Column, low: float, high: float) -> str | None:
+    """What is wrong with a column whose values run from ``low`` to ``high``, or None."""
+    if c.min is not None and low < c.min:
+        return f"negative value {low}" if c.min == 0 else f"value {low} below {_num(c.min)}"
+    if c.max is not None and high > c.max:
+        return f"value {high} above {_num(c.max)}"
     return None
 
 
@@ -220,8 +275,10 @@ def _num(x: float) -> str:
     return "2^53" if x == columns.MAX_COUNT else f"{x:.15g}"
 
 
-def _check_shares(table: pa.Table) -> str | None:
+def _check_shares(table: Any) -> str | None:
     """Connection shares sum to at most 1 per navigation and ``upstream`` value."""
+    import pyarrow.compute as pc
+
     sums = table.group_by(["navigation_id", "upstream"]).aggregate([("share", "sum")])
     top = pc.max(sums.column("share_sum")).as_py()
     if top is not None and top > 1 + columns.SHARE_EPSILON:
@@ -229,7 +286,9 @@ def _check_shares(table: pa.Table) -> str | None:
     return None
 
 
-def _check_values(path: Path, name: str, table: pa.Table, nav_ids: pa.Array | None) -> None:
+def _check_values(path: Path, name: str, table: Any, nav_ids: Any) -> None:
+    import pyarrow.compute as pc
+
     def bad(column: str, what: str) -> BundleError:
         return BundleError(f"{path}: {name}.{column}: {what}")
 
@@ -241,8 +300,8 @@ def _check_values(path: Path, name: str, table: pa.Table, nav_ids: pa.Array | No
             raise bad(c.name, problem)
     if name == "connections" and (problem := _check_shares(table)):
         raise bad("share", problem)
-    for col in _HOST_COLUMNS[name]:  # anonymized hosts are tokens or allowlisted names
-        if any(_ip_literal(v) for v in pc.unique(table.column(col).drop_null()).to_pylist()):
+    for col in HOST_COLUMNS[name]:  # anonymized hosts are tokens or allowlisted names
+        if any(ip_literal(v) for v in pc.unique(table.column(col).drop_null()).to_pylist()):
             raise bad(col, "an IP address (not an anonymized bundle)")
     if name == "navigations":
         ids = table.column("id")
@@ -257,7 +316,8 @@ def _check_values(path: Path, name: str, table: pa.Table, nav_ids: pa.Array | No
 
 
 def read_bundle(path: Path) -> Bundle:
-    """Read and validate a bundle (.tar or directory); raise ``BundleError`` on any problem."""
+    """Read and validate a bundle (.tar or directory); raise ``BundleError`` on any problem.
+    Without pyarrow (the core install) ``share/bundle_lite.py`` reads and checks it alike."""
     if not path.exists():
         raise BundleError(f"{path}: no such file")
     files = member_files(path)
@@ -268,7 +328,7 @@ def read_bundle(path: Path) -> Bundle:
         manifest = _check_manifest(path, json.loads(head))
     except ValueError:
         raise BundleError(f"{path}: manifest.json is not valid JSON") from None
-    tables: dict[str, pa.Table] = {}
+    checked: dict[str, bytes] = {}
     for name in TABLES:
         entry = manifest["tables"][name]
         fname = f"{name}.parquet"
@@ -280,8 +340,25 @@ def read_bundle(path: Path) -> Bundle:
         if sha256(data) != entry.get("sha256"):
             raise BundleError(f"{path}: {fname} does not match its checksum in the manifest "
                               "(corrupt or tampered with)")
+        checked[name] = data
+    if not has_pyarrow():
+        from protolens.share.bundle_lite import read_tables
+
+        return Bundle(path, manifest, sha256(head), read_tables(path, manifest, checked))
+    return Bundle(path, manifest, sha256(head), _arrow_tables(path, manifest, checked))
+
+
+def _arrow_tables(path: Path, manifest: Mapping[str, Any], files: Mapping[str, bytes]
+                  ) -> dict[str, Any]:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tables: dict[str, Any] = {}
+    for name in TABLES:
+        entry = manifest["tables"][name]
+        fname = f"{name}.parquet"
         try:
-            table = pq.read_table(io.BytesIO(data))
+            table = pq.read_table(io.BytesIO(files[name]))
         except (pa.ArrowException, OSError) as exc:
             raise BundleError(f"{path}: {fname}: unreadable Parquet ({exc})") from None
         version = manifest["bundle_schema"]
@@ -296,4 +373,4 @@ def read_bundle(path: Path) -> Bundle:
         table = upgrade(name, table)
         _check_values(path, name, table, nav_ids)
         tables[name] = table
-    return Bundle(path, manifest, sha256(head), tables)
+    return tables

@@ -1,6 +1,10 @@
 """Building an anonymized bundle from a store: read local rows (``store/bundles.py``), pass
 them through the ``Anonymizer`` with a fresh random salt, turn them into Parquet, write the tar.
-``build`` does everything in memory (``--preview`` shows its result and writes nothing)."""
+``build`` does everything in memory (``--preview`` shows its result and writes nothing).
+
+With pyarrow installed (the extras) the Parquet is pyarrow's (zstd); the core install writes it
+with ``share/parquet_lite.py`` (gzip, one row group per batch). Both are read alike by pyarrow,
+DuckDB and Spark, and both pass ``read_bundle``."""
 
 from __future__ import annotations
 
@@ -12,13 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pyarrow.parquet as pq  # type: ignore[import-untyped]
-
 from protolens import __version__
 from protolens.record.columns import TABLES as COLUMN_TABLES
 from protolens.record.enums import SCHEMA_VERSION
+from protolens.share import parquet_lite
 from protolens.share.anonymize import Anonymizer
-from protolens.share.bundle import SCHEMAS, TABLES, make_manifest, to_table, write_tar
+from protolens.share.bundle import (
+    SCHEMAS,
+    TABLES,
+    has_pyarrow,
+    lite_schema,
+    make_manifest,
+    to_table,
+    write_tar,
+)
 from protolens.store import Connection
 from protolens.store.bundles import export_rows
 
@@ -45,6 +56,10 @@ def _table_file(conn: Connection, name: str, anon: Anonymizer, since_ms: float |
                 kept: list[dict[str, Any]] | None, ingested: tuple[float, float],
                 ) -> tuple[bytes, int]:
     """One table as Parquet bytes, written batch by batch; its row count."""
+    if not has_pyarrow():
+        return _lite_file(conn, name, anon, since_ms, kept, ingested)
+    import pyarrow.parquet as pq  # type: ignore[import-untyped]
+
     buf = io.BytesIO()
     count = 0
     with pq.ParquetWriter(buf, SCHEMAS[name], compression="zstd") as writer:
@@ -55,6 +70,22 @@ def _table_file(conn: Connection, name: str, anon: Anonymizer, since_ms: float |
             if kept is not None:
                 kept.extend(rows)
     return buf.getvalue(), count
+
+
+def _lite_file(conn: Connection, name: str, anon: Anonymizer, since_ms: float | None,
+               kept: list[dict[str, Any]] | None, ingested: tuple[float, float],
+               ) -> tuple[bytes, int]:
+    """``_table_file`` without pyarrow."""
+    schema = lite_schema(name)
+    batches = []
+    count = 0
+    for batch in export_rows(conn, name, since_ms, ingested=ingested):
+        rows = anon.table(name, batch)
+        batches.append({n: [r.get(n) for r in rows] for n, _ in schema})
+        count += len(rows)
+        if kept is not None:
+            kept.extend(rows)
+    return parquet_lite.write(schema, batches or [{n: [] for n, _ in schema}]), count
 
 
 def build(conn: Connection, *, allow: frozenset[str], since_ms: float | None,

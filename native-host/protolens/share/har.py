@@ -148,12 +148,29 @@ def _page(rec: NavigationRecord) -> dict[str, Any]:
         "id": rec.id,
         "title": reduce_url(rec.page.url, rec.page.url_detail),
         "pageTimings": {"onContentLoad": _ms(m.dcl_ms), "onLoad": _ms(m.load_ms)},
+        **{f"_{tag}": rec.context.get(tag) for tag in CAMPAIGN_TAGS},
+        **{name: _visual(getattr(m, key)) for name, key in VISUAL_FIELDS},
         "_protolens": {
             "navigation_id": rec.id, "source": rec.source, "url_detail": rec.page.url_detail,
             "late_attach": rec.page.late_attach, "warm": rec.page.warm,
             "error": rec.page.error, "ttfb_ms": m.ttfb_ms, "fcp_ms": m.fcp_ms,
             "lcp_ms": m.lcp_ms, "first_image_ms": m.first_image_ms, "connections": connections},
     }
+
+
+CAMPAIGN_TAGS = ("campaign", "arm", "condition", "page", "repetition")
+"""The lab's tags on each page (``_campaign`` ...; null outside a campaign), so a campaign's HAR
+can be split by arm and condition in any HAR tool."""
+VISUAL_FIELDS = (("_render", "first_visual_change_ms"), ("_SpeedIndex", "speed_index_ms"),
+                 ("_visualComplete85", "visual_complete_85_ms"),
+                 ("_visualComplete99", "visual_complete_99_ms"),
+                 ("_lastVisualChange", "last_visual_change_ms"))
+"""The visual metrics under WebPageTest's page field names (its "start render" is the first
+visual change); null for a load recorded without paint capture."""
+
+
+def _visual(value: float | None) -> float | None:
+    return None if value is None else round(value, 3)
 
 
 def to_har(records: Iterable[NavigationRecord], creator_version: str) -> dict[str, Any]:

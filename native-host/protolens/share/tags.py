@@ -31,8 +31,8 @@ _CUSTOM_PAGE = re.compile(r"^custom-[0-9]{1,4}x[0-9]{1,12}[kmb](-h[0-9]{1,2})?$"
 
 @lru_cache(maxsize=1)
 def _pages() -> frozenset[str]:
-    from protolens.pages.catalog import catalog_names  # the corpus: built on first use only
-    return frozenset(catalog_names())
+    from protolens.names import PAGE_NAMES
+    return frozenset(PAGE_NAMES)
 
 
 @lru_cache(maxsize=1)
@@ -43,8 +43,8 @@ def _conditions() -> frozenset[str]:
 
 @lru_cache(maxsize=1)
 def _campaign() -> re.Pattern[str]:
-    from protolens.lab.experiments import EXPERIMENTS
-    names = "|".join(re.escape(e.name) for e in EXPERIMENTS)
+    from protolens.names import EXPERIMENT_NAMES
+    names = "|".join(re.escape(name) for name in EXPERIMENT_NAMES)
     return re.compile(rf"^({names})(-quick)?-[0-9]{{8}}-[0-9]{{6}}-[a-z0-9-]{{1,32}}$")
 
 

@@ -15,20 +15,27 @@ from typing import Any
 import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
 
+from protolens.record.columns import VISUAL_MILESTONES
+
 DATASET_COMPARE_SQL = """
 SELECT n.id, n.source, n.origin, n.page, n.campaign,
        coalesce(n.condition, n.network_effective_type) AS condition, n.arm,
        m.family AS main_family, n.warm, n.failed, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms,
        n.lcp_ms, n.first_image_ms, n.contributor, n.bundle,
        n.network_effective_type AS network
-FROM navigations n
+FROM (SELECT * FROM (SELECT n0.*, row_number() OVER (PARTITION BY n0.id
+                                                     ORDER BY n0.day, n0.bundle) AS copy_rank
+                     FROM navigations n0) t0
+      WHERE t0.copy_rank = 1) n
 LEFT JOIN (SELECT bundle, navigation_id, {argmax}(family, seq) AS family FROM requests
            WHERE is_main_document = 1 GROUP BY bundle, navigation_id) m
   ON m.bundle = n.bundle AND m.navigation_id = n.id
 """
-"""``{argmax}``: DuckDB ``arg_max``, Spark ``max_by``. ``condition``: the condition tag, else the
-network's effective type (navigator.connection.effectiveType), so real-user data are compared per
-network type."""
+"""``{argmax}``: DuckDB ``arg_max``, Spark ``max_by``. One navigation, one vote: a navigation
+id (a UUID v4 the extension drew, docs/RECORD.md) met in several bundles counts once, its first
+upload's copy (by day, then bundle), whichever contributor sent the others. ``condition``: the
+condition tag, else the network's effective type (navigator.connection.effectiveType), so
+real-user data are compared per network type."""
 
 
 DATASET = "dataset"
@@ -137,7 +144,7 @@ WITH r AS (SELECT bundle, navigation_id, sum(encoded_bytes) AS bytes FROM reques
      c AS (SELECT bundle, navigation_id, count(*) AS connections FROM connections
            WHERE upstream = 0 GROUP BY ALL)
 SELECT n.bundle || ':' || n.id AS id, n.page, n.condition, n.arm, n.repetition,
-       n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms,
+       n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms, {visual},
        coalesce(c.connections, 0) AS connections, coalesce(r.bytes, 0) AS bytes, n.warm,
        n.failed, n.started_at_ms
 FROM navigations n
@@ -147,9 +154,17 @@ WHERE n.campaign = ?
 """
 
 
+def _summary(data: Path) -> str:
+    """``_SUMMARY`` with the visual milestones the dataset's files hold (typed NULLs for those no
+    file has: bundles before schema 4 lack them)."""
+    have = {r["column_name"] for r in _query(data, "DESCRIBE navigations", [])}
+    return _SUMMARY.format(visual=", ".join(
+        f"n.{c}" if c in have else f"CAST(NULL AS DOUBLE) AS {c}" for c in VISUAL_MILESTONES))
+
+
 def campaign_navigations(data: Path, campaign: str) -> list[dict[str, Any]]:
     """``store.lab.campaign_navigations`` over the dataset (ids are ``bundle:id``)."""
-    rows = _query(data, _SUMMARY + " ORDER BY n.started_at_ms, id", [campaign])
+    rows = _query(data, _summary(data) + " ORDER BY n.started_at_ms, id", [campaign])
     hosts: dict[str, dict[str, int]] = {}
     for h in _query(data, "SELECT h.bundle || ':' || h.navigation_id AS id, h.host, "
                           "h.connections FROM hosts h JOIN navigations n ON n.bundle = h.bundle "
@@ -163,7 +178,7 @@ def campaign_navigations(data: Path, campaign: str) -> list[dict[str, Any]]:
 def plot_navigations(data: Path, campaign: str, warm: bool = False) -> list[dict[str, Any]]:
     """``store.compare.plot_navigations`` over the dataset."""
     return _query(data, "SELECT id, page, condition, arm, repetition, plt_ms, bytes FROM ("
-                  + _SUMMARY + ") WHERE failed = 0 AND warm = ? ORDER BY page, condition, "
+                  + _summary(data) + ") WHERE failed = 0 AND warm = ? ORDER BY page, condition, "
                   "arm, repetition, id", [campaign, int(warm)])
 
 

@@ -6,6 +6,8 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from protolens.record.columns import VISUAL_MILESTONES
+
 TABLES = ("navigations", "requests", "connections", "hosts")
 
 
@@ -45,8 +47,11 @@ def navigation_detail(conn: sqlite3.Connection, nav_id: str) -> dict[str, Any]:
     if summary is None:
         raise NotFound(f"no navigation with id {nav_id!r}")
     detail = dict(summary)
-    detail["late_attach"] = conn.execute("SELECT late_attach FROM navigations WHERE id = ?",
-                                         (nav_id,)).fetchone()[0]
+    extra = conn.execute(f"SELECT late_attach, {', '.join(VISUAL_MILESTONES)} FROM navigations "
+                         "WHERE id = ?", (nav_id,)).fetchone()
+    detail["late_attach"] = extra[0]
+    # the visual metrics ``show`` prints (docs/RECORD.md "Visual metrics"): null when not captured
+    detail.update(zip(VISUAL_MILESTONES, extra[1:], strict=True))
     detail["requests"] = _rows(conn.execute(
         "SELECT request_id, url, host, resource_type, method, status, protocol, family, "
         "connection_id, connection_reused, encoded_bytes, body_bytes, start_ms, first_byte_ms, "
