@@ -406,3 +406,34 @@ describe("103 Early Hints", () => {
     expect(quiet.poll(102.2)[0]?.page.not_seen).toEqual([]);
   });
 });
+
+describe("a page's requests delivered before the Page event that caused them", () => {
+  const pushState = (url: string): RawEvent => ({
+    method: "Page.navigatedWithinDocument", params: { frameId: FRAME, url, navigationType: "historyApi" },
+  });
+
+  it("a soft navigation takes the requests that came just before its event, and starts at the first", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    loaded(rec);
+    expect(rec.poll(102.2)).toHaveLength(1);
+    rec.push(request("old", `${PAGE}beacon`, 102.5)); // long before: nobody's
+    for (const ev of fetched("api", `${PAGE}api/2.json`, 104.0, 300)) rec.push(ev);
+    rec.push(pushState(`${PAGE}route/2`), 104.01);
+    const [soft] = rec.poll(106.1);
+    expect(soft?.page.kind).toBe("soft");
+    expect(soft?.requests.map((q) => [q.url, q.start_ms, q.encoded_bytes])).toEqual([[`${PAGE}api/2.json`, 0, 300]]);
+  });
+
+  it("a restored page's own request comes with its restore", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    loaded(rec);
+    rec.poll(102.2);
+    for (const ev of fetched("shown", `${PAGE}shown?persisted=1`, 105.0, 50)) rec.push(ev);
+    const restore = committed("L1", PAGE) as Extract<RawEvent, { method: "Page.frameNavigated" }>;
+    restore.params.type = "BackForwardCacheRestore";
+    rec.push(restore, 105.05);
+    const [r] = rec.poll(107.1);
+    expect(r?.page.kind).toBe("bfcache");
+    expect(r?.requests.map((q) => q.url)).toEqual([`${PAGE}shown?persisted=1`]);
+  });
+});

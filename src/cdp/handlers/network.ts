@@ -42,8 +42,16 @@ export function onRequestWillBeSent(s: TabState, ev: EventOf<"Network.requestWil
     nav.requests.set(k, [hop]);
     if (nav === s.nav && !s.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
     if (!isLongLived(hop)) nav.touch(p.timestamp);
+  } else if (!nav && s.joined && isHttp(p.request.url) && !s.orphans.has(k)) {
+    s.orphans.set(k, [newHop(p, 0, false)]);
   }
   return [];
+}
+
+/** A request seen while no navigation was recorded (TabState.orphans), or undefined. */
+function orphan(s: TabState, ev: RawEvent, requestId: string): Hop | undefined {
+  const hops = s.orphans.get(s.key(ev, requestId));
+  return hops?.[hops.length - 1];
 }
 
 /** A navigation's response the browser saves instead of showing (RFC 6266 section 4.2): how a
@@ -89,7 +97,7 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
     s.nav?.requests.set(s.key(ev, p.requestId), [hop]);
     return out;
   }
-  const h = s.hopOf(ev, p.requestId);
+  const h = s.hopOf(ev, p.requestId) ?? orphan(s, ev, p.requestId);
   if (nav?.late && !h && isHttp(p.response.url)) {
     // joined late: a request sent before the renderer's agent was enabled
     const k = s.key(ev, p.requestId);
@@ -107,7 +115,7 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
 }
 
 export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">): Out {
-  const h = s.hopOf(ev, ev.params.requestId);
+  const h = s.hopOf(ev, ev.params.requestId) ?? orphan(s, ev, ev.params.requestId);
   if (h) {
     h.bodyBytes += ev.params.dataLength;
     activity(s, ev, h, ev.params.timestamp);
@@ -116,7 +124,7 @@ export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">)
 }
 
 export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinished">): Out {
-  const h = s.hopOf(ev, ev.params.requestId);
+  const h = s.hopOf(ev, ev.params.requestId) ?? orphan(s, ev, ev.params.requestId);
   if (h && h.end === null) {
     h.end = ev.params.timestamp;
     h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength));

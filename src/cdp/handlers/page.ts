@@ -37,17 +37,32 @@ export function onFrameNavigated(s: TabState, ev: EventOf<"Page.frameNavigated">
   return out;
 }
 
+/** How long before its own event a same-document navigation or a restore takes the tab's
+ * requests that came with no navigation: chrome.debugger delivered a single-page app's fetch a
+ * few milliseconds before the Page.navigatedWithinDocument of the pushState that preceded it
+ * (Chromium 156, the real-web test site); half a second is the lab's network quiet. */
+export const ORPHAN_WINDOW_S = 0.5;
+
 /** A navigation that loads no document: it starts now (the event has no time of its own: the
- * recorder's latest CDP time), ends the one before it and is placed on the wall clock by the
- * tab's last request (or, when none came before, its next one). A same-document navigation while the document is still loading is part
- * of that load (a single-page app settling its first route), not a navigation of its own. */
+ * recorder's latest CDP time), or at the first of the requests that came just before it with no
+ * navigation to take them; it ends the one before it and is placed on the wall clock by the
+ * tab's last request (or, when none came before, its next one). A same-document navigation while
+ * the document is still loading is part of that load (a single-page app settling its first
+ * route), not a navigation of its own. */
 function startWithoutDocument(s: TabState, kind: "soft" | "bfcache", url: string, loaderId: string): Out {
   const now = s.now;
   if (now === null) return [];
   if (kind === "soft" && s.nav !== null && s.nav.kind === "navigation" && s.nav.settled === null) return [];
   const out = s.finish(true);
-  const wall = s.wallOffset === null ? NaN : now + s.wallOffset;
-  s.begin(new Navigation(now, wall, loaderId, s.mainFrameId ?? "", `|${kind}@${now}`, null, kind, url), true);
+  const adopted = s.takeOrphans(now - ORPHAN_WINDOW_S);
+  const t0 = Math.min(now, ...[...adopted.values()].map((hops) => hops[0]?.start ?? now));
+  const wall = s.wallOffset === null ? NaN : t0 + s.wallOffset;
+  const nav = new Navigation(t0, wall, loaderId, s.mainFrameId ?? "", `|${kind}@${t0}`, null, kind, url);
+  for (const [k, hops] of adopted) {
+    nav.requests.set(k, hops);
+    for (const h of hops) nav.touch(h.end ?? h.responseAt ?? h.start);
+  }
+  s.begin(nav, true);
   return out;
 }
 
