@@ -111,22 +111,43 @@ def aborted_hits(backend_log: Path, caddy: list[Hit]) -> list[Hit]:
 
 
 UNSEEN = {"service_worker_fetches": ("/sw/sw.js", "/sw/precache.json"),
-          "shared_worker_fetches": ("/workers/w2.json",)}
+          "shared_worker_fetches": ("/workers/w2.json",),
+          "early_hints_preloads": ("/hints/hint.css", "/hints/hint.png"),
+          "download_transfers": ("/download/file.bin",)}
 """What a record may leave out when it says DevTools could not see it (``page.not_seen``): the
-requests of the site's service worker and shared worker themselves (docs/RECORD.md)."""
+requests of the site's service worker and shared worker themselves, the objects its 103 Early
+Hints preload (fetched once more by the page, so one of each), the download's transfer
+(docs/RECORD.md). Each declared path is taken off caddy's requests once."""
+
+
+def declared(nav: dict[str, Any]) -> list[str]:
+    """The record's ``not_seen``."""
+    return list(json.loads(nav.get("not_seen") or "[]"))
+
+
+def unseen_request(nav: dict[str, Any], req: dict[str, Any]) -> bool:
+    """A request its record keeps but says it could not see on the wire: a WebSocket (CDP gives
+    it no connection or protocol), a shared worker's script (answered on the worker's target)."""
+    kinds = declared(nav)
+    return (("websocket_connections" in kinds and req["resource_type"] == "WebSocket") or
+            ("shared_worker_fetches" in kinds and req["resource_type"] == "Script" and
+             req["family"] is None and req["end_ms"] is None))
 
 
 def unseen_hits(page: Page) -> list[Hit]:
     """caddy's hits that a record of the page declares unseen (``UNSEEN``), and the worker's
     fetches behind requests the service worker answered (the site's worker fetches each request
     it answers): their connections carry bytes no record can hold."""
-    declared = [json.loads(n.get("not_seen") or "[]") for n in page.navs]
-    paths = {p for kinds in declared for kind in kinds for p in UNSEEN.get(kind, ())}
-    pairs = zip(page.navs, declared, strict=True)
+    kinds_of = [declared(n) for n in page.navs]
+    paths = {p for kinds in kinds_of for kind in kinds for p in UNSEEN.get(kind, ())}
+    pairs = zip(page.navs, kinds_of, strict=True)
     answered = {key(r["url"], r["method"] or "GET") for n, kinds in pairs
                 if "service_worker_fetches" in kinds for r in n["requests"]
                 if r["from_service_worker"]}
-    return [h for h in page.hits if h.uri in paths or hit_key(h) in answered]
+    sockets = {key(r["url"], r["method"] or "GET") for n in page.navs for r in n["requests"]
+               if unseen_request(n, r)}
+    return [h for h in page.hits if h.uri in paths or hit_key(h) in answered or
+            hit_key(h) in sockets]
 
 
 def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
@@ -142,9 +163,10 @@ def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
     recorded = Counter(key(r["url"], r["method"] or "GET") for r in page.requests()
                        if on_network(r) or (r["from_service_worker"]
                                             and r["navigation_id"] in through))
-    unseen = {path for n in page.navs for kind in json.loads(n.get("not_seen") or "[]")
-              for path in UNSEEN.get(kind, ())}
-    served = Counter(hit_key(h) for h in page.hits + page.aborted if h.uri not in unseen)
+    unseen = {path for n in page.navs for kind in declared(n) for path in UNSEEN.get(kind, ())}
+    served = Counter(hit_key(h) for h in page.hits + page.aborted)
+    served -= Counter(hit_key(h) for h in {h.uri: h for h in page.hits + page.aborted
+                                            if h.uri in unseen}.values())
     return served - recorded, recorded - served
 
 

@@ -41,6 +41,7 @@ from scripts.devkit.realweb_truth import (
     pages,
     request_diff,
     unseen_hits,
+    unseen_request,
 )
 
 pytestmark = pytest.mark.e2e
@@ -101,9 +102,12 @@ def _pairs(page: Page) -> list[tuple[dict[str, Any], Any]]:
     for h in sorted(page.hits, key=lambda h: h.start):
         hits[hit_key(h)].append(h)
     out = []
-    for r in page.requests():
-        if on_network(r) and hits.get(k := key(r["url"], r["method"] or "GET")):
-            out.append((r, hits[k].pop(0)))
+    for n in page.navs:
+        for r in n["requests"]:
+            if unseen_request(n, r):  # the record says the wire is not its to show
+                continue
+            if on_network(r) and hits.get(k := key(r["url"], r["method"] or "GET")):
+                out.append((r, hits[k].pop(0)))
     return out
 
 
@@ -287,6 +291,7 @@ def test_a_download_is_counted_not_navigated(arms: dict[str, Arm], arm: str) -> 
     page = arms[arm].pages["download"]
     assert [n["url"] for n in page.navs] == [arms[arm].site.url("/download/")]
     assert contract(page.navs[0], "downloads") == 1
+    assert "download_transfers" in contract(page.navs[0], "not_seen")
     assert [h.size for h in page.hits if h.uri == "/download/file.bin"] == [20_000]
 
 
@@ -306,15 +311,21 @@ def test_worker_fetches_recorded_or_declared_unseen(arms: dict[str, Arm], arm: s
 
 
 @pytest.mark.parametrize("arm", ARMS)
-def test_early_hints_preloads_are_requests_of_the_page(arms: dict[str, Arm], arm: str) -> None:
+def test_early_hints_preloads_are_declared_unseen(arms: dict[str, Arm], arm: str) -> None:
     """Chromium acts on a 103's Link: preload over HTTP/2 and HTTP/3 only (developer.chrome.com,
-    "Early Hints": not over HTTP/1.1): under h1 nothing is fetched before the page's 200."""
+    "Early Hints": not over HTTP/1.1): under h1 nothing is fetched before the page's 200. It
+    reports none of those fetches to the tab; the record says so (page.not_seen) and holds the
+    page's own requests for the same objects."""
     page = arms[arm].pages["early-hints"]
     served = [h.uri for h in page.hits]
     first_200 = next(h for h in page.hits if h.uri == "/hints/")
     early = [h for h in page.hits if h.uri.startswith("/hints/hint.") and h.start < first_200.start
              + first_200.duration]
     assert len(early) == (0 if arm == "h1" else 2), served
-    got = [key(r["url"], "GET")[2] for r in page.nav("/hints/")["requests"]]
-    assert sorted(u for u in got if u.startswith("/hints/hint.")) == \
-        sorted(u for u in served if u.startswith("/hints/hint."))
+    nav = page.nav("/hints/")
+    got = [key(r["url"], "GET")[2] for r in nav["requests"]]
+    hinted = sorted(u for u in served if u.startswith("/hints/hint."))
+    if early:
+        assert "early_hints_preloads" in contract(nav, "not_seen")
+        hinted = sorted(set(hinted))  # the page's own fetch of each, recorded
+    assert sorted(u for u in got if u.startswith("/hints/hint.")) == hinted
