@@ -437,3 +437,26 @@ describe("a page's requests delivered before the Page event that caused them", (
     expect(r?.requests.map((q) => q.url)).toEqual([`${PAGE}shown?persisted=1`]);
   });
 });
+
+describe("a service worker installing during a load", () => {
+  const version = (status: string): RawEvent => ({
+    method: "ServiceWorker.workerVersionUpdated",
+    params: { versions: [{ versionId: "1", registrationId: "1", scriptURL: `${PAGE}sw.js`, runningStatus: "running", status }] },
+  } as RawEvent);
+
+  it("says its own fetches were not seen; an activated one changes nothing", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(version("installing"));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(lifecycle("load", "L1", 100.1));
+    expect(rec.poll(102.2)[0]?.page.not_seen).toEqual(["service_worker_fetches"]);
+    const quiet = new Recorder(options({ mainFrameId: FRAME }));
+    quiet.push(navigation("L1", PAGE, 100));
+    quiet.push(version("activated"));
+    for (const ev of [received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500), lifecycle("load", "L1", 100.1)]) quiet.push(ev);
+    expect(quiet.poll(102.2)[0]?.page.not_seen).toEqual([]);
+  });
+});

@@ -11,7 +11,7 @@ import {
 } from "./network.ts";
 import {
   onAttachedToTarget, onDomContentEventFired, onDownloadWillBegin, onFrameAttached, onFrameNavigated, onFrameStoppedLoading,
-  onLifecycleEvent, onLoadEventFired, onNavigatedWithinDocument,
+  onLifecycleEvent, onLoadEventFired, onNavigatedWithinDocument, onWorkerVersionUpdated,
 } from "./page.ts";
 import { onFrameHistogram } from "./paint.ts";
 import { onBindingCalled, onMetrics } from "./runtime.ts";
@@ -43,6 +43,7 @@ export const HANDLERS = {
   "Page.domContentEventFired": onDomContentEventFired,
   "Page.navigatedWithinDocument": onNavigatedWithinDocument,
   "Page.frameStoppedLoading": onFrameStoppedLoading,
+  "ServiceWorker.workerVersionUpdated": onWorkerVersionUpdated,
   "Page.downloadWillBegin": onDownloadWillBegin,
   "Target.attachedToTarget": onAttachedToTarget,
   "Runtime.bindingCalled": onBindingCalled,

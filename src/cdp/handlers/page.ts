@@ -76,6 +76,18 @@ export function onNavigatedWithinDocument(s: TabState, ev: EventOf<"Page.navigat
   return startWithoutDocument(s, "soft", p.url, s.documentLoaderId ?? s.nav?.loaderId ?? "");
 }
 
+/** A service worker's version going through its lifecycle (ServiceWorker domain, optional:
+ * enable-commands.ts OPTIONAL_COMMANDS) while a navigation is recorded: installing, it fetches
+ * its script and precache on its own target, which the tab is not attached to. */
+export function onWorkerVersionUpdated(s: TabState, ev: EventOf<"ServiceWorker.workerVersionUpdated">): Out {
+  const nav = s.nav ?? s.pending;
+  const busy = ev.params.versions.some((v) => v.status !== "activated" && v.status !== "redundant");
+  if (nav !== null && ev.sessionId === undefined && busy && !nav.blind.includes("service_worker_fetches")) {
+    nav.blind.push("service_worker_fetches");
+  }
+  return [];
+}
+
 /** A download: a navigation to it never commits (the document stays), so the pending
  * navigation for its URL (or a first navigation that never committed) makes no record; the
  * download is counted on the document that started it. */
