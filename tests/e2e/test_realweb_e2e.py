@@ -116,7 +116,8 @@ def test_protocol_of_each_request_is_caddys(arms: dict[str, Arm], arm: str) -> N
     wrong = [(name, r["url"], r["family"], h.family) for name, page in arms[arm].pages.items()
              for r, h in _pairs(page) if r["family"] != h.family]
     assert not wrong
-    assert sum(len(_pairs(p)) for p in arms[arm].pages.values()) >= 100
+    assert sum(len(_pairs(p)) for p in arms[arm].pages.values()) >= 100, \
+        {name: len(_pairs(p)) for name, p in arms[arm].pages.items()}
 
 
 @pytest.mark.parametrize("arm", ARMS)
@@ -137,7 +138,8 @@ def test_connections_are_caddys_client_ports(arms: dict[str, Arm], arm: str) -> 
         served = {h.client_port for h in page.hits if id(h) not in unseen}
         recorded = {next(iter(ports[r["connection_id"]])) for r in page.requests()
                     if on_network(r) and r["connection_id"] in ports}
-        assert recorded == served, name
+        assert recorded == served, (name, sorted(recorded), sorted(served),
+                                    [(h.uri, h.client_port) for h in page.hits])
 
 
 @pytest.mark.parametrize("arm", ARMS)
