@@ -29,6 +29,10 @@ class Hit:
     a WebSocket or a stream is logged only when it closes, long after the page that opened it."""
     duration: float = 0.0
     """Seconds from the request's arrival to caddy's last byte (or the stream's close)."""
+    worker_script: bool = False
+    """The request carried ``Service-Worker: script``, which a browser sends on every fetch of a
+    service worker's script: its install and its update checks (W3C Service Workers, "Update",
+    step 22.5)."""
 
 
 def _port(host: str) -> int | None:
@@ -53,7 +57,9 @@ def read_hits(path: Path, start: int = 0, end: int | None = None) -> list[Hit]:
                             method=str(req.get("method", "GET")),
                             port=_port(req["host"]),
                             start=float(entry["ts"]) - float(entry.get("duration", 0.0)),
-                            duration=float(entry.get("duration", 0.0))))
+                            duration=float(entry.get("duration", 0.0)),
+                            worker_script=(req.get("headers") or {}).get("Service-Worker")
+                            == ["script"]))
     return hits
 
 

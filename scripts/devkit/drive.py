@@ -147,8 +147,8 @@ def show(db: Path, nav_id: str) -> dict[str, Any]:
 
 @contextmanager
 def driven_lab(work: Path, *, arm: str, first_url: str, spki: str, quic_origins: list[str],
-               db: Path, quiet_ms: int = LAB_QUIET_MS, extra: Sequence[str] = ()
-               ) -> Iterator[Driven]:
+               db: Path, quiet_ms: int = LAB_QUIET_MS, extra: Sequence[str] = (),
+               save_log: bool = False) -> Iterator[Driven]:
     """A lab browser under ``arm`` whose lab tab loads ``first_url``; yields once that load is
     stored (``Driven.steps[0]``), stops the browser on exit (the NetLog is complete then)."""
     work.mkdir(parents=True, exist_ok=True)
@@ -156,7 +156,8 @@ def driven_lab(work: Path, *, arm: str, first_url: str, spki: str, quic_origins:
     seed_preferences(udd)
     load_id = str(uuid.uuid4())
     ctx = write_lab_context(work / "lab-context.json", navigate=[first_url],
-                            context={"load_id": load_id, "arm": arm}, quiet_ms=quiet_ms)
+                            context={"load_id": load_id, "arm": arm}, quiet_ms=quiet_ms,
+                            save_log=save_log)
     register_lab_host(udd, {"PROTOLENS_DB": str(db), "PROTOLENS_LAB_CONTEXT": str(ctx)})
     netlog = work / "netlog.json"
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(require_dist()),

@@ -86,8 +86,14 @@ def pages(db: Path, steps: dict[str, Step], hits: list[Hit], aborted: list[Hit]
     out = {}
     for i, step in enumerate(order):
         end = order[i + 1].started if i + 1 < len(order) else float("inf")
-        out[step.name] = Page(step.name, read_navs(db, step.ids),
-                              [h for h in hits if step.started <= h.start < end],
+        navs = read_navs(db, step.ids)
+        hosts = {urlsplit(n["url"]).hostname for n in navs}
+        # a worker script fetched from a host none of the step's pages is on: the browser
+        # checking another site's registration for an update after a load it controlled
+        # (Chromium does so a few seconds later), not a request of this step's page
+        out[step.name] = Page(step.name, navs,
+                              [h for h in hits if step.started <= h.start < end
+                               and not (h.worker_script and h.host not in hosts)],
                               step.ended - step.started, step.timed_out,
                               [h for h in aborted if step.started <= h.start < end])
     return out

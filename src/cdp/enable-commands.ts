@@ -14,6 +14,15 @@ import type { Command, CommandParams, RawEvent } from "./raw-event.ts";
  * candidate through a CDP binding, as Runtime.bindingCalled events the recorder replays. Both live
  * in an isolated world: the page can neither see the binding nor forge a candidate. The payload is
  * the candidate's time in epoch ms (performance.timeOrigin + startTime).
+ *
+ * The same script says when the page has a service worker that did not control its load: a
+ * registration for the document that has a worker installing or waiting, or one with no
+ * controller, which means the worker was registered during this load (a registration that
+ * covers a URL controls its navigations once active: W3C Service Workers, "Handle Fetch").
+ * Its script and precache are fetched on the worker's own target, which chrome.debugger cannot
+ * enable (its session takes no command: AUTO_ATTACH), so the record declares them not seen.
+ * Checked at the load event and 250 ms later (a page that registers from its own load handler);
+ * payload `{"sw": true}`.
  */
 export const LCP_BINDING = "__protolensLcp";
 export const LCP_WORLD = "protolens";
@@ -22,6 +31,11 @@ export const LCP_SCRIPT = `if (window === window.top) {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) report(JSON.stringify({ t: performance.timeOrigin + e.startTime }));
   }).observe({ type: "largest-contentful-paint", buffered: true });
+  const sw = navigator.serviceWorker;
+  const check = () => sw.getRegistration().then((r) => {
+    if (r && (r.installing || r.waiting || !sw.controller)) report(JSON.stringify({ sw: true }));
+  }).catch(() => undefined);
+  if (sw) addEventListener("load", () => { check(); setTimeout(check, 250); });
 }`;
 
 /**

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "vitest";
 import type { Protocol } from "devtools-protocol";
 import type { RawEvent } from "../../src/cdp/raw-event.ts";
+import { LCP_BINDING } from "../../src/cdp/enable-commands.ts";
 import { Recorder } from "../../src/cdp/recorder.ts";
 import { FRAME, committed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
 
@@ -435,6 +436,27 @@ describe("a page's requests delivered before the Page event that caused them", (
     const [r] = rec.poll(107.1);
     expect(r?.page.kind).toBe("bfcache");
     expect(r?.requests.map((q) => q.url)).toEqual([`${PAGE}shown?persisted=1`]);
+  });
+});
+
+describe("a service worker the page registered during its load (the isolated world's report)", () => {
+  const report = (payload: string): RawEvent => ({
+    method: "Runtime.bindingCalled", params: { name: LCP_BINDING, payload, executionContextId: 1 },
+  } as RawEvent);
+
+  it("says its own fetches were not seen; an LCP candidate or a malformed report does not", () => {
+    const run = (payloads: string[]): unknown => {
+      const rec = new Recorder(options({ mainFrameId: FRAME }));
+      rec.push(navigation("L1", PAGE, 100));
+      rec.push(committed("L1", PAGE));
+      rec.push(received("L1", 100.01, response(PAGE)));
+      rec.push(finished("L1", 100.02, 500));
+      rec.push(lifecycle("load", "L1", 100.1));
+      for (const p of payloads) rec.push(report(p));
+      return rec.poll(102.2)[0]?.page.not_seen;
+    };
+    expect(run([JSON.stringify({ sw: true }), JSON.stringify({ sw: true })])).toEqual(["service_worker_fetches"]);
+    expect(run([JSON.stringify({ t: 1.7e12 }), JSON.stringify({ sw: "yes" }), "{"])).toEqual([]);
   });
 });
 

@@ -65,7 +65,7 @@ describe("session core: screencast frames (visual metrics)", () => {
   });
 
   it("goes on when an optional command is refused", () => {
-    const optional = new Set(OPTIONAL_COMMANDS.map((c) => c.method));
+    const optional = new Set<string>(OPTIONAL_COMMANDS.map((c) => c.method));
     const io = drive(new TabSession({ ...OPTIONS, visual: true }).enable(), (w) => (optional.has(w.method) ? FAIL : OK));
     expect(sends(io)).toEqual([...TAB_COMMANDS, ...OPTIONAL_COMMANDS, SCREENCAST].map((c) => `tab ${c.method}`));
   });

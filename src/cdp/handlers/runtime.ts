@@ -25,6 +25,17 @@ function lcpEpochMs(payload: string): number | null {
   }
 }
 
+/** The binding's payload `{"sw": true}`: the page has a service worker its load did not use
+ * (enable-commands.ts LCP_SCRIPT). */
+function workerReported(payload: string): boolean {
+  try {
+    const v: unknown = JSON.parse(payload);
+    return typeof v === "object" && v !== null && "sw" in v && v.sw === true;
+  } catch {
+    return false;
+  }
+}
+
 export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled">): Out {
   if (ev.sessionId !== undefined) return [];
   if (ev.params.name === NAV_TIMING_BINDING) {
@@ -34,6 +45,10 @@ export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled"
   // LCP candidates of the top-level document, once this navigation committed; the last one is
   // the LCP (candidates come until input or unload)
   if (s.nav?.kind !== "navigation" || !s.committed || ev.params.name !== LCP_BINDING) return [];
+  if (workerReported(ev.params.payload)) {
+    if (!s.nav.blind.includes("service_worker_fetches")) s.nav.blind.push("service_worker_fetches");
+    return [];
+  }
   const t = lcpEpochMs(ev.params.payload);
   if (t !== null) s.nav.lcpWall = t / 1000;
   return [];
