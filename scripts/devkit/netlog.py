@@ -55,6 +55,8 @@ class WireConn:
     """QUIC only: STREAM frames received (0: the session carried no request)."""
     stream_bytes: int = 0
     """QUIC only: the STREAM frames' data (HTTP/3 frames, QPACK and control streams)."""
+    stream_ends: dict[int, int] = field(default_factory=dict)
+    """QUIC only: per stream id, the furthest byte of data received."""
     error: str | None = None
     """QUIC only: why the session closed, when it closed with an error."""
     sources: set[int] = field(default_factory=set)
@@ -131,8 +133,16 @@ def connections(constants: dict[str, Any], events: Iterable[dict[str, Any]]
         elif name == "QUIC_SESSION_PACKET_SENT" and src in quic:
             quic[src].bytes_out += int(params.get("size", 0))
         elif name == "QUIC_SESSION_STREAM_FRAME_RECEIVED" and src in quic:
-            quic[src].stream_frames += 1
-            quic[src].stream_bytes += int(params.get("length", 0))
+            # a retransmitted frame comes again with the same offset: each stream counts up to
+            # the furthest byte received (RFC 9000 19.8: offset + length), not every copy
+            conn = quic[src]
+            conn.stream_frames += 1
+            end = int(params.get("offset", 0)) + int(params.get("length", 0))
+            stream = int(params.get("stream_id", -1))
+            before = conn.stream_ends.get(stream, 0)
+            if end > before:
+                conn.stream_bytes += end - before
+                conn.stream_ends[stream] = end
         elif name == "QUIC_SESSION_CLOSED" and src in quic and params.get("quic_error"):
             quic[src].error = str(params.get("details", params["quic_error"]))
     out: dict[int, WireConn] = {}

@@ -21,8 +21,9 @@ import type { Command, CommandParams, RawEvent } from "./raw-event.ts";
  * covers a URL controls its navigations once active: W3C Service Workers, "Handle Fetch").
  * Its script and precache are fetched on the worker's own target, which chrome.debugger cannot
  * enable (its session takes no command: AUTO_ATTACH), so the record declares them not seen.
- * Checked at the load event and 250 ms later (a page that registers from its own load handler);
- * payload `{"sw": true}`.
+ * Checked at the load event and 100, 250 and 450 ms later (a page that registers from its own load
+ * handler; the first look-up of a new profile's registrations may take that long), and when a
+ * worker becomes ready for an uncontrolled page; reported once, payload `{"sw": true}`.
  */
 export const LCP_BINDING = "__protolensLcp";
 export const LCP_WORLD = "protolens";
@@ -32,10 +33,15 @@ export const LCP_SCRIPT = `if (window === window.top) {
     for (const e of list.getEntries()) report(JSON.stringify({ t: performance.timeOrigin + e.startTime }));
   }).observe({ type: "largest-contentful-paint", buffered: true });
   const sw = navigator.serviceWorker;
+  let told = false;
+  const tell = () => { if (!told) report(JSON.stringify({ sw: told = true })); };
   const check = () => sw.getRegistration().then((r) => {
-    if (r && (r.installing || r.waiting || !sw.controller)) report(JSON.stringify({ sw: true }));
+    if (r && (r.installing || r.waiting || !sw.controller)) tell();
   }).catch(() => undefined);
-  if (sw) addEventListener("load", () => { check(); setTimeout(check, 250); });
+  if (sw) {
+    addEventListener("load", () => { for (const ms of [0, 100, 250, 450]) setTimeout(check, ms); });
+    sw.ready.then(() => { if (!sw.controller) tell(); });
+  }
 }`;
 
 /**

@@ -22,6 +22,9 @@ export interface Hop {
   end: number | null;
   encodedBytes: number;
   bodyBytes: number;
+  /** Bytes on the wire reported chunk by chunk (Network.dataReceived encodedDataLength): what a
+   * request that fails after its response began has received, loadingFinished giving none. */
+  encodedReceived?: number;
   servedFromCache: boolean;
   failure: string | null;
   isMain: boolean;
@@ -72,7 +75,7 @@ export function newHop(
     requestId: p.requestId, hop, url: p.request.url, method: p.request.method,
     type: p.type ?? "Other", frameId: p.frameId ?? null, priority: p.request.initialPriority ?? null,
     start: p.timestamp, response: null, responseAt: null, end: null, encodedBytes: 0, bodyBytes: 0,
-    servedFromCache: false, failure: null, isMain, fromTiming: null,
+    encodedReceived: 0, servedFromCache: false, failure: null, isMain, fromTiming: null,
   };
   if (p.loaderId === "" && p.documentURL === p.request.url) h.workerScript = true;
   return h;

@@ -9,7 +9,7 @@ import type { Protocol } from "devtools-protocol";
 import type { RawEvent } from "../../src/cdp/raw-event.ts";
 import { LCP_BINDING } from "../../src/cdp/enable-commands.ts";
 import { Recorder } from "../../src/cdp/recorder.ts";
-import { FRAME, committed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
+import { FRAME, committed, failed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
 
 const PAGE = "https://a.test/page/";
 
@@ -442,7 +442,7 @@ describe("a page's requests delivered before the Page event that caused them", (
 describe("a service worker the page registered during its load (the isolated world's report)", () => {
   const report = (payload: string): RawEvent => ({
     method: "Runtime.bindingCalled", params: { name: LCP_BINDING, payload, executionContextId: 1 },
-  } as RawEvent);
+  });
 
   it("says its own fetches were not seen; an LCP candidate or a malformed report does not", () => {
     const run = (payloads: string[]): unknown => {
@@ -480,5 +480,26 @@ describe("a service worker installing during a load", () => {
     quiet.push(version("activated"));
     for (const ev of [received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500), lifecycle("load", "L1", 100.1)]) quiet.push(ev);
     expect(quiet.poll(102.2)[0]?.page.not_seen).toEqual([]);
+  });
+});
+
+describe("an object stopped after its response began", () => {
+  it("keeps the bytes that reached the page: the response's headers and each chunk's", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("R1", `${PAGE}slow/never`, 100.03));
+    rec.push(received("R1", 100.04, response(`${PAGE}slow/never`, { encoded: 264 })));
+    for (const t of [100.05, 100.06]) {
+      rec.push({ method: "Network.dataReceived", params: { requestId: "R1", timestamp: t, dataLength: 2048, encodedDataLength: 2048 } });
+    }
+    rec.push(failed("R1", 100.8, "net::ERR_ABORTED"));
+    rec.push(lifecycle("load", "L1", 100.81));
+    const [r] = rec.poll(103);
+    const never = r?.requests.find((q) => q.url.endsWith("slow/never"));
+    expect(never?.failed).toBe(true);
+    expect(never?.encoded_bytes).toBe(264 + 4096);
   });
 });

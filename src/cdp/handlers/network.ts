@@ -118,6 +118,7 @@ export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">)
   const h = s.hopOf(ev, ev.params.requestId) ?? orphan(s, ev, ev.params.requestId);
   if (h) {
     h.bodyBytes += ev.params.dataLength;
+    h.encodedReceived = (h.encodedReceived ?? 0) + ev.params.encodedDataLength;
     activity(s, ev, h, ev.params.timestamp);
   }
   return [];
@@ -139,6 +140,10 @@ export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed"
   if (nav && h && h.end === null) {
     h.end = ev.params.timestamp;
     h.failure = ev.params.errorText || (ev.params.canceled ? "canceled" : "failed");
+    // what came before the failure was on the wire: the response's headers (its
+    // encodedDataLength, bytes received when it was reported) and the body's chunks
+    const received = (h.response?.encodedDataLength ?? 0) + (h.encodedReceived ?? 0);
+    if (received > h.encodedBytes) h.encodedBytes = Math.round(received);
     activity(s, ev, h, ev.params.timestamp);
     if (h.isMain && nav.mainFailure === null) {
       nav.mainFailure = h.failure;
