@@ -39,7 +39,9 @@ export const LCP_SCRIPT = `if (window === window.top) {
     if (r && (r.installing || r.waiting || !sw.controller)) tell();
   }).catch(() => undefined);
   if (sw) {
-    addEventListener("load", () => { for (const ms of [0, 100, 250, 450]) setTimeout(check, ms); });
+    const checks = () => { for (const ms of [0, 100, 250, 450]) setTimeout(check, ms); };
+    // run after the load event when the document was joined late (src/cdp/session.ts)
+    if (document.readyState === "complete") checks(); else addEventListener("load", checks);
     sw.ready.then(() => { if (!sw.controller) tell(); });
   }
 }`;
