@@ -51,6 +51,7 @@ def switch_recording_on(options: Page, detail: str = "full") -> None:
     """On the options page, as a user: recording on (all sites), URLs kept at ``detail``, Save."""
     # the page's script has run (and bound Save) once it has filled this in
     options.wait("document.getElementById('exp-status').textContent")
+    options.js("document.getElementById('save-log').checked = true; true")
     options.js("document.getElementById('enabled').checked = true;"
                f" document.getElementById('detail').value = {detail!r};"
                " document.getElementById('save').click(); true")

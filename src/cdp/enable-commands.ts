@@ -16,14 +16,17 @@ import type { Command, CommandParams, RawEvent } from "./raw-event.ts";
  * the candidate's time in epoch ms (performance.timeOrigin + startTime).
  *
  * The same script says when the page has a service worker that did not control its load: a
- * registration for the document that has a worker installing or waiting, or one with no
- * controller, which means the worker was registered during this load (a registration that
- * covers a URL controls its navigations once active: W3C Service Workers, "Handle Fetch").
+ * registration for the document that has a worker installing or waiting, or one that did not
+ * handle the navigation (its Navigation Timing `workerStart` is 0), which means the worker was
+ * registered during this load (a registration that covers a URL controls its navigations once
+ * active: W3C Service Workers, "Handle Fetch"; one that calls `clients.claim()` controls the page
+ * soon after, so the controller alone does not tell).
  * Its script and precache are fetched on the worker's own target, which chrome.debugger cannot
  * enable (its session takes no command: AUTO_ATTACH), so the record declares them not seen.
- * Checked at the load event and 100, 250 and 450 ms later (a page that registers from its own load
- * handler; the first look-up of a new profile's registrations may take that long), and when a
- * worker becomes ready for an uncontrolled page; reported once, payload `{"sw": true}`.
+ * Checked at the load event and 0.1, 0.25, 0.45, 1 and 1.8 s later (a page that registers from
+ * its own load handler; everyday records wait 2 s of quiet, the lab's 0.5 s); reported once,
+ * payload `{"sw": true}`. (`navigator.serviceWorker.ready` throws NotSupportedError outside the
+ * main world, Chromium 156; `getRegistration()` answers there.)
  */
 export const LCP_BINDING = "__protolensLcp";
 export const LCP_WORLD = "protolens";
@@ -35,14 +38,14 @@ export const LCP_SCRIPT = `if (window === window.top) {
   const sw = navigator.serviceWorker;
   let told = false;
   const tell = () => { if (!told) report(JSON.stringify({ sw: told = true })); };
+  const nav = performance.getEntriesByType("navigation")[0];
   const check = () => sw.getRegistration().then((r) => {
-    if (r && (r.installing || r.waiting || !sw.controller)) tell();
+    if (r && (r.installing || r.waiting || (nav ? nav.workerStart === 0 : !sw.controller))) tell();
   }).catch(() => undefined);
   if (sw) {
-    const checks = () => { for (const ms of [0, 100, 250, 450]) setTimeout(check, ms); };
+    const checks = () => { for (const ms of [0, 100, 250, 450, 1000, 1800]) setTimeout(check, ms); };
     // run after the load event when the document was joined late (src/cdp/session.ts)
     if (document.readyState === "complete") checks(); else addEventListener("load", checks);
-    sw.ready.then(() => { if (!sw.controller) tell(); });
   }
 }`;
 

@@ -100,7 +100,10 @@ export class Recorder {
   /** A late navigation waits for the page's Navigation Timing (the adapter relays it after load). */
   get wantsNavigationTiming(): boolean {
     const nav = this.s.nav;
-    return nav !== null && nav.late !== null && nav.zeroWall === null;
+    if (nav === null || nav.late === null) return false;
+    // relayed once before the document's end (session.ts afterAttach): once more for that end
+    const main = nav.current(nav.mainKey);
+    return nav.zeroWall === null || (main?.fromTiming != null && main.end === null);
   }
 
   /** Joined at a replayed commit of a document whose load event was replayed too: it loaded

@@ -91,6 +91,9 @@ export class TabSession {
    * already had its load event before the attach, so its relay runs now. */
   *afterAttach(committed: boolean): Flow {
     if (committed && this.recorder.joinedAfterLoad) yield* this.relayMetrics();
+    // still loading: its Navigation Timing now as well, so a document left before its load (a
+    // redirect by script) is still recorded; the relay after load completes it
+    else if (committed && this.recorder.wantsNavigationTiming) yield* this.relayNavigationTiming();
   }
 
   /** Feeds one event; yields its records, then what the event asks for (a child's enable, the

@@ -198,6 +198,9 @@ export class TabState {
       reasons: incompleteReasons(nav, aborted),
       notSeen: [
         ...nav.blind,
+        // joined at a commit already made: the document's first requests may have gone out
+        // before the domains were on (a response joined late still precedes its subresources)
+        ...(nav.late === "commit" ? ["requests_before_attach" as const] : []),
         ...([...nav.currentHops()].some((h) => h.workerScript === true && h.end === null) ? ["shared_worker_fetches" as const] : []),
       ],
     })];

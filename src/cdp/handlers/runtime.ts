@@ -58,10 +58,14 @@ export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled"
 function lateTiming(s: TabState, payload: string): void {
   const nav = s.nav;
   const t = parseNavTiming(payload);
-  if (!nav?.late || nav.zeroWall !== null || nav.navStart === null || t === null || t.loaderId !== nav.loaderId ||
-      !isHttp(t.url)) return;
-  nav.zeroWall = t.timeOrigin / 1000;
+  if (!nav?.late || nav.navStart === null || t === null || t.loaderId !== nav.loaderId || !isHttp(t.url)) return;
   const main = nav.current(nav.mainKey);
+  if (nav.zeroWall !== null) {
+    // relayed again after load: the document's end, if the first relay came before it
+    if (main?.fromTiming && main.end === null && t.responseEnd > 0) endFromTiming(main, t, nav.navStart);
+    return;
+  }
+  nav.zeroWall = t.timeOrigin / 1000;
   if (main) endFromTiming(main, t, nav.navStart);
   else if (nav.late === "commit") nav.requests.set(nav.mainKey, [hopFromTiming(t, nav.frameId, nav.navStart)]);
 }
