@@ -142,7 +142,12 @@ export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed"
     h.failure = ev.params.errorText || (ev.params.canceled ? "canceled" : "failed");
     // what came before the failure was on the wire: the response's headers (its
     // encodedDataLength, bytes received when it was reported) and the body's chunks
-    const received = (h.response?.encodedDataLength ?? 0) + (h.encodedReceived ?? 0);
+    // (HTTP/1.1 chunks come with encodedDataLength 0, Chromium 156: without a content
+    // encoding the body's bytes are the wire's)
+    const headers = h.response?.headers ?? {};
+    const encoded = Object.keys(headers).some((k) => k.toLowerCase() === "content-encoding");
+    const body = encoded ? (h.encodedReceived ?? 0) : Math.max(h.encodedReceived ?? 0, h.bodyBytes);
+    const received = (h.response?.encodedDataLength ?? 0) + body;
     if (received > h.encodedBytes) h.encodedBytes = Math.round(received);
     activity(s, ev, h, ev.params.timestamp);
     if (h.isMain && nav.mainFailure === null) {
