@@ -85,13 +85,23 @@ class Watch:
         return True
 
 
+def sockets(tb: Any) -> list[str]:
+    """The client's TCP sockets to port 443 (``ss -tni``: queues, cwnd, unacked), for a stall."""
+    p = subprocess.run(tb.exec_argv(["ss", "-tniH", "dport", "=", ":443"]), capture_output=True,
+                       text=True, timeout=10)
+    return [" ".join(line.split()) for line in p.stdout.splitlines()][:12]
+
+
 def probe(tb: Any, udd: Path, url: str, wait_s: float) -> dict[str, Any]:
     p = subprocess.run(tb.exec_argv([sys.executable, str(PROBE), str(udd), url, f"{wait_s:.2f}"]),
                        capture_output=True, text=True, timeout=wait_s + 30)
     try:
-        return dict(json.loads(p.stdout))
+        out = dict(json.loads(p.stdout))
     except ValueError:
-        return {"error": f"probe: {p.stderr.strip()[-300:]}"}
+        out = {"error": f"probe: {p.stderr.strip()[-300:]}"}
+    if not out.get("state", {}).get("led"):
+        out["sockets"] = sockets(tb)
+    return out
 
 
 def spec(tb: Any, target: Any, arm: Arm, extension: str, udd: str = "") -> LaunchSpec:
