@@ -104,19 +104,26 @@ def probe(tb: Any, udd: Path, url: str, wait_s: float) -> dict[str, Any]:
     return out
 
 
-def spec(tb: Any, target: Any, arm: Arm, extension: str, udd: str = "") -> LaunchSpec:
+def spec(tb: Any, target: Any, arm: Arm, extension: str, extra: list[str],
+         udd: str = "") -> LaunchSpec:
     return LaunchSpec(chromium=CHROMIUM, user_data_dir=udd, extension_dir=extension, arm=arm,
                       origins=target.origins, spki=[tb.state.spki], host_rules=tb.host_rules(),
-                      extra=["--remote-debugging-port=0"])
+                      extra=["--remote-debugging-port=0", *extra])
+
+
+def netlog(scratch: Path) -> list[str]:
+    """Chromium's NetLog of the load (a diagnosis: where the requests that were never sent
+    are waiting)."""
+    return [f"--log-net-log={scratch / 'netlog.json'}", "--net-log-capture-mode=Default"]
 
 
 def plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
-          watch: Callable[[Path], Watch]) -> Watch:
+          watch: Callable[[Path], Watch], extra: list[str]) -> Watch:
     """No extension: the same flags, navigating ``start_s`` after launch (as the lab extension
     does once the host has answered: recorder_overhead_testbed.py)."""
     udd = scratch / "profile"
     seed_preferences(udd)
-    argv = [a for a in command_line(spec(tb, target, arm, "", str(udd)))
+    argv = [a for a in command_line(spec(tb, target, arm, "", extra, str(udd)))
             if "extension" not in a][:-1]
     w = watch(udd)
     at_ms = round((w.launched + start_s) * 1000)
@@ -134,7 +141,8 @@ def plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
 
 
 def recorded(tb: Any, target: Any, arm: Arm, scratch: Path, db: Path, extension: Path,
-             visual: bool, watch: Callable[[Path], Watch]) -> tuple[Watch, bool | None]:
+             visual: bool, watch: Callable[[Path], Watch],
+             extra: list[str]) -> tuple[Watch, bool | None]:
     """The lab path (browser/launch.py run_load); returns the watch and whether the record was
     stored (None: the page did not load)."""
     load_id = str(uuid.uuid4())
@@ -149,8 +157,9 @@ def recorded(tb: Any, target: Any, arm: Arm, scratch: Path, db: Path, extension:
         since.append(time.monotonic())
         return bool(stored_ids(db, load_id)) or time.monotonic() - since[0] > RECORD_S
 
-    run_load(spec(tb, target, arm, str(extension)), scratch=scratch, db=db, navigate=[target.url],
-             context={"load_id": load_id}, done=done, timeout_s=NO_REQUEST_S + 60,
+    run_load(spec(tb, target, arm, str(extension), extra), scratch=scratch, db=db,
+             navigate=[target.url], context={"load_id": load_id}, done=done,
+             timeout_s=NO_REQUEST_S + 60,
              prefix=tb.exec_argv(), quiet_ms=LAB_QUIET_MS, visual=visual)
     return w, (bool(stored_ids(db, load_id)) if w.outcome == "loaded" else None)
 
@@ -179,7 +188,10 @@ def run_batch(args: argparse.Namespace,
             starts: list[float] = []
             for i in range(args.loads):
                 for which in (("recorded", "plain") if i % 2 == 0 else ("plain", "recorded")):
+                    if args.only not in (None, which):
+                        continue
                     scratch = work / f"{which}-{i}"
+                    extra = netlog(scratch) if args.netlog else []
                     tb.flush_tcp_metrics()
 
                     def watch(udd: Path) -> Watch:
@@ -189,10 +201,10 @@ def run_batch(args: argparse.Namespace,
                     stored = None
                     if which == "plain":
                         w = plain(tb, target, arm, scratch, statistics.median(starts)
-                                  if starts else FIRST_START_S, watch)
+                                  if starts else FIRST_START_S, watch, extra)
                     else:
                         w, stored = recorded(tb, target, arm, scratch, work / "bench.db", ext,
-                                             visual, watch)
+                                             visual, watch, extra)
                         if w.requested is not None:
                             starts.append(w.requested - w.launched)
                     row = {"batch": batch, "page": args.page, "profile": args.profile,
@@ -205,6 +217,8 @@ def run_batch(args: argparse.Namespace,
                         args.keep.mkdir(parents=True, exist_ok=True)
                         keep = args.keep / f"{batch}-{which}-{i}.log"
                         shutil.copy(scratch / "chromium.log", keep)
+                        if args.netlog:
+                            shutil.copy(scratch / "netlog.json", keep.with_suffix(".netlog.json"))
                         row["kept"] = str(keep)
                     with args.out.open("a") as out:
                         out.write(json.dumps(row) + "\n")

@@ -111,6 +111,9 @@ def main() -> int:
     run.add_argument("--stall-s", type=float, default=20.0)
     run.add_argument("--out", type=Path, required=True, help="JSON lines, appended")
     run.add_argument("--keep", type=Path, help="copy each stalled load's browser log here")
+    run.add_argument("--only", choices=("recorded", "plain"), help="one arm only (a diagnosis)")
+    run.add_argument("--netlog", action="store_true",
+                     help="each load writes Chromium's NetLog, kept with a stalled load's log")
     summ = sub.add_parser("summary", help="stall rates of one or more --out files")
     summ.add_argument("files", type=Path, nargs="+")
     args = ap.parse_args()
