@@ -26,6 +26,7 @@ import pyarrow.parquet as pq  # noqa: E402
 
 from protolens.collector.client import upload  # noqa: E402
 from protolens.share.bundle import TABLES, read_bundle  # noqa: E402
+from scripts.devkit.bundle_forge import reid  # noqa: E402
 from scripts.devkit.collector import bundle_bytes, running_collector  # noqa: E402
 from scripts.devkit.store_builder import ingest_all, lab_record  # noqa: E402
 
@@ -44,7 +45,9 @@ def main() -> int:
                                    i, 1000.0 + i, n_requests=args.requests)
                         for i in range(args.navigations)))
         paths = [tmp / f"b{i}.tar" for i in range(args.bundles * args.rounds)]
-        bodies = [bundle_bytes(db, p, cid=f"{i:032x}") for i, p in enumerate(paths)]
+        bundle_bytes(db, tmp / "base.tar")
+        # a navigation is stored once: each bundle carries the loads under ids of its own
+        bodies = [reid(tmp / "base.tar", p, f"b{i}") for i, p in enumerate(paths)]
         rows = sum(read_bundle(paths[0]).manifest["tables"][t]["rows"] for t in TABLES)
         print(f"{args.bundles} bundles per round x {args.rounds} rounds; each bundle "
               f"{args.navigations} navigations, {rows} rows, {len(bodies[0]) / 1e6:.2f} MB")

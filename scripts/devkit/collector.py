@@ -24,6 +24,8 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from protolens.collector.client import manifest_of
+from protolens.collector.tags import HEADER, tag, tag_key
 from protolens.share import export
 from protolens.store import open_ro
 from scripts.devkit.store_builder import ingest_all, lab_record
@@ -119,6 +121,24 @@ class Collector:
         self.proc.send_signal(signal.SIGKILL)
         self.proc.wait(10)
 
+    def workers(self) -> list[int]:
+        """The worker processes of a ``--workers N`` collector (uvicorn's spawned children)."""
+        assert self.proc is not None
+        pid = self.proc.pid
+        try:
+            kids = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        except OSError:
+            return []
+        out = []
+        for kid in kids:
+            try:
+                cmd = Path(f"/proc/{kid}/cmdline").read_bytes()
+            except OSError:
+                continue
+            if b"spawn_main" in cmd and b"resource_tracker" not in cmd:
+                out.append(int(kid))
+        return out
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
@@ -160,3 +180,15 @@ def bundle_bytes(db: Path, out: Path, cid: str = "ab" * 16) -> bytes:
         conn.close()
     export.write(built, out, NOW)
     return out.read_bytes()
+
+
+def upload_headers(token: str | None, body: bytes, ctype: str = "application/x-tar"
+                   ) -> dict[str, str]:
+    """What ``contribute`` sends with ``body``: the token and the bundle's tag."""
+    headers = {"Content-Type": ctype}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+        manifest = manifest_of(body)
+        if manifest is not None:
+            headers[HEADER] = tag(tag_key(token), manifest)
+    return headers

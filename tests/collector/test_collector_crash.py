@@ -1,6 +1,7 @@
 """``kill -9`` of the collector while uploads are under way: the clients retry (the same bytes)
 against the restarted collector; every acknowledged bundle is stored exactly once, no partial or
-unacknowledged file is left in the dataset, and ``collector verify`` is clean."""
+unacknowledged file is left in the dataset, ``collector verify`` is clean, and the killed
+process's staging folder is swept once its lease has run out."""
 
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ from scripts.devkit.collector import bundle_bytes, cli, running_collector, small
 
 
 def test_kill9_during_uploads(tmp_path: Path) -> None:
-    db = small_store(tmp_path / "s.db", n=40)
     paths = [tmp_path / f"{i}.tar" for i in range(30)]
-    bodies = [bundle_bytes(db, p, cid=f"{i:032x}") for i, p in enumerate(paths)]
+    bodies = [bundle_bytes(small_store(tmp_path / f"s{i}.db", seed=i + 1, n=40), p,
+                           cid=f"{i:032x}") for i, p in enumerate(paths)]
     sums = [read_bundle(p).checksum for p in paths]
-    with running_collector(tmp_path) as c:
+    with running_collector(tmp_path, "--lease", "2") as c:
         token = c.token("vol-1")
         acked = threading.Event()
 
@@ -54,4 +55,9 @@ def test_kill9_during_uploads(tmp_path: Path) -> None:
         files = dataset_files(c.data)
         assert len(files) == 4 * 30 and all(f.endswith(".parquet") for f in files)
         assert cli("collector", "verify", "--data", str(c.data)).returncode == 0
-        assert list((c.data / "tmp").iterdir()) == []
+        # the killed process's folder goes once its 2 s lease has run out and a sweep ran
+        deadline = time.monotonic() + 15
+        while [p for p in (c.data / "tmp").rglob("*") if p.is_file()] and \
+                time.monotonic() < deadline:
+            time.sleep(0.5)
+        assert [p for p in (c.data / "tmp").rglob("*") if p.is_file()] == []

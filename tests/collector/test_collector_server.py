@@ -15,18 +15,23 @@ import pytest
 
 from protolens.collector.dataset import dataset_files
 from protolens.share.bundle import read_bundle
-from scripts.devkit.collector import Collector, bundle_bytes, cli, running_collector, small_store
+from scripts.devkit.collector import (
+    Collector,
+    bundle_bytes,
+    cli,
+    running_collector,
+    small_store,
+    upload_headers,
+)
 from tests.collector import tampered
 
 CT = "application/x-tar"
 
 
 def post(c: Collector, body: bytes, token: str | None, ctype: str = CT) -> httpx.Response:
-    headers = {"Content-Type": ctype}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    return httpx.post(c.url + "/v1/bundles", content=body, headers=headers, verify=c.ctx(),
-                      timeout=60)
+    return httpx.post(c.url + "/v1/bundles", content=body, headers=upload_headers(token, body,
+                                                                                   ctype),
+                      verify=c.ctx(), timeout=60)
 
 
 def catalog_rows(c: Collector) -> list[tuple[str, str]]:
@@ -40,7 +45,8 @@ def catalog_rows(c: Collector) -> list[tuple[str, str]]:
 def nothing_written(c: Collector) -> None:
     assert dataset_files(c.data) == []
     assert catalog_rows(c) == []
-    assert list((c.data / "tmp").glob("*")) == [] if (c.data / "tmp").exists() else True
+    assert [p for p in (c.data / "tmp").rglob("*") if p.is_file()] == []  # the writer's own
+    # folder holds no upload and no staged file either
 
 
 def test_upload_stored_once_then_idempotent(tmp_path: Path) -> None:
@@ -56,7 +62,7 @@ def test_upload_stored_once_then_idempotent(tmp_path: Path) -> None:
         assert again.status_code == 200 and again.json()["status"] == "already stored"
         assert catalog_rows(c) == [(checksum, "vol-1")]
         files = dataset_files(c.data)
-        assert len(files) == 4 and all(f"/{checksum}.parquet" in f for f in files)
+        assert len(files) == 4 and all(f"/{checksum}-" in f for f in files)
         assert {f.split("/")[0] for f in files} == {"table=navigations", "table=requests",
                                                     "table=connections", "table=hosts"}
         assert cli("collector", "verify", "--data", str(c.data)).returncode == 0
@@ -117,8 +123,8 @@ def test_every_refusal_writes_nothing(tmp_path: Path) -> None:
 
 
 def test_rate_limit_429(tmp_path: Path) -> None:
-    db = small_store(tmp_path / "s.db")
-    bodies = [bundle_bytes(db, tmp_path / f"{i}.tar") for i in range(3)]
+    bodies = [bundle_bytes(small_store(tmp_path / f"s{i}.db", seed=i + 1), tmp_path / f"{i}.tar")
+              for i in range(3)]
     with running_collector(tmp_path, "--rate", "1", "--burst", "2") as c:
         token = c.token("vol-1")
         codes = [post(c, b, token).status_code for b in bodies]
@@ -129,9 +135,9 @@ def test_rate_limit_429(tmp_path: Path) -> None:
 
 
 def test_twenty_concurrent_uploads(tmp_path: Path) -> None:
-    db = small_store(tmp_path / "s.db")
-    bodies = [bundle_bytes(db, tmp_path / f"{i}.tar", cid=f"{i:032x}") for i in range(20)]
-    with running_collector(tmp_path) as c:
+    bodies = [bundle_bytes(small_store(tmp_path / f"s{i}.db", seed=i + 1), tmp_path / f"{i}.tar",
+                           cid=f"{i:032x}") for i in range(20)]
+    with running_collector(tmp_path, "--max-uploads", "20") as c:
         tokens = [c.token(f"vol-{i % 4}") for i in range(4)]
         with ThreadPoolExecutor(20) as pool:
             resps = list(pool.map(lambda i: post(c, bodies[i], tokens[i % 4]), range(20)))
@@ -209,8 +215,31 @@ def test_start_up_sweeps_what_a_crash_left(tmp_path: Path) -> None:
     assert cli("collector", "verify", "--data", str(c.data), check=False).returncode == 1
     c.start()
     try:
-        assert not orphan.exists() and list((c.data / "tmp").iterdir()) == []
+        live = [p for p in (c.data / "tmp").iterdir()]  # only the new process's own folder
+        assert not orphan.exists() and len(live) == 1 and live[0].is_dir()
+        assert [p for p in live[0].rglob("*") if p.is_file()] == []
         assert dataset_files(c.data) == kept
         assert cli("collector", "verify", "--data", str(c.data)).returncode == 0
     finally:
         c.stop()
+
+
+def test_two_tokens_same_navigations(tmp_path: Path) -> None:
+    """The same navigations under two tokens (the same bundle, and a re-export with the same
+    ids): the second token is refused with 409 that names nobody; ``status`` counts the
+    refusals and ``verify`` names them."""
+    db = small_store(tmp_path / "s.db")
+    body = bundle_bytes(db, tmp_path / "a.tar", cid="0a" * 16)
+    again = bundle_bytes(db, tmp_path / "b.tar", cid="0b" * 16)  # same ids, other checksum
+    with running_collector(tmp_path) as c:
+        first, second = c.token("vol-1"), c.token("vol-2")
+        assert post(c, body, first).status_code == 201
+        for b in (body, again):
+            r = post(c, b, second)
+            assert r.status_code == 409 and "vol-1" not in r.text, r.text
+            assert "6 of its navigations are stored already" in r.json()["error"]
+        assert post(c, body, first).json()["status"] == "already stored"
+        status = json.loads(cli("collector", "status", "--data", str(c.data), "--json").stdout)
+        assert status["bundles"] == 1 and status["refused_duplicates"] == 2
+        out = cli("collector", "verify", "--data", str(c.data)).stdout
+        assert out.count("refused: bundle") == 2 and "from vol-2" in out and "by vol-1" in out

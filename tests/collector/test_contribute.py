@@ -9,6 +9,8 @@ import sqlite3
 import time
 from pathlib import Path
 
+import pytest
+
 from protolens.collector.settings import ContributeSettings, load, save
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
@@ -76,3 +78,78 @@ def test_contribute_errors(tmp_path: Path) -> None:
     assert res.returncode == 2 and "https" in res.stderr
     res = cli("contribute", env=env, check=False)
     assert res.returncode == 2 and "--to" in res.stderr
+
+
+def test_certificate_failure_is_final(tmp_path: Path) -> None:
+    """An untrusted certificate is not a network hiccup: one try, no back-off, and the
+    message says what to do (it was tried 6 times with back-off)."""
+    from protolens.collector.client import UploadError, upload
+
+    body = b"irrelevant: the handshake fails first"
+    slept: list[float] = []
+    with running_collector(tmp_path) as c:
+        try:
+            upload(c.url, "plc_" + "z" * 43, body, sleep=slept.append)
+        except UploadError as exc:
+            message = str(exc)
+        else:
+            raise AssertionError("an untrusted certificate was accepted")
+        assert slept == [] and "certificate is not trusted" in message and "--ca-cert" in message
+        assert "z" * 43 not in message
+        db = small_store(tmp_path / "s.db")
+        res = cli("contribute", "--to", c.url, "--token", "plc_" + "z" * 43,
+                  env={"PROTOLENS_DB": str(db), "XDG_DATA_HOME": str(tmp_path / "xdg"),
+                       "PROTOLENS_CA_CERT": ""}, check=False)
+        assert res.returncode == 2 and "certificate is not trusted" in res.stderr
+        assert "gave up after" not in res.stderr
+
+
+def test_contribute_files_are_the_users_only(tmp_path: Path) -> None:
+    db = small_store(tmp_path / "s.db")
+    home = tmp_path / "xdg" / "protolens"
+    with running_collector(tmp_path) as c:
+        env = {"PROTOLENS_DB": str(db), "XDG_DATA_HOME": str(tmp_path / "xdg"),
+               "PROTOLENS_CA_CERT": str(c.ca)}
+        res = cli("contribute", "--to", c.url, "--token", "plc_" + "y" * 43, env=env,
+                  check=False)  # refused: the bundle stays pending
+        assert res.returncode == 2
+        save(home, ContributeSettings(False, c.url, "plc_" + "y" * 43))
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (home / "contribute").iterdir()}
+    assert (home / "contribute").stat().st_mode & 0o777 == 0o700
+    assert modes == {"lock": 0o600, "pending.json": 0o600, "pending.tar": 0o600,
+                     "settings.json": 0o600}, modes
+
+
+def test_a_backlog_goes_as_several_bundles(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                           ) -> None:
+    """More than one bundle's worth waiting (here the budget is made small: 20 kB of tables,
+    windows from 8 navigations): each bundle fits, each is accepted before the next is built,
+    and every navigation arrives once."""
+    from protolens.collector import contribute
+
+    monkeypatch.setattr(contribute, "MAX_BUNDLE_BYTES", 20_000)
+    monkeypatch.setattr(contribute, "FIRST_WINDOW", 8)
+    db = tmp_path / "s.db"
+    ingest_all_spread(db, 30)
+    with running_collector(tmp_path) as c:
+        token = c.token("vol-1")
+        target = contribute.Target(c.url, token, c.ca)
+        home = tmp_path / "home"
+        receipt = contribute.run_once(db, home, target)
+        assert receipt["status"] == "stored" and receipt["bundles_sent"] >= 3, receipt
+        assert contribute.run_once(db, home, target)["status"] == "nothing new"
+        status = json.loads(cli("collector", "status", "--data", str(c.data), "--json").stdout)
+        assert status["navigations_rows"] == 30 and status["bundles"] == receipt["bundles_sent"]
+        assert status["refused_duplicates"] == 0
+        for tar in (c.data / "dataset").rglob("table=navigations/*/*.parquet"):
+            assert tar.stat().st_size < 20_000
+
+
+def ingest_all_spread(db: Path, n: int) -> None:
+    """``n`` loads stored one per second apart (a backlog with distinct ingest times)."""
+    conn = open_rw(db, time.time() * 1000)
+    for i in range(n):
+        ingest(conn, parse_record(lab_record(70_000 + i, "camp", "p", "c", "h2", i, 900.0 + i,
+                                             n_requests=20, source="experiment")), {},
+               NOW_MS + 1000 * i)
+    conn.close()

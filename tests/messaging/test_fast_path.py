@@ -109,3 +109,25 @@ def test_a_fast_path_bug_costs_speed_not_the_reply(
         reply = d.handle(frame(make_record(3)), NOW)
     assert reply["type"] == "ack"
     assert "fast path failed" in caplog.text
+
+
+
+@pytest.mark.parametrize("where", ["record", "page", "extra", "msg_id"])
+def test_deep_nesting_is_one_error_line_without_a_traceback(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture, where: str) -> None:
+    """JSON nested 1,000 deep anywhere in a record message: one error reply, no traceback in
+    the log (msgspec refuses a typed field's wrong shape before it recurses; the reference
+    path's json.loads stops at the recursion limit), and the host goes on."""
+    rec = make_record(3)
+    rec["page"]["zz"] = "PAGE"
+    rec["zz"] = "EXTRA"
+    text = json.dumps({"type": "record", "schema": 1, "msg_id": "MSG", "record": rec})
+    marker = {"record": json.dumps(rec), "page": '"PAGE"', "extra": '"EXTRA"',
+              "msg_id": '"MSG"'}[where]
+    deep = text.replace(marker, "[" * 1000 + "]" * 1000, 1).encode()
+    d = Dispatcher(SqliteSink(open_rw(tmp_path / "p.db", now_ms=NOW)))
+    with caplog.at_level(logging.DEBUG, logger="protolens.host"):
+        reply = d.handle(deep, NOW)
+    assert reply["type"] == "error" and "recursion" in reply["error"], reply
+    assert [r for r in caplog.records if r.exc_info] == []
+    assert d.handle(frame(make_record(3)), NOW)["type"] == "ack"

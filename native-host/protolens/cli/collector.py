@@ -16,6 +16,7 @@ from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.collector import dataset
 from protolens.collector.layout import CATALOG
+from protolens.collector.tags import tag_key
 from protolens.collector.tokens import make_token, token_hash, valid_name
 from protolens.store import Connection, StoreError
 from protolens.store import collector as catalog
@@ -59,23 +60,39 @@ def _listen(text: str) -> tuple[str, int]:
               help="Certificate chain (PEM) for HTTPS.")
 @click.option("--tls-key", type=click.Path(dir_okay=False, exists=True, path_type=Path),
               help="Private key (PEM) for HTTPS.")
-@click.option("--max-bytes", type=click.IntRange(1024), default=64 << 20, show_default=True,
+@click.option("--max-bytes", type=click.IntRange(1024), default=8 << 20, show_default=True,
               help="Largest upload, bytes.")
-@click.option("--max-uncompressed", type=click.IntRange(1024), default=512 << 20,
-              show_default=True, help="Largest uncompressed size a bundle may declare, bytes.")
+@click.option("--max-uncompressed", type=click.IntRange(1024), default=64 << 20,
+              show_default=True, help="Largest size a bundle may declare or decode to, bytes.")
 @click.option("--rate", type=click.FloatRange(0), default=60.0, show_default=True,
               help="Uploads per minute per token (burst: --burst).")
 @click.option("--burst", type=click.IntRange(1), default=30, show_default=True,
               help="Uploads a token may send at once before --rate applies.")
+@click.option("--workers", type=click.IntRange(1, 64), default=1, show_default=True,
+              help="Worker processes (each its own writer; any number of serve processes may "
+                   "share --data).")
+@click.option("--max-uploads", type=click.IntRange(1), default=8, show_default=True,
+              help="Uploads one process receives at once; 503 with Retry-After past it.")
+@click.option("--max-connections", type=click.IntRange(16), default=1000, show_default=True,
+              help="Open connections per process; past it the oldest idle one is closed.")
+@click.option("--header-timeout", type=click.FloatRange(0.1), default=10.0, show_default=True,
+              help="Seconds a request's header may take.")
+@click.option("--body-timeout", type=click.FloatRange(0.1), default=10.0, show_default=True,
+              help="Seconds an upload's body may pause (408 past it).")
+@click.option("--lease", "lease_s", type=click.FloatRange(1), default=30.0, show_default=True,
+              help="Seconds a process's writer lease lasts without renewal.")
 def serve_cmd(data: Path, listen: str, tls_cert: Path | None, tls_key: Path | None,
-              max_bytes: int, max_uncompressed: int, rate: float, burst: int) -> None:
+              max_bytes: int, max_uncompressed: int, rate: float, burst: int, workers: int,
+              max_uploads: int, max_connections: int, header_timeout: float,
+              body_timeout: float, lease_s: float) -> None:
     """Accept bundle uploads over HTTPS (HTTP without --tls-cert/--tls-key: loopback tests only).
 
     Example: protolens collector serve --data DIR --tls-cert c.pem --tls-key k.pem
     """
-    from protolens.collector.app import Settings
+    from protolens.collector.connguard import ConnLimits
     from protolens.collector.limits import Limits
     from protolens.collector.serve import run
+    from protolens.collector.settings_serve import Settings
 
     if (tls_cert is None) != (tls_key is None):
         raise UserError("give both --tls-cert and --tls-key, or neither")
@@ -84,9 +101,11 @@ def serve_cmd(data: Path, listen: str, tls_cert: Path | None, tls_key: Path | No
         raise UserError(f"--listen {listen}: plain HTTP only on loopback; give --tls-cert and "
                         "--tls-key to listen elsewhere")
     settings = Settings(data, Limits(max_bytes=max_bytes, max_uncompressed=max_uncompressed),
-                        per_minute=rate, burst=burst)
+                        per_minute=rate, burst=burst, max_uploads=max_uploads, lease_s=lease_s,
+                        body_timeout_s=body_timeout,
+                        connections=ConnLimits(max_connections, header_timeout))
     try:
-        run(settings, host, port, tls_cert, tls_key)
+        run(settings, host, port, tls_cert, tls_key, workers)
     except StoreError as exc:
         raise UserError(str(exc)) from None
 
@@ -111,7 +130,8 @@ def token_add(name: str, data: Path) -> None:
         raise UserError(f"{name!r}: use letters, digits, '.', '_', '-' (at most 64)")
     token = make_token(secrets.token_bytes(32))
     with _catalog(data, write=True) as conn:
-        if not catalog.add_token(conn, name, token_hash(token), time.time() * 1000):
+        if not catalog.add_token(conn, name, token_hash(token), time.time() * 1000,
+                                 tag_key(token).hex()):
             raise UserError(f"{name}: a token with this name exists (revoke it or pick another)")
     click.echo(token)
     click.echo(f"token for {name}: give it to the contributor; it is not shown again",
@@ -163,21 +183,40 @@ def status_cmd(data: Path, fmt: str) -> None:
 @output_options
 def verify_cmd(data: Path, fmt: str) -> None:
     """Re-check every dataset file against the catalog (SHA-256, rows; nothing missing or
-    extra). Exit code 1 if anything is wrong.
+    extra), every bundle tag, and that no navigation is stored twice; list the uploads refused
+    as duplicates and the near-duplicates flagged. Exit code 1 if anything is wrong.
 
     Example: protolens collector verify --data DIR
     """
+    from protolens.collector.verify import verify
+    from protolens.store import collector_leases as leases
+
+    listed = dataset.dataset_files(data)  # before the catalog is read (verify.py says why)
     with _catalog(data, write=False) as conn:
         bundles = catalog.all_bundles(conn)
-    problems = dataset.verify(data, bundles)
+        keys = catalog.tag_keys(conn)
+        migrated = catalog.has_table(conn, "refusals")
+        refused = leases.refusals(conn) if migrated else []
+        flagged = leases.flags(conn) if migrated else []
+    problems, untagged = verify(data, bundles, keys, listed)
     files = sum(len(b.files) for b in bundles)
     if fmt == "json":
-        emit({"bundles": len(bundles), "files": files, "problems": problems}, fmt)
+        emit({"bundles": len(bundles), "files": files, "untagged_bundles": untagged,
+              "problems": problems, "refused_duplicates": refused, "near_duplicates": flagged},
+             fmt)
     else:
         for p in problems:
             click.echo(p)
+        for r in refused:
+            click.echo(f"refused: bundle {r['checksum']} from {r['contributor']}: {r['ids']} "
+                       f"navigations stored already by {r['other_contributor']} (first "
+                       f"{r['first_id']})")
+        for f in flagged:
+            click.echo(f"near-duplicate: navigation {f['navigation_id']} of {f['contributor']} "
+                       f"repeats {f['of_id']} (same page and timings)")
         click.echo(f"{len(bundles)} bundles, {files} files: "
-                   + ("ok" if not problems else f"{len(problems)} problems"))
+                   + ("ok" if not problems else f"{len(problems)} problems")
+                   + (f"; {untagged} bundles without a tag" if untagged else ""))
     if problems:
         sys.exit(1)
 

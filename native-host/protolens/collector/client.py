@@ -1,13 +1,17 @@
-"""The volunteer's side of an upload (adapter): POST one bundle to a collector over HTTPS, with
-exponential back-off and jitter on network errors, 5xx and 429 (honouring ``Retry-After``, RFC
-9110 section 10.2.3); any other refusal is final. The same bytes are sent on every try, so a
-retry after a lost answer is recognised by the collector as the same bundle (same checksum).
+"""The volunteer's side of an upload (adapter): POST one bundle to a collector over HTTPS, tagged
+with the token's key (``tags.py``), with exponential back-off and jitter on network errors, 5xx
+and 429 (honouring ``Retry-After``, RFC 9110 section 10.2.3); any other refusal is final, and so
+is a certificate the client does not trust (trying again cannot change the certificate). The
+same bytes are sent on every try, so a retry after a lost answer is recognised by the collector
+as the same bundle (same checksum).
 """
 
 from __future__ import annotations
 
+import io
 import random
 import ssl
+import tarfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,7 +19,9 @@ from typing import Any
 
 import httpx
 
+from protolens.collector.tags import HEADER, tag, tag_key
 from protolens.collector.wire import CONTENT_TYPE
+from protolens.share.bundle import MANIFEST
 
 UPLOAD_PATH = "/v1/bundles"
 
@@ -42,13 +48,36 @@ def ssl_context(ca_cert: Path | None) -> ssl.SSLContext:
     return ssl.create_default_context(cafile=str(ca_cert))
 
 
+def manifest_of(body: bytes) -> bytes | None:
+    """The manifest.json member of a bundle's bytes (None if there is none to read)."""
+    try:
+        with tarfile.open(fileobj=io.BytesIO(body), mode="r:") as tar:
+            member = tar.extractfile(MANIFEST)
+            return member.read() if member is not None else None
+    except (tarfile.TarError, KeyError, OSError):
+        return None
+
+
+def _certificate_failure(exc: BaseException) -> ssl.SSLCertVerificationError | None:
+    """The certificate verification error behind a transport error, if that is what it is."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def upload(url: str, token: str, body: bytes, *, ca_cert: Path | None = None,
            backoff: Backoff = Backoff(), sleep: Callable[[float], None],
            timeout_s: float = 60.0) -> dict[str, Any]:
-    """Upload ``body``; the collector's receipt. Raises ``UploadError`` (never with the token
-    in its message)."""
+    """Upload ``body``, tagged; the collector's receipt. Raises ``UploadError`` (never with the
+    token in its message)."""
     target = url.rstrip("/") + UPLOAD_PATH
     headers = {"Authorization": f"Bearer {token}", "Content-Type": CONTENT_TYPE}
+    manifest = manifest_of(body)
+    if manifest is not None:
+        headers[HEADER] = tag(tag_key(token), manifest)
     last = ""
     with httpx.Client(verify=ssl_context(ca_cert), timeout=timeout_s) as client:
         for attempt in range(backoff.tries):
@@ -56,6 +85,11 @@ def upload(url: str, token: str, body: bytes, *, ca_cert: Path | None = None,
             try:
                 resp = client.post(target, content=body, headers=headers)
             except httpx.TransportError as exc:
+                cert = _certificate_failure(exc)
+                if cert is not None:
+                    raise UploadError(f"{url}: its certificate is not trusted "
+                                      f"({cert.verify_message}); give the collector's CA with "
+                                      "--ca-cert if it has a private one") from None
                 last = f"cannot reach {url} ({type(exc).__name__}: {exc})"
             else:
                 if resp.status_code in (200, 201):

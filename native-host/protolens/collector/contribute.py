@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fcntl
 import json
+import os
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -23,12 +24,17 @@ from protolens.collector.client import Backoff, UploadError, upload
 from protolens.collector.settings import ContributeSettings, load, save
 from protolens.share import contributor, export
 from protolens.share.bundle import SCHEMAS, TABLES, BundleError, read_bundle
-from protolens.store import StoreError, open_rw
+from protolens.store import StoreError, open_rw, private_dir
 from protolens.store import contribute as state
 from protolens.store.bundles import local_ingest_window
 
 PENDING = "pending.tar"
 PENDING_INFO = "pending.json"
+MAX_BUNDLE_BYTES = 6 << 20
+"""A backlog is sent as bundles of at most this many bytes of tables, under the collector's
+default ``--max-bytes`` (8 MiB), each after the one before was accepted."""
+FIRST_WINDOW = 2000
+"""Navigations tried in one bundle before halving to fit ``MAX_BUNDLE_BYTES``."""
 COLUMNS = {t: [f.name for f in SCHEMAS[t]] for t in TABLES}
 """What a bundle holds (for previews)."""
 
@@ -47,8 +53,15 @@ class Target:
 
 @contextmanager
 def _one_at_a_time(home: Path) -> Iterator[None]:
-    (home / "contribute").mkdir(parents=True, exist_ok=True)
-    with (home / "contribute" / "lock").open("w") as lock:
+    """The run's lock; the folders are the user's only (0700) and the files 0600, as the host's
+    own (``store.private_dir``/``private_file``): they hold what is about to be shared."""
+    folder = home / "contribute"
+    private_dir(home)
+    private_dir(folder)
+    folder.chmod(0o700)  # also one an older version made 0755
+    fd = os.open(folder / "lock", os.O_RDWR | os.O_CREAT, 0o600)
+    os.fchmod(fd, 0o600)
+    with os.fdopen(fd, "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         yield
 
@@ -83,6 +96,27 @@ def _send(conn: Any, t: Target, tar: Path, info: dict[str, Any],
     return receipt
 
 
+def _write_private(path: Path, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as out:
+        out.write(text)
+
+
+def _fitting(conn: Any, t: Target, home: Path, after: float, latest: float
+             ) -> tuple[export.Built, float]:
+    """The next bundle of the backlog: the navigations stored after ``after``, as many as fit
+    ``MAX_BUNDLE_BYTES`` (halving the window until they do; one navigation always goes), and
+    the window's end."""
+    most = FIRST_WINDOW
+    while True:
+        upto = state.window_end(conn, after, most) or latest
+        built = export.build(conn, allow=t.allow, since_ms=None, now_ms=time.time() * 1000,
+                             contributor_id=contributor.ensure_id(home), ingested=(after, upto))
+        if sum(map(len, built.files.values())) <= MAX_BUNDLE_BYTES or most == 1:
+            return built, upto
+        most //= 2
+
+
 def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] = time.sleep,
              backoff: Backoff | None = None) -> dict[str, Any]:
     """Upload what is new (first any pending bundle for this collector); the receipt, or
@@ -104,20 +138,25 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
                     pending.unlink()
                 if info.get("collector") == t.url:
                     return _send(conn, t, pending, info, sleep, backoff or Backoff())
-            after = state.high_water(conn, t.url)
-            count, latest = local_ingest_window(conn, after)
-            if count == 0 or latest is None:
+            receipt: dict[str, Any] | None = None
+            sent = 0
+            while True:  # a backlog goes as several bundles, each accepted before the next
+                after = state.high_water(conn, t.url)
+                count, latest = local_ingest_window(conn, after)
+                if count == 0 or latest is None:
+                    break
+                built, upto = _fitting(conn, t, home, after, latest)
+                now_ms = time.time() * 1000
+                export.write(built, pending, now_ms)
+                read_bundle(pending)  # what the collector will check, checked here first
+                info = {"collector": t.url, "upto_ms": upto,
+                        "navigations": built.manifest["tables"]["navigations"]["rows"]}
+                _write_private(pending.parent / PENDING_INFO, json.dumps(info))
+                receipt = _send(conn, t, pending, info, sleep, backoff or Backoff())
+                sent += 1
+            if receipt is None:
                 return {"status": "nothing new", "last": state.last(conn)}
-            now_ms = time.time() * 1000
-            built = export.build(conn, allow=t.allow, since_ms=None, now_ms=now_ms,
-                                 contributor_id=contributor.ensure_id(home),
-                                 ingested=(after, latest))
-            export.write(built, pending, now_ms)
-            read_bundle(pending)  # what the collector will check, checked here first
-            info = {"collector": t.url, "upto_ms": latest,
-                    "navigations": built.manifest["tables"]["navigations"]["rows"]}
-            (pending.parent / PENDING_INFO).write_text(json.dumps(info))
-            return _send(conn, t, pending, info, sleep, backoff or Backoff())
+            return {**receipt, "bundles_sent": sent} if sent > 1 else receipt
         except BundleError as exc:
             raise ContributeError(f"the bundle built here does not validate ({exc})") from None
         finally:

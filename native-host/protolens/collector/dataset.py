@@ -1,27 +1,27 @@
-"""The collector's files (adapter): atomic writes into the Parquet dataset, the start-up sweep,
-``verify`` and deleting a contributor's files.
+"""The collector's files (adapter): staging a bundle's tables in the writer's own folder,
+moving them into the Parquet dataset once the catalog has committed them, deleting a
+contributor's files. The sweep is in ``sweep.py``, ``verify`` in ``verify.py``.
 
-A file is written to ``DIR/tmp``, fsynced, renamed into place and its directory fsynced (the
-rename is atomic on POSIX, rename(2); the fsyncs make it durable, as SQLite does for its journal:
-https://www.sqlite.org/atomiccommit.html section 3.0). The catalog row is committed only after
-every file of the bundle is in place, and that commit is the acknowledgement: a crash before it
-leaves at most complete files that no catalog row names, which ``sweep`` removes at start-up and
-the client's retry writes again.
+A file is written to ``DIR/tmp/<writer>/dataset/<path>``, fsynced with its directory, and
+renamed to ``DIR/dataset/<path>`` (atomic on POSIX, rename(2)) only after the catalog row that
+names it is committed (``store/collector_leases.py``): the dataset never holds a file the
+catalog does not name, so DuckDB or Spark reading ``*.parquet`` never sees an unacknowledged
+bundle. The fsyncs make each step durable, as SQLite does for its journal
+(https://www.sqlite.org/atomiccommit.html section 3.0).
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import os
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
-from protolens.collector.layout import TMP, dataset_dir, table_file
+from protolens.collector.layout import dataset_dir, table_file
 from protolens.share.bundle import TABLES, Bundle
 from protolens.store.collector import CatalogBundle, CatalogFile
 
@@ -29,7 +29,7 @@ EXTRA_COLUMNS = ("contributor", "bundle")
 """Added to every table in the dataset: the token's name and the bundle's checksum."""
 
 
-def _fsync_dir(path: Path) -> None:
+def fsync_dir(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:
         os.fsync(fd)
@@ -51,30 +51,79 @@ def atomic_write(target: Path, data: bytes, tmp_dir: Path) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
-    _fsync_dir(target.parent)
+    fsync_dir(target.parent)
 
 
 def dataset_table(bundle: Bundle, name: str, contributor: str) -> pa.Table:
     """A bundle's table with the dataset's extra columns."""
     table = bundle.tables[name]
     n = table.num_rows
-    return (table.append_column("contributor", pa.array([contributor] * n, pa.string()))
-            .append_column("bundle", pa.array([bundle.checksum] * n, pa.string())))
+    return (table.append_column("contributor", pa.repeat(pa.scalar(contributor), n))
+            .append_column("bundle", pa.repeat(pa.scalar(bundle.checksum), n)))
 
 
-def write_bundle(data: Path, bundle: Bundle, contributor: str, day: str
+SLICE = 65_536
+"""Rows written at a time when staging: the extra columns and the encoder's buffers exist for
+one slice, never for a whole table."""
+
+
+def _write_table(target: Path, bundle: Bundle, name: str, contributor: str) -> str:
+    """One table with the dataset's extra columns at ``target``, slice by slice, fsynced; its
+    SHA-256."""
+    table = bundle.tables[name]
+    schema = table.schema.append(pa.field("contributor", pa.string())).append(
+        pa.field("bundle", pa.string()))
+    with target.open("wb") as out:
+        with pq.ParquetWriter(out, schema, compression="zstd") as writer:
+            for start in range(0, max(table.num_rows, 1), SLICE):
+                part = table.slice(start, SLICE)
+                n = part.num_rows
+                writer.write_table(
+                    part.append_column("contributor", pa.repeat(pa.scalar(contributor), n))
+                    .append_column("bundle", pa.repeat(pa.scalar(bundle.checksum), n)),
+                    row_group_size=SLICE)
+        out.flush()
+        os.fsync(out.fileno())
+    digest = hashlib.sha256()
+    with target.open("rb") as back:
+        while chunk := back.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def stage_bundle(stage: Path, bundle: Bundle, contributor: str, day: str, nonce: str
                  ) -> tuple[CatalogFile, ...]:
-    """Every table of a validated bundle into the dataset; the catalog's file rows."""
+    """Every table of a validated bundle, durable under ``stage`` (the writer's folder); the
+    catalog's file rows. ``nonce`` makes the names this upload's own, so two processes storing
+    the same bundle at once never write one file."""
     files = []
     for name in TABLES:
-        buf = io.BytesIO()
-        pq.write_table(dataset_table(bundle, name, contributor), buf, compression="zstd")
-        body = buf.getvalue()
-        rel = table_file(name, day, bundle.checksum)
-        atomic_write(dataset_dir(data) / rel, body, data / TMP)
-        files.append(CatalogFile(name, str(rel), bundle.tables[name].num_rows,
-                                 hashlib.sha256(body).hexdigest()))
+        rel = table_file(name, day, f"{bundle.checksum}-{nonce}")
+        target = stage / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sha = _write_table(target, bundle, name, contributor)
+        fsync_dir(target.parent)
+        files.append(CatalogFile(name, str(rel), bundle.tables[name].num_rows, sha))
     return tuple(files)
+
+
+def publish(data: Path, stage: Path, files: Sequence[CatalogFile]) -> None:
+    """Move committed files from ``stage`` into the dataset. A file already there was moved by a
+    sweep that took over from this writer (``sweep.py``)."""
+    for f in files:
+        target = dataset_dir(data) / f.path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.replace(stage / f.path, target)
+        except FileNotFoundError:
+            if not target.is_file():
+                raise
+        fsync_dir(target.parent)
+
+
+def unstage(stage: Path, files: Sequence[CatalogFile]) -> None:
+    for f in files:
+        (stage / f.path).unlink(missing_ok=True)
 
 
 def dataset_files(data: Path) -> list[str]:
@@ -83,43 +132,6 @@ def dataset_files(data: Path) -> list[str]:
     if not root.is_dir():
         return []
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file())
-
-
-def sweep(data: Path, catalogued: set[str]) -> list[str]:
-    """Remove what a crash left: temporary files, and dataset files no catalog row names (never
-    acknowledged). Returns the dataset files removed."""
-    tmp = data / TMP
-    if tmp.is_dir():
-        for p in tmp.iterdir():
-            p.unlink(missing_ok=True)
-    removed = [rel for rel in dataset_files(data) if rel not in catalogued]
-    for rel in removed:
-        (dataset_dir(data) / rel).unlink(missing_ok=True)
-    return removed
-
-
-def verify(data: Path, bundles: Iterable[CatalogBundle]) -> list[str]:
-    """Problems: a catalogued file missing, changed (SHA-256) or with other row counts; a file
-    in the dataset that no catalog row names. Empty when all is well."""
-    problems: list[str] = []
-    named: set[str] = set()
-    root = dataset_dir(data)
-    for b in bundles:
-        for f in b.files:
-            named.add(f.path)
-            path = root / f.path
-            if not path.is_file():
-                problems.append(f"{f.path}: missing (bundle {b.checksum})")
-                continue
-            body = path.read_bytes()
-            if hashlib.sha256(body).hexdigest() != f.sha256:
-                problems.append(f"{f.path}: content differs from the catalog's SHA-256")
-                continue
-            rows = pq.ParquetFile(io.BytesIO(body)).metadata.num_rows
-            if rows != f.rows:
-                problems.append(f"{f.path}: {rows} rows, the catalog says {f.rows}")
-    problems += [f"{rel}: not in the catalog" for rel in dataset_files(data) if rel not in named]
-    return problems
 
 
 def remove_files(data: Path, bundles: Iterable[CatalogBundle]) -> int:

@@ -1,13 +1,17 @@
-"""One upload, from the request body to the catalog row (adapter; runs in a worker thread).
+"""One upload, from the file the request body was streamed to, to the catalog's commit
+(adapter; runs in a worker thread).
 
-The body is parked in ``DIR/tmp`` (never in the dataset), its Parquet footers are checked against
-the limits (``limits.check_members``), then ``share/bundle.read_bundle`` validates it exactly as
-``merge`` does. A bundle already in the catalog is not written again (idempotent re-upload).
+The upload is checked against the limits from its Parquet metadata (``limits.check_members``),
+then ``share/bundle.read_bundle`` validates it exactly as ``merge`` does, then its tag is checked
+against the token's key (``tags.py``). Its tables are staged in the writer's folder, the catalog
+commits it (``store/collector_leases.commit_bundle``: lease, navigation ids stored once, the
+bundle), and only then are the files moved into the dataset and the receipt returned.
 """
 
 from __future__ import annotations
 
 import os
+import secrets
 import tempfile
 import time
 from dataclasses import dataclass
@@ -15,10 +19,14 @@ from pathlib import Path
 from typing import Any
 
 from protolens.collector import dataset
-from protolens.collector.layout import CATALOG, TMP, utc_day
+from protolens.collector.layout import CATALOG, utc_day
 from protolens.collector.limits import Limits, TooLarge, check_members
-from protolens.share.bundle import BundleError, member_files, read_bundle
-from protolens.store.collector import CatalogBundle, add_bundle, find_bundle, open_catalog
+from protolens.collector.navkeys import nav_keys
+from protolens.collector.tags import verifies
+from protolens.collector.writer import Writer
+from protolens.share.bundle import MANIFEST, BundleError, member_files, read_bundle
+from protolens.store.collector import CatalogBundle, find_bundle, open_catalog
+from protolens.store.collector_leases import Duplicate, LeaseLost, commit_bundle
 
 
 class Refusal(Exception):
@@ -53,39 +61,86 @@ def _receipt(b: CatalogBundle, status: str) -> Receipt:
                    {f.table: f.rows for f in sorted(b.files, key=lambda f: f.table)})
 
 
+@dataclass(frozen=True)
+class Upload:
+    """Who sent a streamed upload, and the tag it came with."""
+
+    contributor: str
+    tag: str | None = None
+    key: str | None = None
+    """The token's tag key (hex); None only for trusted in-process callers (tests)."""
+
+
+def _validate(upload: Path, who: Upload, limits: Limits) -> tuple[Any, bytes]:
+    try:
+        files = member_files(upload)
+        check_members(files, limits)
+        bundle = read_bundle(upload)
+    except TooLarge as exc:
+        raise Refusal(413, str(exc)) from None
+    except BundleError as exc:
+        raise Refusal(422, str(exc).replace(str(upload), "bundle")) from None
+    manifest = files[MANIFEST]
+    if who.key is not None and not (who.tag and verifies(bytes.fromhex(who.key), manifest,
+                                                          who.tag)):
+        raise Refusal(401, "the bundle's tag does not verify under this token's key "
+                           "(send ProtoLens-Bundle-Tag, made with the token you upload with)")
+    return bundle, manifest
+
+
+def accept_file(data: Path, upload: Path, who: Upload, now_ms: float, limits: Limits,
+                writer: Writer) -> Receipt:
+    """Validate and store one streamed upload; raise ``Refusal`` and move nothing into the
+    dataset if it is not acceptable."""
+    if upload.stat().st_size > limits.max_bytes:
+        raise Refusal(413, f"bundle over the size limit ({limits.max_bytes} bytes)")
+    bundle, manifest = _validate(upload, who, limits)
+    conn = open_catalog(data / CATALOG, now_ms, migrate=False)
+    try:
+        found = find_bundle(conn, bundle.checksum)
+        if found is not None and found.contributor == who.contributor:
+            return _receipt(found, "already stored")
+        wid = writer.id  # once: a writer that loses its lease meanwhile takes a new id
+        stage = writer.folder_of(wid)
+        day = utc_day(now_ms)
+        files = dataset.stage_bundle(stage, bundle, who.contributor, day, secrets.token_hex(4))
+        m = bundle.manifest
+        entry = CatalogBundle(bundle.checksum, who.contributor, m["contributor_id"], now_ms,
+                              day, upload.stat().st_size, files, manifest.decode(), who.tag)
+        kept: CatalogBundle | None = None
+        try:
+            kept = commit_bundle(conn, wid, entry, m["bundle_schema"],
+                                 m.get("protolens_version"), m.get("exported_at"),
+                                 nav_keys(bundle.tables["navigations"]))
+        except LeaseLost:
+            raise Refusal(503, "the collector is restarting a worker; send it again") from None
+        except Duplicate as exc:
+            mine = exc.other_contributor == who.contributor
+            raise Refusal(409, f"{exc.ids} of its navigations are stored already"
+                               f"{' (sent by you before)' if mine else ' (by another token)'}; "
+                               "a navigation counts once") from None
+        finally:
+            if kept is not entry:
+                dataset.unstage(stage, files)
+        if kept is not entry:
+            return _receipt(kept, "already stored")
+        dataset.publish(data, stage, files)
+        return _receipt(entry, "stored")
+    finally:
+        conn.close()
+
+
 def accept(data: Path, body: bytes, contributor: str, now_ms: float, limits: Limits,
            migrate: bool = True) -> Receipt:
-    """Validate and store one bundle; raise ``Refusal`` and write nothing to the dataset if it
-    is not acceptable (``migrate=False``: the catalog is known to be current)."""
-    if len(body) > limits.max_bytes:
-        raise Refusal(413, f"bundle over the size limit ({limits.max_bytes} bytes)")
-    (data / TMP).mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=".upload-", suffix=".tar", dir=data / TMP)
-    tmp = Path(name)
+    """In-process ``accept_file`` of bytes (no tag checked) under a writer lease of its own."""
+    conn = open_catalog(data / CATALOG, now_ms, migrate)
+    conn.close()
+    writer = Writer(data)
+    writer.register()
     try:
+        fd, name = tempfile.mkstemp(prefix="upload-", suffix=".tar", dir=writer.folder)
         with os.fdopen(fd, "wb") as out:
             out.write(body)
-        try:
-            check_members(member_files(tmp), limits)
-            bundle = read_bundle(tmp)
-        except TooLarge as exc:
-            raise Refusal(413, str(exc)) from None
-        except BundleError as exc:
-            raise Refusal(422, str(exc).replace(str(tmp), "bundle")) from None
-        conn = open_catalog(data / CATALOG, now_ms, migrate)
-        try:
-            found = find_bundle(conn, bundle.checksum)
-            if found is not None:
-                return _receipt(found, "already stored")
-            day = utc_day(now_ms)
-            files = dataset.write_bundle(data, bundle, contributor, day)
-            m = bundle.manifest
-            entry = CatalogBundle(bundle.checksum, contributor, m["contributor_id"], now_ms, day,
-                                  len(body), files)
-            kept = add_bundle(conn, entry, m["bundle_schema"], m.get("protolens_version"),
-                              m.get("exported_at"))
-            return _receipt(kept, "stored" if kept is entry else "already stored")
-        finally:
-            conn.close()
+        return accept_file(data, Path(name), Upload(contributor), now_ms, limits, writer)
     finally:
-        tmp.unlink(missing_ok=True)
+        writer.release()

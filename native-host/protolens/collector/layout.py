@@ -17,7 +17,7 @@ from __future__ import annotations
 import time
 from pathlib import Path, PurePosixPath
 
-from protolens.store.dataset import DATASET, table_glob
+from protolens.store.dataset_layout import DATASET, table_glob
 
 __all__ = ["CATALOG", "DATASET", "TMP", "dataset_dir", "table_file", "table_glob", "utc_day"]
 

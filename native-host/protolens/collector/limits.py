@@ -1,12 +1,14 @@
 """What the collector refuses before it decodes anything (pure over bytes).
 
-A small Parquet file can expand to gigabytes (a decompression bomb, CWE-409) in two ways:
-compression (the footer states each column chunk's uncompressed size) and dictionary encoding (a
-5 kB string stored once and referenced by 2,000 rows decodes to 10 MB: measured here, the footer
-then says 5 kB). ``check_members`` first refuses a bundle whose footers declare too much, then
-reads its string columns still dictionary-encoded (``read_dictionary``: the values are never
-repeated in memory) and adds up the bytes they would decode to, before
-``share/bundle.read_bundle`` decodes anything in full.
+A small Parquet file can expand to gigabytes (a decompression bomb, CWE-409) in three ways:
+compression (the footer states each column chunk's uncompressed size), run-length encoding (a
+million equal numbers take a few bytes; the footer's uncompressed size counts the encoded
+runs) and dictionary encoding (a 5 kB string stored once and referenced by 2,000 rows decodes to
+10 MB: measured here, the footer then says 5 kB). ``check_members`` refuses a bundle whose
+footers declare too much; then counts what the fixed-width columns decode to from the footer
+alone (rows x width: nothing decoded), and what the string columns decode to by reading them
+still dictionary-encoded (``read_dictionary``) in batches of ``BATCH`` rows, so the check holds
+one batch of indices at a time, never a whole table. It stops at the first limit crossed.
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ import pyarrow.parquet as pq  # type: ignore[import-untyped]
 class Limits:
     """The collector's limits (``collector serve`` options)."""
 
-    max_bytes: int = 64 << 20
+    max_bytes: int = 8 << 20
     """Largest upload (the request body), bytes."""
-    max_uncompressed: int = 512 << 20
+    max_uncompressed: int = 64 << 20
     """Largest total size the Parquet members may declare or decode to, bytes."""
     max_rows: int = 20_000_000
     """Most rows in all tables of one bundle."""
@@ -36,22 +38,47 @@ class TooLarge(Exception):
     """Over a limit; the message says which."""
 
 
-def _decoded_bytes(data: bytes) -> int:
-    """What a Parquet file's columns take once decoded, computed without decoding strings."""
-    schema = pq.ParquetFile(io.BytesIO(data)).schema_arrow
-    strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)]
-    table = pq.read_table(io.BytesIO(data), read_dictionary=strings)
+BATCH = 65_536
+"""Rows per batch when the string columns are measured."""
+
+
+def _fixed_bytes(schema: pa.Schema, rows: int) -> int:
+    """What the fixed-width columns take once decoded: rows x width, plus validity bitmaps."""
     total = 0
-    for column in table.columns:
-        for chunk in column.chunks:
+    for f in schema:
+        if pa.types.is_string(f.type) or pa.types.is_binary(f.type):
+            continue
+        width = max(1, f.type.bit_width // 8) if hasattr(f.type, "bit_width") else 8
+        total += rows * width + rows // 8
+    return total
+
+
+def _string_bytes(data: bytes, names: list[str], budget: int) -> int:
+    """What the string columns decode to (offsets + characters), counted batch by batch; stops
+    once past ``budget``."""
+    total = 0
+    pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=names)
+    for batch in pf.iter_batches(batch_size=BATCH, columns=names):
+        for chunk in batch.columns:
             if pa.types.is_dictionary(chunk.type):
                 lengths = pc.binary_length(chunk.dictionary)
                 total += (pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0) + 8 * len(chunk)
             else:
                 total += chunk.nbytes
+        if total > budget:
+            break
     return total
 
 
+def _decoded_bytes(data: bytes, budget: int) -> int:
+    """What a Parquet file's columns take once decoded, without decoding a whole column."""
+    pf = pq.ParquetFile(io.BytesIO(data))
+    schema = pf.schema_arrow
+    fixed = _fixed_bytes(schema, pf.metadata.num_rows)
+    if fixed > budget:
+        return fixed
+    strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)]
+    return fixed + (_string_bytes(data, strings, budget - fixed) if strings else 0)
 def check_members(files: Mapping[str, bytes], limits: Limits) -> None:
     """Raise ``TooLarge`` if the Parquet members declare or decode to more than the limits
     allow. Unreadable files are left to ``read_bundle``, which names the problem."""
@@ -74,7 +101,7 @@ def check_members(files: Mapping[str, bytes], limits: Limits) -> None:
             raise TooLarge(f"{name}: declares more than {limits.max_uncompressed} bytes "
                            "uncompressed (a decompression bomb?)")
         try:
-            decoded += _decoded_bytes(data)
+            decoded += _decoded_bytes(data, limits.max_uncompressed - decoded)
         except (pa.ArrowException, OSError):
             continue
         if decoded > limits.max_uncompressed:

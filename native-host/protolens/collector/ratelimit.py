@@ -20,6 +20,24 @@ class RateLimiter:
     _buckets: dict[str, tuple[float, float]] = field(default_factory=dict)
     """key -> (tokens left, time of the last update in seconds)."""
 
+    def _tokens(self, key: str, now_s: float) -> float:
+        tokens, last = self._buckets.get(key, (float(self.burst), now_s))
+        return min(float(self.burst), tokens + max(0.0, now_s - last) * self.per_minute / 60.0)
+
+    def wait(self, key: str, now_s: float) -> float:
+        """Seconds until ``key`` may take one (0.0: now), without taking it."""
+        rate = self.per_minute / 60.0
+        tokens = self._tokens(key, now_s)
+        if tokens >= 1.0:
+            return 0.0
+        return math.inf if rate <= 0 else (1.0 - tokens) / rate
+
+    def prune(self, now_s: float, keep: int = 10_000) -> None:
+        """Past ``keep`` keys, forget those whose bucket has refilled (they hold no state)."""
+        if len(self._buckets) > keep:
+            for key in [k for k in self._buckets if self._tokens(k, now_s) >= self.burst]:
+                del self._buckets[key]
+
     def take(self, key: str, now_s: float) -> float:
         """Take one upload for ``key`` at ``now_s``: 0.0 if allowed, else the seconds to wait."""
         rate = self.per_minute / 60.0

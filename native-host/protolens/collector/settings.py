@@ -12,6 +12,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from protolens.store.db import private_dir
+
 FILE = "settings.json"
 
 
@@ -55,7 +57,9 @@ def load(home: Path) -> ContributeSettings:
 
 def save(home: Path, settings: ContributeSettings) -> None:
     folder = home / "contribute"
-    folder.mkdir(parents=True, exist_ok=True)
+    private_dir(home)
+    private_dir(folder)
+    folder.chmod(0o700)
     fd, tmp = tempfile.mkstemp(prefix=".settings-", dir=folder)  # created 0600
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as out:

@@ -11,11 +11,13 @@ import json
 import logging
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from protolens.host.lanes import QueryLane, is_query
 from protolens.host.relay import StorePolicies
 from protolens.messaging.dispatch import (
     ContributeSource,
@@ -87,25 +89,37 @@ def load_lab(env: Mapping[str, str]) -> tuple[LabContext | None, str | None]:
 
 
 def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher) -> int:
-    """Serve frames until EOF; return the exit status (0 on a clean end)."""
+    """Serve frames until EOF; return the exit status (0 on a clean end). ``query`` frames are
+    answered on their own lane (``host/lanes.py``), everything else here at once."""
     decoder = FrameDecoder()
     fd = stdin.fileno()
-    while True:
-        data = os.read(fd, READ_CHUNK)
-        if not data:
-            if not decoder.idle:
-                log.warning("stdin ended inside a frame; exiting")
-            return 0
-        for event in decoder.feed(data):
-            if isinstance(event, Frame):
-                replies = dispatcher.handle_all(event.payload, time.time() * 1000)
-            else:
-                replies = [error_reply(event.error)]
+    writing = threading.Lock()
+
+    def send(replies: list[dict[str, Any]]) -> None:
+        with writing:
             for reply in replies:
                 if reply["type"] == "error":
                     log.warning("error reply: %s", reply["error"])
                 stdout.write(encode_reply(reply))
             stdout.flush()
+
+    lane = QueryLane(dispatcher, send)
+    try:
+        while True:
+            data = os.read(fd, READ_CHUNK)
+            if not data:
+                if not decoder.idle:
+                    log.warning("stdin ended inside a frame; exiting")
+                return 0
+            for event in decoder.feed(data):
+                if not isinstance(event, Frame):
+                    send([error_reply(event.error)])
+                elif is_query(event.payload):
+                    lane.submit(event.payload)
+                else:
+                    send(dispatcher.handle_all(event.payload, time.time() * 1000))
+    finally:
+        lane.close()
 
 
 def main(env: Mapping[str, str] | None = None,

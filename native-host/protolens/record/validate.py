@@ -23,6 +23,7 @@ from protolens.record.columns import (
     SHARE_EPSILON,
     URL_MAX,
 )
+from protolens.record.counts import check_counts
 from protolens.record.enums import FAMILIES, SCHEMA_VERSION, SOURCES
 from protolens.record.model import (
     AppliedPolicy,
@@ -253,6 +254,7 @@ def parse_record(value: Any) -> NavigationRecord:
     check_shares(connections)
     hosts = o.items("hosts", _host)
     _unique(hosts, "hosts", "host", lambda h: h.host, lambda h: show(h.host))
+    check_counts(requests, connections, hosts)
     context = _context(o)
     source = o.enum("source", SOURCES)
     return NavigationRecord(

@@ -29,6 +29,7 @@ from protolens.record.columns import (
     URL_MAX,
     Column,
 )
+from protolens.record.counts import check_counts
 from protolens.record.enums import FAMILIES, SCHEMA_VERSION, SOURCES
 from protolens.record.reader import RecordError
 from protolens.record.rows import CONNECTION_CELLS, REQUEST_CELLS, RecordRows, build
@@ -135,6 +136,7 @@ def rows(record: Any) -> RecordRows | None:
     try:
         rid = canonical_id(record.id)
         check_shares(record.connections)
+        check_counts(record.requests, record.connections, record.hosts)
         context = json.loads(raw.decode("utf-8"))  # as validate.py reads it: the same values
         if not isinstance(context, dict):
             return None

@@ -30,3 +30,12 @@ def last(conn: sqlite3.Connection) -> dict[str, Any] | None:
 
 def forget(conn: sqlite3.Connection) -> int:
     return conn.execute("DELETE FROM contributions").rowcount
+
+
+def window_end(conn: sqlite3.Connection, after_ms: float, most: int) -> float | None:
+    """``ingested_at_ms`` of the ``most``-th local navigation stored after ``after_ms``: the end
+    of a window of about ``most`` navigations (None: fewer are waiting)."""
+    row = conn.execute("SELECT ingested_at_ms FROM navigations WHERE bundle IS NULL AND "
+                       "ingested_at_ms > ? ORDER BY ingested_at_ms LIMIT 1 OFFSET ?",
+                       (after_ms, max(0, most - 1))).fetchone()
+    return None if row is None else float(row[0])

@@ -16,6 +16,8 @@ import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from protolens.record.columns import VISUAL_MILESTONES
+from protolens.store.dataset_layout import DATASET as DATASET
+from protolens.store.dataset_layout import table_glob as table_glob
 
 DATASET_COMPARE_SQL = """
 SELECT n.id, n.source, n.origin, n.page, n.campaign,
@@ -36,16 +38,6 @@ id (a UUID v4 the extension drew, docs/RECORD.md) met in several bundles counts 
 upload's copy (by day, then bundle), whichever contributor sent the others. ``condition``: the
 condition tag, else the network's effective type (navigator.connection.effectiveType), so
 real-user data are compared per network type."""
-
-
-DATASET = "dataset"
-"""The dataset's folder under a collector's data directory (written by ``collector/``)."""
-
-
-def table_glob(data: Path, table: str) -> str:
-    """The files of one table (``dataset/table=<t>/day=<d>/<bundle>.parquet``), for DuckDB's or
-    Spark's readers."""
-    return str(data / DATASET / f"table={table}" / "*" / "*.parquet")
 
 
 class DatasetError(Exception):

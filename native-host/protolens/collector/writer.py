@@ -1,0 +1,109 @@
+"""One collector process's writer (adapter): its lease in the catalog, its own staging folder
+``DIR/tmp/<id>``, and the heartbeat thread that renews the lease and sweeps
+(``collector/sweep.py``, ``store/collector_leases.py``).
+
+The lease is renewed every fifth of its period, so a writer survives four missed renewals (a
+busy catalog, a paused process). One that lost it anyway (swept by another process) takes a new
+id and folder; the uploads it had in flight fail their commit and are answered 503, and their
+clients send them again.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import secrets
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from protolens.collector.layout import CATALOG, TMP
+from protolens.collector.sweep import STAGED, Swept, abandon, sweep
+from protolens.store.collector import catalog_paths, open_catalog
+from protolens.store.collector_leases import register_writer, release_writer, renew_writer
+
+log = logging.getLogger("protolens.collector")
+
+
+@dataclass
+class Writer:
+    data: Path
+    ttl_s: float = 30.0
+    id: str = ""
+    _stop: threading.Event = field(default_factory=threading.Event)
+
+    @property
+    def folder(self) -> Path:
+        return self.data / TMP / self.id
+
+    @property
+    def stage(self) -> Path:
+        return self.folder_of(self.id)
+
+    def folder_of(self, writer: str) -> Path:
+        """Where writer ``writer`` stages dataset files."""
+        return self.data / TMP / writer / STAGED
+
+    def _now_ms(self) -> float:
+        return time.time() * 1000
+
+    def register(self) -> None:
+        self.id = secrets.token_hex(8)
+        conn = open_catalog(self.data / CATALOG, self._now_ms(), migrate=False)
+        try:
+            register_writer(conn, self.id, socket.gethostname(), os.getpid(), self._now_ms(),
+                            self.ttl_s * 1000)
+        finally:
+            conn.close()
+        self.stage.mkdir(parents=True, exist_ok=True)
+
+    def renew(self) -> None:
+        conn = open_catalog(self.data / CATALOG, self._now_ms(), migrate=False)
+        try:
+            kept = renew_writer(conn, self.id, self._now_ms(), self.ttl_s * 1000)
+        finally:
+            conn.close()
+        if not kept:
+            log.warning("writer %s lost its lease; taking a new one", self.id)
+            self.register()
+
+    def sweep(self) -> Swept:
+        conn = open_catalog(self.data / CATALOG, self._now_ms(), migrate=False)
+        try:
+            swept = sweep(self.data, conn, self._now_ms())
+        finally:
+            conn.close()
+        if swept.removed or swept.rolled_forward or swept.abandoned:
+            log.info("sweep: %d writer folders of ended processes, %d committed files moved "
+                     "into place, %d unacknowledged files removed", len(swept.abandoned),
+                     len(swept.rolled_forward), len(swept.removed))
+        return swept
+
+    def heartbeat(self) -> threading.Thread:
+        def loop() -> None:
+            beat = 0
+            while not self._stop.wait(self.ttl_s / 5):
+                beat += 1
+                try:
+                    self.renew()
+                    if beat % 5 == 0:
+                        self.sweep()
+                except Exception as exc:  # noqa: BLE001 - a lease renewed late beats none
+                    log.warning("heartbeat: %s", exc)
+
+        thread = threading.Thread(target=loop, name="collector-lease", daemon=True)
+        thread.start()
+        return thread
+
+    def release(self) -> None:
+        """Clean shutdown: the lease first (nothing more can commit), then the folder, as a
+        sweep would treat it."""
+        self._stop.set()
+        conn = open_catalog(self.data / CATALOG, self._now_ms(), migrate=False)
+        try:
+            release_writer(conn, self.id)
+            abandon(self.data, self.folder, catalog_paths(conn))
+        finally:
+            conn.close()

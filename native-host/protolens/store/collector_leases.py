@@ -1,0 +1,156 @@
+"""SQL of the collector's writers and of the commit that acknowledges a bundle (catalog tables
+from ``collector.c002_keyed_leased``).
+
+Several collector processes (``serve --workers N``, several ``serve`` on one data directory, or
+several machines sharing storage and one catalog) write one dataset. Each process holds a
+**lease**, a row in ``writers`` it renews; it stages its files only in its own folder
+``DIR/tmp/<writer id>/``. The commit is one transaction that (1) checks the writer's lease row
+still exists, (2) checks no navigation id of the bundle is stored already, (3) inserts the
+bundle, its files and its navigation ids. Only after that commit are the staged files renamed
+into the dataset. ``expire`` deletes the rows of writers whose lease ran out, in a transaction
+of its own; a writer whose row is gone can no longer commit, so a sweep that runs after
+``expire`` may roll that writer's committed files forward and delete the rest. The catalog
+database serializes the two (SQLite's write lock, ``BEGIN IMMEDIATE``), which is what makes
+"committed" the only point of truth.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from protolens.store.collector import CatalogBundle, find_bundle, insert_bundle
+from protolens.store.tx import transaction
+
+
+@dataclass(frozen=True)
+class NavKey:
+    """One navigation of a bundle: its id and its fingerprint (page and timings)."""
+
+    id: str
+    fingerprint: str
+
+
+class LeaseLost(Exception):
+    """The writer's lease expired and another process swept it: nothing was committed."""
+
+
+class Duplicate(Exception):
+    """Navigation ids of the bundle are stored already (refused, recorded in ``refusals``)."""
+
+    def __init__(self, ids: int, first_id: str, other_contributor: str) -> None:
+        super().__init__(f"{ids} navigation ids stored already (the first: {first_id})")
+        self.ids, self.first_id, self.other_contributor = ids, first_id, other_contributor
+
+
+# --- leases ----------------------------------------------------------------------------------
+
+def register_writer(conn: sqlite3.Connection, writer: str, host: str, pid: int, now_ms: float,
+                    ttl_ms: float) -> None:
+    with transaction(conn):
+        conn.execute("INSERT INTO writers (id, host, pid, started_at_ms, expires_at_ms) "
+                     "VALUES (?, ?, ?, ?, ?)", (writer, host, pid, now_ms, now_ms + ttl_ms))
+
+
+def renew_writer(conn: sqlite3.Connection, writer: str, now_ms: float, ttl_ms: float) -> bool:
+    """Extend the lease; False if it is gone (expired and swept by another process)."""
+    with transaction(conn):
+        cur = conn.execute("UPDATE writers SET expires_at_ms = ? WHERE id = ?",
+                           (now_ms + ttl_ms, writer))
+    return cur.rowcount == 1
+
+
+def release_writer(conn: sqlite3.Connection, writer: str) -> None:
+    with transaction(conn):
+        conn.execute("DELETE FROM writers WHERE id = ?", (writer,))
+
+
+def expire_writers(conn: sqlite3.Connection, now_ms: float) -> set[str]:
+    """Delete the leases that ran out; the writers still live afterwards."""
+    with transaction(conn):
+        conn.execute("DELETE FROM writers WHERE expires_at_ms < ?", (now_ms,))
+        return {r[0] for r in conn.execute("SELECT id FROM writers")}
+
+
+def live_writers(conn: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in conn.execute("SELECT id FROM writers")}
+
+
+# --- the commit ------------------------------------------------------------------------------
+
+def _duplicate(conn: sqlite3.Connection, ids: Sequence[str]) -> Duplicate | None:
+    found: list[tuple[str, str]] = []
+    for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit
+        chunk = ids[start:start + 500]
+        found += conn.execute(
+            f"SELECT id, contributor FROM navigation_ids WHERE id IN ({','.join('?' * len(chunk))})"
+            " ORDER BY id", chunk).fetchall()
+    if not found:
+        return None
+    return Duplicate(len(found), found[0][0], found[0][1])
+
+
+def commit_bundle(conn: sqlite3.Connection, writer: str | None, b: CatalogBundle,
+                  bundle_schema: int, protolens_version: str | None, exported_at: str | None,
+                  navs: Sequence[NavKey]) -> CatalogBundle:
+    """Acknowledge a bundle: one transaction. Returns the bundle stored (another upload's of the
+    same bundle under the same token, if that one won the race); raises ``LeaseLost``
+    (``writer`` given and its lease gone) or ``Duplicate`` (recorded in ``refusals`` in the
+    same transaction)."""
+    with transaction(conn):
+        if writer is not None and conn.execute("SELECT 1 FROM writers WHERE id = ?",
+                                               (writer,)).fetchone() is None:
+            raise LeaseLost(writer)
+        existing = find_bundle(conn, b.checksum)
+        if existing is not None and existing.contributor == b.contributor:
+            return existing
+        dup = Duplicate(len(navs), navs[0].id if navs else "", existing.contributor) \
+            if existing is not None else _duplicate(conn, [n.id for n in navs])
+        if dup is not None:
+            conn.execute("INSERT INTO refusals (at_ms, contributor, checksum, reason, "
+                         "other_contributor, ids, first_id) VALUES (?, ?, ?, 'duplicate', ?, ?, ?)",
+                         (b.received_at_ms, b.contributor, b.checksum, dup.other_contributor,
+                          dup.ids, dup.first_id))
+        else:
+            insert_bundle(conn, b, bundle_schema, protolens_version, exported_at)
+            _store_navs(conn, b, navs)
+    if dup is not None:
+        raise dup
+    return b
+
+
+def _store_navs(conn: sqlite3.Connection, b: CatalogBundle, navs: Sequence[NavKey]) -> None:
+    """The bundle's navigation ids, and a flag for each navigation whose page and timings equal
+    another of the same contributor's (a near-duplicate)."""
+    fps = sorted({n.fingerprint for n in navs})
+    seen: dict[str, str] = {}
+    for start in range(0, len(fps), 500):  # SQLite's bound-parameter limit
+        chunk = fps[start:start + 500]
+        seen.update((r[0], r[1]) for r in conn.execute(
+            "SELECT fingerprint, min(id) FROM navigation_ids WHERE contributor = ? AND "
+            f"fingerprint IN ({','.join('?' * len(chunk))}) GROUP BY fingerprint",
+            (b.contributor, *chunk)))
+    flags = []
+    for n in navs:
+        prior = seen.get(n.fingerprint)
+        if prior is not None:
+            flags.append((b.checksum, n.id, "near-duplicate", prior))
+        seen.setdefault(n.fingerprint, n.id)
+    conn.executemany("INSERT INTO navigation_ids (id, checksum, contributor, fingerprint) "
+                     "VALUES (?, ?, ?, ?)",
+                     [(n.id, b.checksum, b.contributor, n.fingerprint) for n in navs])
+    conn.executemany("INSERT INTO flags (checksum, navigation_id, kind, of_id) "
+                     "VALUES (?, ?, ?, ?)", flags)
+
+
+def refusals(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    return [dict(r) for r in conn.execute(
+        "SELECT at_ms, contributor, checksum, reason, other_contributor, ids, first_id "
+        "FROM refusals ORDER BY at_ms")]
+
+
+def flags(conn: sqlite3.Connection) -> list[dict[str, object]]:
+    return [dict(r) for r in conn.execute(
+        "SELECT f.kind, b.contributor, f.checksum, f.navigation_id, f.of_id FROM flags f "
+        "JOIN bundles b USING (checksum) ORDER BY b.received_at_ms, f.navigation_id")]
