@@ -86,10 +86,19 @@ class Watch:
 
 
 def sockets(tb: Any) -> list[str]:
-    """The client's TCP sockets to port 443 (``ss -tni``: queues, cwnd, unacked), for a stall."""
-    p = subprocess.run(tb.exec_argv(["ss", "-tniH", "dport", "=", ":443"]), capture_output=True,
-                       text=True, timeout=10)
-    return [" ".join(line.split()) for line in p.stdout.splitlines()][:12]
+    """At a stall, both ends' sockets of port 443 (``ss -ni``: queues, cwnd, unacked,
+    retransmissions; TCP and, for h3, UDP): the client's, then caddy's (``server:`` lines).
+    Data waiting in caddy's send queue with an idle client points at the path or flow control,
+    an empty one at requests never sent."""
+    lines = []
+    for side, argv in (("", tb.exec_argv), ("server: ", tb.server_argv)):
+        for proto, port in (("-tniH", "dport"), ("-uniH", "dport")):
+            if side:
+                port = "sport"
+            p = subprocess.run(argv(["ss", proto, port, "=", ":443"]), capture_output=True,
+                               text=True, timeout=10)
+            lines += [side + " ".join(line.split()) for line in p.stdout.splitlines()][:12]
+    return lines
 
 
 def probe(tb: Any, udd: Path, url: str, wait_s: float) -> dict[str, Any]:
