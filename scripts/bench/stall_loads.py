@@ -101,7 +101,23 @@ def sockets(tb: Any) -> list[str]:
     return lines
 
 
-def probe(tb: Any, udd: Path, url: str, wait_s: float) -> dict[str, Any]:
+def shaper(tb: Any, since_s: float) -> dict[str, Any]:
+    """At a stall, what the shaper saw: how late it released packets, each direction's counts,
+    and the flows active since ``since_s`` (epoch s) with their last packet's age: a flow whose
+    server keeps retransmitting into the shaper is a path problem, a silent one is not."""
+    s = tb.stats(False)
+    now = s["wall_ns"]
+    flows = [{**{k: f[k] for k in ("proto", "client_port", "server_port", "packets_up",
+                                   "packets_down", "bytes_down", "drops_down")},
+              "idle_ms": round((now - f["last_ns"]) / 1e6)}
+             for f in s["flows"] if f["last_ns"] >= since_s * 1e9]
+    return {"lateness": s["lateness"],
+            "dirs": {d: {k: v for k, v in c.items() if k != "params"}
+                     for d, c in s["dirs"].items()},
+            "flows": sorted(flows, key=lambda f: f["idle_ms"])[:12]}
+
+
+def probe(tb: Any, udd: Path, url: str, wait_s: float, since_s: float) -> dict[str, Any]:
     p = subprocess.run(tb.exec_argv([sys.executable, str(PROBE), str(udd), url, f"{wait_s:.2f}"]),
                        capture_output=True, text=True, timeout=wait_s + 30)
     try:
@@ -110,6 +126,7 @@ def probe(tb: Any, udd: Path, url: str, wait_s: float) -> dict[str, Any]:
         out = {"error": f"probe: {p.stderr.strip()[-300:]}"}
     if not out.get("state", {}).get("led"):
         out["sockets"] = sockets(tb)
+        out["shaper"] = shaper(tb, since_s)
     return out
 
 
@@ -206,7 +223,7 @@ def run_batch(args: argparse.Namespace,
                     def watch(udd: Path) -> Watch:
                         return Watch(log, log.stat().st_size if log.exists() else 0, target.url,
                                      expected, args.stall_s,
-                                     lambda s: probe(tb, udd, target.url, s))
+                                     lambda s: probe(tb, udd, target.url, s, time.time() - 60))
                     stored = None
                     if which == "plain":
                         w = plain(tb, target, arm, scratch, statistics.median(starts)
