@@ -130,6 +130,23 @@ def probe(tb: Any, udd: Path, url: str, wait_s: float, since_s: float) -> dict[s
     return out
 
 
+def dump_caddy(tb: Any, keep: Path, name: str) -> str:
+    """At a stall, caddy's goroutines (Go prints every goroutine's stack and exits on SIGQUIT,
+    https://pkg.go.dev/runtime "the default ... on SIGQUIT"): whether its HTTP/2 handlers wait
+    to write headers or data. Caddy is gone afterwards: the batch ends."""
+    import signal
+    log = Path(tb.state.caddy_log)
+    start = log.stat().st_size
+    os.kill(tb.state.pids["caddy"], signal.SIGQUIT)
+    time.sleep(3)
+    keep.mkdir(parents=True, exist_ok=True)
+    out = keep / f"{name}.caddy-goroutines.txt"
+    with log.open("rb") as f:
+        f.seek(start)
+        out.write_bytes(f.read())
+    return str(out)
+
+
 def spec(tb: Any, target: Any, arm: Arm, extension: str, extra: list[str],
          udd: str = "") -> LaunchSpec:
     return LaunchSpec(chromium=CHROMIUM, user_data_dir=udd, extension_dir=extension, arm=arm,
@@ -246,8 +263,15 @@ def run_batch(args: argparse.Namespace,
                         if args.netlog:
                             shutil.copy(scratch / "netlog.json", keep.with_suffix(".netlog.json"))
                         row["kept"] = str(keep)
+                    if w.outcome == "stalled" and args.dump_server:
+                        row["caddy_dump"] = dump_caddy(tb, args.keep or work,
+                                                       f"{batch}-{which}-{i}")
                     with args.out.open("a") as out:
                         out.write(json.dumps(row) + "\n")
+                    if "caddy_dump" in row:
+                        print(f"stalled: caddy's goroutines in {row['caddy_dump']}; batch ends",
+                              file=sys.stderr)
+                        return
                     print(f"{args.variant} {args.arm} {i + 1}/{args.loads} {which}: {w.outcome} "
                           f"({len(w.seen)}/{len(expected)} objects)", file=sys.stderr)
                     shutil.rmtree(scratch, ignore_errors=True)
