@@ -49,6 +49,9 @@ VARIANTS: dict[str, tuple[tuple[tuple[str, str], ...], bool]] = {
                        ""),), True),
     "no-autoattach": ((('{ method: "Target.setAutoAttach", params: AUTO_ATTACH },', ""),), True),
     "no-wait": ((("waitForDebuggerOnStart: true", "waitForDebuggerOnStart: false"),), True),
+    # src/cdp/enable-commands.ts OPTIONAL_COMMANDS
+    "no-serviceworker": ((('const OPTIONAL_COMMANDS = [{ method: "ServiceWorker.enable" }];',
+                           "const OPTIONAL_COMMANDS = [];"),), True),
 }
 
 
