@@ -131,13 +131,14 @@ def probe(tb: Any, udd: Path, url: str, wait_s: float, since_s: float) -> dict[s
 
 
 def dump_caddy(tb: Any, keep: Path, name: str) -> str:
-    """At a stall, caddy's goroutines (Go prints every goroutine's stack and exits on SIGQUIT,
-    https://pkg.go.dev/runtime "the default ... on SIGQUIT"): whether its HTTP/2 handlers wait
-    to write headers or data. Caddy is gone afterwards: the batch ends."""
+    """At a stall, caddy's goroutines: whether its HTTP/2 handlers wait to write headers or
+    data. Caddy traps SIGQUIT ("quitting process immediately", no dump), not SIGABRT, on which
+    the Go runtime prints every goroutine's stack and exits (https://pkg.go.dev/os/signal,
+    "Default behavior of signals in Go programs"). Caddy is gone afterwards: the batch ends."""
     import signal
     log = Path(tb.state.caddy_log)
     start = log.stat().st_size
-    os.kill(tb.state.pids["caddy"], signal.SIGQUIT)
+    os.kill(tb.state.pids["caddy"], signal.SIGABRT)
     time.sleep(3)
     keep.mkdir(parents=True, exist_ok=True)
     out = keep / f"{name}.caddy-goroutines.txt"

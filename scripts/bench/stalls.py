@@ -118,7 +118,7 @@ def main() -> int:
     run.add_argument("--netlog", action="store_true",
                      help="each load writes Chromium's NetLog, kept with a stalled load's log")
     run.add_argument("--dump-server", action="store_true",
-                     help="at the first stall, caddy's goroutine dump (SIGQUIT); the batch ends")
+                     help="at the first stall, caddy's goroutine dump (SIGABRT); the batch ends")
     summ = sub.add_parser("summary", help="stall rates of one or more --out files")
     summ.add_argument("files", type=Path, nargs="+")
     args = ap.parse_args()
