@@ -230,8 +230,10 @@ def run_batch(args: argparse.Namespace,
             work = Path(tmp)
             ext, visual = build(DIST, args.variant, work)
             starts: list[float] = []
+            prev: str | None = None  # the arm of the load just before (None: the batch's first)
             for i in range(args.loads):
-                for which in (("recorded", "plain") if i % 2 == 0 else ("plain", "recorded")):
+                turn = i % 2 == 0 and args.order == "turn"
+                for which in (("recorded", "plain") if turn else ("plain", "recorded")):
                     if args.only not in (None, which):
                         continue
                     scratch = work / f"{which}-{i}"
@@ -254,7 +256,7 @@ def run_batch(args: argparse.Namespace,
                     row = {"batch": batch, "page": args.page, "profile": args.profile,
                            "proto": args.arm, "variant": args.variant, "arm": which, "i": i,
                            "outcome": w.outcome, "objects": len(w.seen),
-                           "expected": len(expected), "record": stored,
+                           "expected": len(expected), "record": stored, "after": prev,
                            "requested_s": None if w.requested is None
                            else round(w.requested - w.launched, 3), "probe": w.state}
                     if w.outcome != "loaded" and args.keep:
@@ -276,5 +278,6 @@ def run_batch(args: argparse.Namespace,
                     print(f"{args.variant} {args.arm} {i + 1}/{args.loads} {which}: {w.outcome} "
                           f"({len(w.seen)}/{len(expected)} objects)", file=sys.stderr)
                     shutil.rmtree(scratch, ignore_errors=True)
+                    prev = which
     finally:
         Testbed.down(TESTBED)

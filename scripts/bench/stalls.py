@@ -75,8 +75,21 @@ def build_variant(dist: Path, name: str, work: Path) -> tuple[Path, bool]:
     return out, visual
 
 
+def previous(row: dict[str, object], mixed: set[object]) -> object:
+    """The arm of the load before this one in its batch. Rows without the field come from the
+    turn order (load i's recorded arm went first when i was even) or, in a batch without plain
+    loads (``mixed``: the batches with both arms), from recorded loads only."""
+    if "after" in row:
+        return row["after"]
+    i = int(str(row["i"]))
+    if row["batch"] not in mixed:
+        return None if i == 0 else "recorded"
+    return "plain" if i % 2 else (None if i == 0 else "recorded")
+
+
 def summary(paths: list[Path]) -> None:
     rows = [json.loads(line) for p in paths for line in p.read_text().splitlines() if line]
+    mixed = {r["batch"] for r in rows if r["arm"] == "plain"}
     groups: dict[tuple[str, str, str, str], dict[str, list[dict[str, object]]]] = {}
     for r in rows:
         key = (r["page"], r["profile"], r["proto"], r["variant"])
@@ -96,6 +109,14 @@ def summary(paths: list[Path]) -> None:
                   f"{100 * r.p:5.1f}% [{100 * r.low:4.1f}, {100 * r.high:4.1f}]"
                   + (f"  {other} not started" if other else "")
                   + (f"  {missing} loaded without a stored record" if missing else ""))
+        by_prev: dict[str, list[int]] = {}
+        for x in arms["recorded"]:
+            if x["outcome"] in ("loaded", "stalled"):
+                seen = by_prev.setdefault(str(previous(x, mixed)), [0, 0])
+                seen[0] += x["outcome"] == "stalled"
+                seen[1] += 1
+        print(f"{'':>{len(page) + len(profile) + len(proto) + 18}} recorded, by the load before: "
+              + ", ".join(f"after {k} {s}/{n}" for k, (s, n) in sorted(by_prev.items())))
         if rates["recorded"].n and rates["plain"].n:
             d, low, high = difference(rates["recorded"], rates["plain"])
             print(f"{'':>{len(page) + len(profile) + len(proto) + 18}} recorded - plain "
@@ -117,6 +138,9 @@ def main() -> int:
     run.add_argument("--only", choices=("recorded", "plain"), help="one arm only (a diagnosis)")
     run.add_argument("--netlog", action="store_true",
                      help="each load writes Chromium's NetLog, kept with a stalled load's log")
+    run.add_argument("--order", choices=("turn", "plain-first"), default="turn",
+                     help="turn: the arms take turns going first (default); plain-first: every "
+                          "recorded load follows a plain one (where every stall was seen)")
     run.add_argument("--dump-server", action="store_true",
                      help="at the first stall, caddy's goroutine dump (SIGABRT); the batch ends")
     summ = sub.add_parser("summary", help="stall rates of one or more --out files")
