@@ -117,7 +117,11 @@ def shaper(tb: Any, since_s: float) -> dict[str, Any]:
             "flows": sorted(flows, key=lambda f: f["idle_ms"])[:12]}
 
 
-def probe(tb: Any, udd: Path, url: str, wait_s: float, since_s: float) -> dict[str, Any]:
+def probe(tb: Any, udd: Path, url: str, wait_s: float, since_s: float,
+          dump: tuple[Path, str] | None = None) -> dict[str, Any]:
+    """The page's state (stall_probe.py); at a stall also both ends' sockets, the shaper and,
+    with ``dump`` (directory, name), caddy's goroutines while the browser still holds its
+    connections."""
     p = subprocess.run(tb.exec_argv([sys.executable, str(PROBE), str(udd), url, f"{wait_s:.2f}"]),
                        capture_output=True, text=True, timeout=wait_s + 30)
     try:
@@ -127,6 +131,8 @@ def probe(tb: Any, udd: Path, url: str, wait_s: float, since_s: float) -> dict[s
     if not out.get("state", {}).get("led"):
         out["sockets"] = sockets(tb)
         out["shaper"] = shaper(tb, since_s)
+        if dump:
+            out["caddy_dump"] = dump_caddy(tb, *dump)
     return out
 
 
@@ -240,10 +246,14 @@ def run_batch(args: argparse.Namespace,
                     extra = netlog(scratch) if args.netlog else []
                     tb.flush_tcp_metrics()
 
-                    def watch(udd: Path) -> Watch:
+                    dump = ((args.keep or work, f"{batch}-{which}-{i}") if args.dump_server
+                            else None)
+
+                    def watch(udd: Path, dump: tuple[Path, str] | None = dump) -> Watch:
                         return Watch(log, log.stat().st_size if log.exists() else 0, target.url,
                                      expected, args.stall_s,
-                                     lambda s: probe(tb, udd, target.url, s, time.time() - 60))
+                                     lambda s: probe(tb, udd, target.url, s, time.time() - 60,
+                                                     dump))
                     stored = None
                     if which == "plain":
                         w = plain(tb, target, arm, scratch, statistics.median(starts)
@@ -266,14 +276,11 @@ def run_batch(args: argparse.Namespace,
                         if args.netlog:
                             shutil.copy(scratch / "netlog.json", keep.with_suffix(".netlog.json"))
                         row["kept"] = str(keep)
-                    if w.outcome == "stalled" and args.dump_server:
-                        row["caddy_dump"] = dump_caddy(tb, args.keep or work,
-                                                       f"{batch}-{which}-{i}")
                     with args.out.open("a") as out:
                         out.write(json.dumps(row) + "\n")
-                    if "caddy_dump" in row:
-                        print(f"stalled: caddy's goroutines in {row['caddy_dump']}; batch ends",
-                              file=sys.stderr)
+                    if "caddy_dump" in w.state:
+                        print(f"stalled: caddy's goroutines in {w.state['caddy_dump']}; batch "
+                              "ends", file=sys.stderr)
                         return
                     print(f"{args.variant} {args.arm} {i + 1}/{args.loads} {which}: {w.outcome} "
                           f"({len(w.seen)}/{len(expected)} objects)", file=sys.stderr)

@@ -38,15 +38,16 @@ STATE = """(() => {
 # priority, as the page's own) and a fetch (high priority), each with a fresh URL.
 RETRY = """(async () => {
   const left = [...document.images].find((i) => !i.complete);
-  if (!left) return null;
-  const url = left.src + '?probe=' + Date.now();
+  // no image left (a script, style or font is): the page's own URL, on its host's connection
+  const url = (left ? left.src : location.href) + '?probe=' + Date.now();
   const img = new Image(); img.src = url + '-img';
   const t0 = performance.now();
   const f = await Promise.race([fetch(url + '-fetch', { cache: 'no-store' }).then((r) => r.status),
                                 new Promise((r) => setTimeout(() => r('timeout'), 5000))]);
   const fetch_ms = performance.now() - t0;
   await new Promise((r) => setTimeout(r, Math.max(0, 5000 - fetch_ms)));
-  return { url: left.src, fetch: f, fetch_ms: Math.round(fetch_ms), image_done: img.complete,
+  return { url: left ? left.src : location.href, fetch: f, fetch_ms: Math.round(fetch_ms),
+           image_done: img.complete,
            left_now: [...document.images].filter((i) => !i.complete).length };
 })()"""
 
