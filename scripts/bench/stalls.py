@@ -84,7 +84,9 @@ def previous(row: dict[str, object], mixed: set[object]) -> object:
     i = int(str(row["i"]))
     if row["batch"] not in mixed:
         return None if i == 0 else "recorded"
-    return "plain" if i % 2 else (None if i == 0 else "recorded")
+    if i % 2:
+        return "plain"
+    return "recorded" if i or row["arm"] == "plain" else None
 
 
 def summary(paths: list[Path]) -> None:
@@ -109,14 +111,17 @@ def summary(paths: list[Path]) -> None:
                   f"{100 * r.p:5.1f}% [{100 * r.low:4.1f}, {100 * r.high:4.1f}]"
                   + (f"  {other} not started" if other else "")
                   + (f"  {missing} loaded without a stored record" if missing else ""))
-        by_prev: dict[str, list[int]] = {}
-        for x in arms["recorded"]:
-            if x["outcome"] in ("loaded", "stalled"):
-                seen = by_prev.setdefault(str(previous(x, mixed)), [0, 0])
-                seen[0] += x["outcome"] == "stalled"
-                seen[1] += 1
-        print(f"{'':>{len(page) + len(profile) + len(proto) + 18}} recorded, by the load before: "
-              + ", ".join(f"after {k} {s}/{n}" for k, (s, n) in sorted(by_prev.items())))
+        for arm, loads in sorted(arms.items(), reverse=True):
+            by_prev: dict[str, list[int]] = {}
+            for x in loads:
+                if x["outcome"] in ("loaded", "stalled"):
+                    seen = by_prev.setdefault(str(previous(x, mixed)), [0, 0])
+                    seen[0] += x["outcome"] == "stalled"
+                    seen[1] += 1
+            if by_prev:
+                print(f"{'':>{len(page) + len(profile) + len(proto) + 18}} {arm}, by the load "
+                      "before: " + ", ".join(f"after {k} {s}/{n}"
+                                             for k, (s, n) in sorted(by_prev.items())))
         if rates["recorded"].n and rates["plain"].n:
             d, low, high = difference(rates["recorded"], rates["plain"])
             print(f"{'':>{len(page) + len(profile) + len(proto) + 18}} recorded - plain "
