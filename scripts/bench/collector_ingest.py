@@ -2,10 +2,10 @@
 """Collector ingest throughput: bundles of N navigations (default 1,000, with K requests each)
 uploaded by U concurrent volunteers (default 8, a token each) over HTTPS on loopback to a real
 ``protolens collector serve`` (TLS, validation, staged files, catalog commit, move into the
-dataset), beside writing the same rows with pyarrow directly on as many threads (the limit: one
-``pq.write_table`` per table, no validation, no fsync). The two arms alternate, R rounds each.
-Prints bundles/s of each arm per round, the ratio collector/pyarrow per round, its median and a
-95% interval of the median (bootstrap over rounds, percentile method).
+dataset), beside writing the same rows with pyarrow directly (the limit: one ``pq.write_table``
+per table, no validation, no fsync), on one thread and on as many threads as uploaders. The arms
+alternate, R rounds each. Prints bundles/s of each arm per round, the ratios collector/pyarrow
+per round, their medians and 95% intervals of the median (bootstrap over rounds, percentile).
 
 Usage: .venv/bin/python scripts/bench/collector_ingest.py [--bundles 24] [--navigations 1000]
        [--requests 20] [--rounds 7] [--uploaders 8] [--workers 2]
@@ -73,7 +73,7 @@ def main() -> int:
         print(f"{args.bundles} bundles per round x {args.rounds} rounds, {args.uploaders} "
               f"uploaders, collector --workers {args.workers}; each bundle {args.navigations} "
               f"navigations, {rows} rows, {len(bodies[0]) / 1e6:.2f} MB")
-        ratios, served, direct = [], [], []
+        ratios, ratios_t, served, direct, threaded = [], [], [], [], []
         with running_collector(tmp, "--workers", str(args.workers), "--rate", "100000",
                                "--burst", "100000") as c, \
                 ThreadPoolExecutor(args.uploaders) as pool:
@@ -90,20 +90,31 @@ def main() -> int:
                 out = tmp / f"direct{r}"
                 out.mkdir()
                 t = time.perf_counter()
+                for i, tabs in enumerate(tables):
+                    _direct(tabs, out, i)
+                s_one = time.perf_counter() - t
+                t = time.perf_counter()
                 list(pool.map(_direct, tables, [out] * len(tables), range(len(tables))))
-                s_direct = time.perf_counter() - t
+                s_many = time.perf_counter() - t
                 served.append(args.bundles / s_collector)
-                direct.append(args.bundles / s_direct)
+                direct.append(args.bundles / s_one)
+                threaded.append(args.bundles / s_many)
                 ratios.append(served[-1] / direct[-1])
+                ratios_t.append(served[-1] / threaded[-1])
                 print(f"round {r + 1}: collector {served[-1]:.1f} bundles/s "
-                      f"({served[-1] * rows:,.0f} rows/s); pyarrow direct {direct[-1]:.1f} "
-                      f"bundles/s ({direct[-1] * rows:,.0f} rows/s); collector/pyarrow "
-                      f"{ratios[-1]:.2f}", flush=True)
+                      f"({served[-1] * rows:,.0f} rows/s); pyarrow {direct[-1]:.1f} bundles/s "
+                      f"on 1 thread, {threaded[-1]:.1f} on {args.uploaders}; collector/pyarrow "
+                      f"{ratios[-1]:.2f} (1 thread), {ratios_t[-1]:.2f} ({args.uploaders})",
+                      flush=True)
     lo, hi = median_interval(ratios)
+    lo_t, hi_t = median_interval(ratios_t)
     print(f"median over {args.rounds} rounds: collector {statistics.median(served):.1f} "
           f"bundles/s ({statistics.median(served) * rows:,.0f} rows/s), pyarrow "
-          f"{statistics.median(direct):.1f} bundles/s; collector/pyarrow "
-          f"{statistics.median(ratios):.2f} (95% interval {lo:.2f}-{hi:.2f}; target >= 0.5)")
+          f"{statistics.median(direct):.1f} bundles/s on 1 thread, "
+          f"{statistics.median(threaded):.1f} on {args.uploaders}")
+    print(f"collector/pyarrow (1 thread) {statistics.median(ratios):.2f} (95% interval "
+          f"{lo:.2f}-{hi:.2f}); collector/pyarrow ({args.uploaders} threads) "
+          f"{statistics.median(ratios_t):.2f} ({lo_t:.2f}-{hi_t:.2f}); target >= 0.5")
     return 0
 
 
