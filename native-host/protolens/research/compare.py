@@ -14,7 +14,7 @@ from typing import Any
 
 from protolens.analysis.compare import compare
 from protolens.analysis.observe import METRICS, Observation, incomplete_count, observations
-from protolens.analysis.stratified import compare_stratified
+from protolens.analysis.stratified import compare_cells
 from protolens.cc.share import UNLABELLED, nav_class
 from protolens.store import Connection, DatabaseError, StoreError, open_ro
 from protolens.store import cc as ccstore
@@ -97,12 +97,8 @@ def run(r: Request, default_db: Path) -> Result:
     check(r)
     key = str(r.campaign or r.source)
     if r.dataset is not None:
-        by = dataset_observations(r.dataset, _mode(r), key, r.metric, r.warm, r.engine,
-                                  r.spark_master)
-        rows = [c.to_row() | {"contributors": n, "metric": r.metric}
-                for c, n in compare_stratified(by, arms=r.arms)]
-        return Result(rows, f"{r.metric}: {key} across contributors", DATASET_COLUMNS,
-                      sum(len(v) for v in by.values()))
+        rows, n = dataset_rows(r, dataset_cells(r))
+        return Result(rows, f"{r.metric}: {key} across contributors", DATASET_COLUMNS, n)
     nav_rows, classes = _rows(r, r.db or default_db)
     keep = r.include_incomplete
     if r.by_cc:
@@ -162,27 +158,33 @@ def cc_classes(conn: Connection, campaign: str | None) -> dict[str, str]:
             for row in ccstore.navigation_cc_bytes(conn, campaign=campaign)}
 
 
-def dataset_observations(data: Path, mode: str, key: str, metric: str, warm: bool,
-                         engine: str, master: str | None) -> Mapping[str, list[Observation]]:
-    """Observations per contributor from the cells DuckDB or Spark computed."""
+def dataset_cells(r: Request) -> list[dict[str, Any]]:
+    """The cells (contributor, grp, cond, arm, n, median_ms, sorted vals) DuckDB or Spark
+    computed over ``r.dataset``."""
     from protolens.store.dataset import DatasetError
-    from protolens.store.dataset import cells as dataset_cells
+    from protolens.store.dataset import cells as duckdb_cells
 
+    assert r.dataset is not None
+    key = str(r.campaign or r.source)
     try:
-        if engine == "spark":
+        if r.engine == "spark":
             from protolens.store import spark
 
-            rows = spark.cells(data, mode, metric, warm, key, master or "local[*]")
-        else:
-            rows = dataset_cells(data, mode, metric, warm, key)
+            return spark.cells(r.dataset, _mode(r), r.metric, r.warm, key,
+                               r.spark_master or "local[*]")
+        return duckdb_cells(r.dataset, _mode(r), r.metric, r.warm, key)
     except DatasetError as exc:
         raise CompareError(str(exc)) from None
-    out: dict[str, list[Observation]] = defaultdict(list)
-    for row in rows:
-        out[str(row["contributor"])].extend(
-            Observation(str(row["grp"]), str(row["cond"]), str(row["arm"]), float(v))
-            for v in row["vals"])
-    return out
+
+
+def dataset_rows(r: Request, cells: Sequence[Mapping[str, Any]]
+                 ) -> tuple[list[dict[str, Any]], int]:
+    """The comparisons across contributors of those cells, and the loads they hold."""
+    strata = [(str(c["contributor"]), str(c["grp"]), str(c["cond"]), str(c["arm"]), c["vals"])
+              for c in cells]
+    rows = [c.to_row() | {"contributors": n, "metric": r.metric}
+            for c, n in compare_cells(strata, arms=r.arms)]
+    return rows, sum(len(s[4]) for s in strata)
 
 
 def zero_width(rows: Sequence[Mapping[str, Any]]) -> list[str]:
