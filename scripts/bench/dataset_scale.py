@@ -25,12 +25,14 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts" / "bench"))
 
 import duckdb  # noqa: E402
+import numpy as np  # noqa: E402
 from dataset_compare import generate  # noqa: E402
 
 from protolens.collector.layout import table_glob  # noqa: E402
@@ -101,7 +103,7 @@ def spark_cluster(workers: int, memory: str, log: Path) -> Iterator[str]:
 
 
 def timed_compare(data: Path, engine: str, master: str | None
-                  ) -> tuple[list[dict[str, object]], list[dict[str, object]], float, float]:
+                  ) -> tuple[Any, list[dict[str, Any]], float, float]:
     """``research/compare.run``'s two steps for ``--dataset``: cells, then statistics."""
     from protolens.research.compare import Request, dataset_cells, dataset_rows
 
@@ -148,7 +150,7 @@ def main() -> int:
     print(f"plain DuckDB GROUP BY: {len(plain):,} groups in {plain_s:.2f} s", flush=True)
     cells, rows, cells_s, stats_s = timed_compare(args.data, "duckdb", None)
     sig = sum(1 for r in rows if r["significant"])
-    print(f"DuckDB: {len(cells):,} cells in {cells_s:.2f} s, statistics ({len(rows)} "
+    print(f"DuckDB: {len(cells.counts):,} cells in {cells_s:.2f} s, statistics ({len(rows)} "
           f"comparisons, {sig} significant) {stats_s:.2f} s: compare --dataset "
           f"{cells_s + stats_s:.2f} s (target <= 60 s), {(cells_s + stats_s) / plain_s:.1f}x "
           "the plain GROUP BY", flush=True)
@@ -156,10 +158,11 @@ def main() -> int:
         return 0
     with spark_cluster(2, args.worker_memory, args.data.parent / "spark-bench.log") as url:
         scells, srows, scells_s, sstats_s = timed_compare(args.data, "spark", url)
-    key = ("contributor", "grp", "cond", "arm", "n", "median_ms", "vals")
-    same_cells = [tuple(r[k] for k in key) for r in cells] == \
-        [tuple(r[k] for k in key) for r in scells]
-    print(f"Spark standalone (master + 2 workers of 1 core, {url}): {len(scells):,} cells in "
+    same_cells = all(a[1] == b[1] and np.array_equal(a[0], b[0])
+                     for a, b in zip(cells.keys, scells.keys, strict=True)) and \
+        np.array_equal(cells.counts, scells.counts) and np.array_equal(cells.values, scells.values)
+    print(f"Spark standalone (master + 2 workers of 1 core, {url}): {len(scells.counts):,} "
+          "cells in "
           f"{scells_s:.2f} s (JVM start included), statistics {sstats_s:.2f} s: "
           f"{scells_s + sstats_s:.2f} s; same cells as DuckDB: {same_cells}; same comparisons "
           f"and verdicts: {rows == srows}")

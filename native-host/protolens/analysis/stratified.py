@@ -30,6 +30,7 @@ from __future__ import annotations
 import itertools
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import norm  # type: ignore[import-untyped]
@@ -40,7 +41,7 @@ from protolens.analysis.strata import Packed, Shifts, Stratum, z_packed, z_separ
 from protolens.analysis.verdict import ERROR, Effect, Verdict, decide
 
 MIN_STRATA = 2
-__all__ = ["Stratum", "compare_cells", "compare_stratified", "needed_per_arm",
+__all__ = ["Columns", "Stratum", "compare_cells", "compare_stratified", "needed_per_arm",
            "shift_interval", "van_elteren_p", "van_elteren_z"]
 
 Cell = tuple[str, str, str, str, Sequence[float]]
@@ -151,31 +152,60 @@ def _pair(group: str, condition: str, arm_a: str, arm_b: str, ra: _Arm, rb: _Arm
                       round(1.0 - alpha, 10)), len(both)
 
 
+def _ranked(first: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Codes into ``names`` recoded as ranks among them sorted, and the sorted names."""
+    order = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[order] = np.arange(len(names))
+    return rank[first] if len(first) else first.astype(np.int64), [names[i] for i in order]
+
+
 def _codes(names: Iterable[str]) -> tuple[np.ndarray, list[str]]:
     """Each name's rank among the distinct names (sorted), and those names."""
     seen: dict[str, int] = {}
     first = np.fromiter((seen.setdefault(x, len(seen)) for x in names), dtype=np.int64)
-    distinct = sorted(seen)
-    rank = np.empty(len(distinct), dtype=np.int64)
-    rank[[seen[x] for x in distinct]] = np.arange(len(distinct))
-    return rank[first], distinct
+    return _ranked(first, list(seen))
 
 
-def compare_cells(cells: Iterable[Cell], arms: Sequence[str] | None = None,
+@dataclass(frozen=True)
+class Columns:
+    """Cells as columns: per row (one contributor's loads of one arm in one cell) a code for
+    each of its stratum, group, condition and arm (indices into the ``*_names``), its count,
+    and all rows' values end to end. Built from rows (``of_rows``) or from codes a columnar
+    engine already holds (``of_codes``, e.g. Arrow's dictionary encoding)."""
+
+    keys: tuple[tuple[np.ndarray, list[str]], ...]
+    """(codes, names) of stratum, group, condition, arm; codes rank the names sorted."""
+    counts: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def of_rows(cls, cells: Iterable[Cell]) -> Columns:
+        rows = list(cells)
+        counts = np.fromiter((len(r[4]) for r in rows), dtype=np.int64, count=len(rows))
+        values = np.fromiter(itertools.chain.from_iterable(r[4] for r in rows), dtype=float,
+                             count=int(counts.sum()))
+        keys = (_codes(r[0] for r in rows), _codes(r[1] for r in rows),
+                _codes(r[2] for r in rows), _codes(r[3] for r in rows))
+        return cls(keys, counts, values)
+
+    @classmethod
+    def of_codes(cls, keys: Sequence[tuple[np.ndarray, Sequence[str]]], counts: np.ndarray,
+                 values: np.ndarray) -> Columns:
+        return cls(tuple(_ranked(np.asarray(c, dtype=np.int64), list(n)) for c, n in keys),
+                   np.asarray(counts, dtype=np.int64), np.asarray(values, dtype=float))
+
+
+def compare_cells(cells: Iterable[Cell] | Columns, arms: Sequence[str] | None = None,
                   alpha: float = ALPHA) -> list[tuple[Comparison, int]]:
     """Every pair of arms in every (group, condition) cell with the contributor as a stratum,
     from one row per (stratum, group, condition, arm) holding its values (as ``compare
     --dataset``'s query gives them): (comparison, contributors with both arms), sorted as
     ``compare`` sorts. Raises ValueError if a row repeats."""
-    rows = list(cells)
-    counts = np.fromiter((len(r[4]) for r in rows), dtype=np.int64, count=len(rows))
-    values = np.fromiter(itertools.chain.from_iterable(r[4] for r in rows), dtype=float,
-                         count=int(counts.sum()))
+    cols = cells if isinstance(cells, Columns) else Columns.of_rows(cells)
+    counts, values = cols.counts, cols.values
     starts = np.cumsum(counts) - counts
-    s_code, _ = _codes(r[0] for r in rows)
-    g_code, groups = _codes(r[1] for r in rows)
-    c_code, conds = _codes(r[2] for r in rows)
-    a_code, arm_names = _codes(r[3] for r in rows)
+    (s_code, _), (g_code, groups), (c_code, conds), (a_code, arm_names) = cols.keys
     order = np.lexsort((s_code, a_code, c_code, g_code))
     key = np.stack([g_code, c_code, a_code, s_code])[:, order]
     if len(order) > 1 and bool(np.any(np.all(key[:, 1:] == key[:, :-1], axis=0))):

@@ -6,15 +6,14 @@ out; every problem a user can fix is a ``CompareError`` of one line."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from protolens.analysis.compare import compare
-from protolens.analysis.observe import METRICS, Observation, incomplete_count, observations
-from protolens.analysis.stratified import compare_cells
+from protolens.analysis.observe import METRICS, incomplete_count, observations
+from protolens.analysis.stratified import Columns, compare_cells
 from protolens.cc.share import UNLABELLED, nav_class
 from protolens.store import Connection, DatabaseError, StoreError, open_ro
 from protolens.store import cc as ccstore
@@ -158,11 +157,10 @@ def cc_classes(conn: Connection, campaign: str | None) -> dict[str, str]:
             for row in ccstore.navigation_cc_bytes(conn, campaign=campaign)}
 
 
-def dataset_cells(r: Request) -> list[dict[str, Any]]:
-    """The cells (contributor, grp, cond, arm, n, median_ms, sorted vals) DuckDB or Spark
-    computed over ``r.dataset``."""
-    from protolens.store.dataset import DatasetError
-    from protolens.store.dataset import cells as duckdb_cells
+def dataset_cells(r: Request) -> Columns:
+    """The cells (per contributor, group, condition and arm: the sorted values) DuckDB or Spark
+    computed over ``r.dataset``, as columns."""
+    from protolens.store.dataset import DatasetError, cells_arrow
 
     assert r.dataset is not None
     key = str(r.campaign or r.source)
@@ -170,21 +168,34 @@ def dataset_cells(r: Request) -> list[dict[str, Any]]:
         if r.engine == "spark":
             from protolens.store import spark
 
-            return spark.cells(r.dataset, _mode(r), r.metric, r.warm, key,
+            rows = spark.cells(r.dataset, _mode(r), r.metric, r.warm, key,
                                r.spark_master or "local[*]")
-        return duckdb_cells(r.dataset, _mode(r), r.metric, r.warm, key)
+            return Columns.of_rows((c["contributor"], c["grp"], c["cond"], c["arm"], c["vals"])
+                                   for c in rows)
+        return _columns(cells_arrow(r.dataset, _mode(r), r.metric, r.warm, key))
     except DatasetError as exc:
         raise CompareError(str(exc)) from None
 
 
-def dataset_rows(r: Request, cells: Sequence[Mapping[str, Any]]
-                 ) -> tuple[list[dict[str, Any]], int]:
+def _columns(table: Any) -> Columns:
+    """An Arrow table of cells as ``Columns``: each key column dictionary-encoded by Arrow, the
+    values flattened, nothing made into Python objects but the distinct names."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    keys = []
+    for name in ("contributor", "grp", "cond", "arm"):
+        enc = pc.dictionary_encode(table.column(name)).combine_chunks()
+        keys.append((enc.indices.to_numpy(zero_copy_only=False), enc.dictionary.to_pylist()))
+    vals = table.column("vals").combine_chunks()
+    return Columns.of_codes(keys, pc.list_value_length(vals).to_numpy(zero_copy_only=False),
+                            pc.list_flatten(vals).to_numpy(zero_copy_only=False))
+
+
+def dataset_rows(r: Request, cells: Columns) -> tuple[list[dict[str, Any]], int]:
     """The comparisons across contributors of those cells, and the loads they hold."""
-    strata = [(str(c["contributor"]), str(c["grp"]), str(c["cond"]), str(c["arm"]), c["vals"])
-              for c in cells]
     rows = [c.to_row() | {"contributors": n, "metric": r.metric}
-            for c, n in compare_cells(strata, arms=r.arms)]
-    return rows, sum(len(s[4]) for s in strata)
+            for c, n in compare_cells(cells, arms=r.arms)]
+    return rows, len(cells.values)
 
 
 def zero_width(rows: Sequence[Mapping[str, Any]]) -> list[str]:
