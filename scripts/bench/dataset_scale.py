@@ -72,9 +72,14 @@ def ensure_data(data: Path, navs: int, reqs: int, contributors: int, files: int,
 @contextmanager
 def spark_cluster(workers: int, memory: str, log: Path) -> Iterator[str]:
     """A standalone Spark cluster on loopback: a master and ``workers`` workers of one core."""
-    spark_class = str(Path(sys.executable).parent / "spark-class")
-    env = {**os.environ, "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_MASTER_HOST": "127.0.0.1",
-           "SPARK_NO_DAEMONIZE": "1"}
+    import pyspark
+
+    # pip's pyspark ships the distribution inside the package; the venv's bin/spark-class
+    # searches for SPARK_HOME next to itself and fails, so point it at the package.
+    home = Path(pyspark.__file__).resolve().parent
+    spark_class = str(home / "bin" / "spark-class")
+    env = {**os.environ, "SPARK_HOME": str(home), "SPARK_LOCAL_IP": "127.0.0.1",
+           "SPARK_MASTER_HOST": "127.0.0.1", "SPARK_NO_DAEMONIZE": "1"}
     port = 7077
     url = f"spark://127.0.0.1:{port}"
     procs: list[subprocess.Popen[bytes]] = []
