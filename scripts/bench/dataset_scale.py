@@ -31,11 +31,8 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "scripts" / "bench"))
 
-import duckdb  # noqa: E402
 import numpy as np  # noqa: E402
-from dataset_compare import generate  # noqa: E402
-
-from protolens.collector.layout import table_glob  # noqa: E402
+from dataset_compare import generate, plain_group_by  # noqa: E402
 
 
 def _part(args: tuple[Path, int, int, int, int, int, int]) -> None:
@@ -145,14 +142,8 @@ def main() -> int:
           f"requests from {stamp['contributors']:,} contributors, "
           f"{int(stamp['bytes']) / 1e9:.2f} GB Parquet, generated in {stamp['seconds']} s "
           f"on {stamp['processes']} processes", flush=True)
-    t = time.perf_counter()
-    con = duckdb.connect()
-    plain = con.execute(
-        "SELECT contributor, origin, network_effective_type, arm, count(*), median(load_ms) "
-        f"FROM read_parquet('{table_glob(args.data, 'navigations')}') GROUP BY ALL").fetchall()
-    con.close()
-    plain_s = time.perf_counter() - t
-    print(f"plain DuckDB GROUP BY: {len(plain):,} groups in {plain_s:.2f} s", flush=True)
+    groups, plain_s = plain_group_by(args.data)
+    print(f"plain DuckDB GROUP BY: {groups:,} groups in {plain_s:.2f} s", flush=True)
     cells, rows, cells_s, stats_s = timed_compare(args.data, "duckdb", None)
     sig = sum(1 for r in rows if r["significant"])
     print(f"DuckDB: {len(cells.counts):,} cells in {cells_s:.2f} s, statistics ({len(rows)} "
