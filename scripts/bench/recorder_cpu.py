@@ -48,17 +48,21 @@ TICK = os.sysconf("SC_CLK_TCK")
 KINDS = ("browser", "renderer", "extension", "network", "gpu", "utility", "host")
 
 
-def kind(cmdline: list[str]) -> str:
-    if not cmdline or "chromium" not in cmdline[0]:
-        return "host"
-    args = " ".join(cmdline[1:])
-    if "--type=renderer" in args:
-        return "extension" if "--extension-process" in args else "renderer"
-    if "NetworkService" in args:
+def kind(cmdline: str) -> str:
+    """A process's kind from its command line (Chromium's zygote children rewrite theirs into
+    one space-separated string, so it is read as text, not as NUL-separated arguments)."""
+    exe = cmdline.split(" ", 1)[0]
+    if exe == "" or "crashpad" in exe:
+        return "utility"  # an exited process (its command line is empty), the crash handler
+    if "chrom" not in exe:
+        return "host"  # the native host (python) and anything else the browser started
+    if "--type=renderer" in cmdline:
+        return "extension" if "--extension-process" in cmdline else "renderer"
+    if "NetworkService" in cmdline:
         return "network"
-    if "--type=gpu-process" in args:
+    if "--type=gpu-process" in cmdline:
         return "gpu"
-    return "utility" if "--type=" in args else "browser"
+    return "utility" if "--type=" in cmdline else "browser"
 
 
 class Sampler:
@@ -78,7 +82,7 @@ class Sampler:
                 if int(fields[2]) != self.pgid:
                     continue
                 cpu = (int(fields[11]) + int(fields[12])) / TICK
-                cmd = (d / "cmdline").read_bytes().decode(errors="replace").split("\0")
+                cmd = (d / "cmdline").read_bytes().decode(errors="replace").replace("\0", " ")
             except (OSError, ValueError):
                 continue
             self.seen[int(d.name)] = (kind(cmd), cpu)
