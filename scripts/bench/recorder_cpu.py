@@ -219,15 +219,15 @@ def main() -> None:
                     print(f"round {r + 1} {name}: " + ", ".join(
                         f"{n} {v:.1f}" for n, v in got[name][-1].items()) + " ms/load",
                         file=sys.stderr, flush=True)
-    base = {n: statistics.median(x[n] for x in got["plain"]) for n in KINDS}
+    base = statistics.median(sum(x.values()) for x in got["plain"])
     print(f"CPU ms per load (median of {args.rounds} rounds of {args.loads} loads; "
-          "extra = arm - plain)")
+          "extra = the arm's total - plain's total)")
     print("arm".ljust(22) + "".join(n.rjust(10) for n in (*KINDS, "total", "extra")))
     for name, xs in got.items():
         med = {n: statistics.median(x[n] for x in xs) for n in KINDS}
         tot = [sum(x.values()) for x in xs]
         print(name.ljust(22) + "".join(f"{med[n]:10.1f}" for n in KINDS) +
-              f"{statistics.median(tot):10.1f}{statistics.median(tot) - sum(base.values()):10.1f}"
+              f"{statistics.median(tot):10.1f}{statistics.median(tot) - base:10.1f}"
               f"   (totals {min(tot):.1f}-{max(tot):.1f})")
 
 
