@@ -28,6 +28,7 @@ start -> host 818 -> 395 ms (the host imports the contribution code only when it
 omnibox WebUI renderer), stored -> done 27 -> 12 ms (StoreWatch).
 
     .venv/bin/python scripts/bench/lab_overhead.py [--reps 10] [--page ifip18-baidu]
+        [--conditions clean] [--no-visual]
 """
 
 from __future__ import annotations
@@ -76,13 +77,17 @@ def main() -> None:
     ap.add_argument("--page", default="ifip18-baidu")
     ap.add_argument("--arm", default="h2")
     ap.add_argument("--testbed", default="plb")
+    ap.add_argument("--conditions", default="clean", help="testbed profile (default clean)")
+    ap.add_argument("--no-visual", action="store_true",
+                    help="lab run --no-visual (the visual metrics are on by default)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         db, hostlog = Path(tmp) / "bench.db", Path(tmp) / "host.log"
         started = time.monotonic()
         subprocess.run([sys.executable, "-m", "protolens.cli", "lab", "run", "--pages", args.page,
-                        "--arms", args.arm, "--conditions", "clean", "--reps", str(args.reps),
-                        "--campaign", "bench", "--testbed", args.testbed, "--seed", "1"],
+                        "--arms", args.arm, "--conditions", args.conditions, "--reps",
+                        str(args.reps), "--campaign", "bench", "--testbed", args.testbed,
+                        "--seed", "1", *(["--no-visual"] if args.no_visual else [])],
                        env={**os.environ, "PROTOLENS_DB": str(db), "PROTOLENS_DEBUG": "1",
                             "PROTOLENS_HOST_LOG": str(hostlog)},
                        check=True, stdout=subprocess.DEVNULL)
@@ -99,7 +104,8 @@ def main() -> None:
     overhead = [wall - plt for _, wall, _, plt, _, _ in rows if plt is not None]
     plts = [plt for _, _, _, plt, _, _ in rows if plt is not None]
     periods = [b - a for a, b in zip(starts, starts[1:], strict=False)]
-    print(f"page {args.page}, arm {args.arm}: {len(rows)} loads ok of {args.reps}")
+    print(f"page {args.page}, arm {args.arm}, {args.conditions}, visual metrics "
+          f"{'off' if args.no_visual else 'on'}: {len(rows)} loads ok of {args.reps}")
     print(f"median PLT: {statistics.median(plts):.0f} ms")
     print(f"median per-load overhead (wall - PLT): {statistics.median(overhead):.0f} ms "
           f"({quartiles(overhead)})")

@@ -168,11 +168,14 @@ def main() -> None:
     ap.add_argument("--profile", default="wifi", help="--testbed: shaper profile (default wifi)")
     ap.add_argument("--testbed-visual", action="store_true",
                     help="--testbed: a third arm recording with the visual metrics on")
+    ap.add_argument("--testbed-late", type=float, metavar="S",
+                    help="--testbed: an arm of plain Chromium navigating S s later than the "
+                         "lab does (what the browser's start-up costs a load)")
     args = ap.parse_args()
     if args.testbed:
         ext = (args.extension or [("recording", ROOT / "dist")])[0][1]
         testbed_main(args.loads, args.pages.split(","), args.protocols.split(","), args.profile,
-                     ext, visual=args.testbed_visual)
+                     ext, visual=args.testbed_visual, late_s=args.testbed_late)
         return
     exts = args.extension or [("recording", ROOT / "dist")]
     arms: list[tuple[str, Path | None, bool]] = [

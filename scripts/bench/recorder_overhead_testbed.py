@@ -153,9 +153,11 @@ def ratio_interval(on: list[float], off: list[float]) -> tuple[float, float, flo
 
 
 def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: str,
-                 extension: Path, visual: bool = False) -> None:
-    """Arms ``none`` and ``recording`` (and ``visual``: recording with paint capture) in a
-    turning order, each page x protocol in turn."""
+                 extension: Path, visual: bool = False, late_s: float | None = None) -> None:
+    """Arms ``none`` and ``recording`` (and ``visual``: recording with paint capture; ``late``:
+    plain Chromium navigating ``late_s`` seconds after the recorded loads' median delay, what a
+    load gains from a browser that has finished starting) in a turning order, each page x
+    protocol in turn."""
     from protolens.lab.testbed_network import TestbedNetwork
     from protolens.testbed import Testbed
 
@@ -165,14 +167,15 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
         targets = TestbedNetwork(tb, owned=True).targets(pages)
         from protolens.pages import ensure_corpus
         ensure_corpus(Path(tb.state.site), pages)
-        rows, vis = [], []
+        rows, vis, lat = [], [], []
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             db = work / "bench.db"
             for page in pages:
                 for proto in protocols:
                     arm, target = Arm(proto), targets[page]
-                    names = ("none", "recording", *(("visual",) if visual else ()))
+                    names = ("none", "recording", *(("visual",) if visual else ()),
+                             *(("late",) if late_s is not None else ()))
                     plts: dict[str, list[float]] = {name: [] for name in names}
                     starts: list[float] = []
                     early, gaps = 0, []
@@ -181,9 +184,10 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
                         for which in names[k:] + names[:k]:
                             scratch = work / f"{page}-{proto}-{which}-{i}"
                             tb.flush_tcp_metrics()
-                            if which == "none":
-                                led, _, e = tb_plain(tb, target, arm, scratch, statistics.median(
-                                    starts) if starts else FIRST_START_S)
+                            if which in ("none", "late"):
+                                at = statistics.median(starts) if starts else FIRST_START_S
+                                led, _, e = tb_plain(tb, target, arm, scratch,
+                                                     at + (late_s or 0.0) * (which == "late"))
                             else:
                                 led, start, e, load_ms = tb_recorded(
                                     tb, target, arm, scratch, db, extension, which == "visual")
@@ -201,6 +205,9 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
                     if visual:
                         vis.append((page, proto, statistics.median(plts["visual"]),
                                     *ratio_interval(plts["visual"], plts["recording"])))
+                    if late_s is not None:
+                        lat.append((page, proto, statistics.median(plts["late"]),
+                                    *ratio_interval(plts["none"], plts["late"])))
     finally:
         Testbed.down(TESTBED)
     print(f"testbed '{profile}' profile, plain Chromium vs recording, PLT = the page's own "
@@ -213,3 +220,6 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
     for page, proto, med, r, low, high in vis:
         print(f"visual metrics on / off, {page} {proto}: {med:.1f} ms, x{r:.3f} "
               f"[{low:.3f}, {high:.3f}]")
+    for page, proto, med, r, low, high in lat:
+        print(f"plain at the lab's delay / plain {late_s:g} s later, {page} {proto}: later "
+              f"{med:.1f} ms, x{r:.3f} [{low:.3f}, {high:.3f}]")

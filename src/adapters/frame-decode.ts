@@ -6,8 +6,20 @@
  */
 import { histogramOf } from "../visual/histogram.ts";
 
+/** Base64 to bytes: Uint8Array.fromBase64 where the engine has it (TC39 proposal-arraybuffer-base64;
+ * present in Chromium 156, verified), else atob and a loop. Uint8Array.from(atob(s), mapFn), a
+ * callback per byte, took 2.6 ms for a 40 kB frame against 0.08 ms (scripts/bench/recorder_core_cpu.ts). */
+export function base64Bytes(b64: string): Uint8Array<ArrayBuffer> {
+  const native = Uint8Array as unknown as { fromBase64?: (s: string) => Uint8Array<ArrayBuffer> };
+  if (typeof native.fromBase64 === "function") return native.fromBase64(b64);
+  const s = atob(b64);
+  const out = new Uint8Array(s.length);
+  for (let i = 0; i < s.length; i++) out[i] = s.charCodeAt(i);
+  return out;
+}
+
 export async function frameHistogram(jpeg: string): Promise<number[]> {
-  const bytes = Uint8Array.from(atob(jpeg), (c) => c.charCodeAt(0));
+  const bytes = base64Bytes(jpeg);
   const bitmap = await createImageBitmap(new Blob([bytes], { type: "image/jpeg" }),
     { colorSpaceConversion: "none", premultiplyAlpha: "none" });
   try {

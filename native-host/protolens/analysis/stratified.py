@@ -29,122 +29,56 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.stats import norm, rankdata  # type: ignore[import-untyped]
+from scipy.stats import norm  # type: ignore[import-untyped]
 
 from protolens.analysis.compare import ALPHA, Comparison, words
 from protolens.analysis.observe import Observation
+from protolens.analysis.strata import Packed, Shifts, Stratum, z_packed, z_separated
 from protolens.analysis.verdict import ERROR, Effect, Verdict, decide
 
 MIN_STRATA = 2
+__all__ = ["Columns", "Stratum", "compare_cells", "compare_stratified", "needed_per_arm",
+           "shift_interval", "van_elteren_p", "van_elteren_z"]
 
-
-@dataclass(frozen=True)
-class Stratum:
-    a: np.ndarray
-    b: np.ndarray
+Cell = tuple[str, str, str, str, Sequence[float]]
+"""One contributor's loads of one arm in one cell: (stratum, group, condition, arm, values)."""
 
 
 def van_elteren_z(strata: Sequence[Stratum], shift: float = 0.0) -> float:
     """Signed z of van Elteren's statistic with ``shift`` taken off every a (positive: a
     ranks above b), with a continuity correction of half the largest stratum's step (for one
     stratum, scipy's ``mannwhitneyu(..., method="asymptotic")``); 0 when it has no variance."""
-    t = var = step = 0.0
-    for s in strata:
-        na, nb = len(s.a), len(s.b)
-        n = na + nb
-        ranks = rankdata(np.concatenate([s.a - shift, s.b]))
-        w = 1.0 / (n + 1)
-        _, counts = np.unique(ranks, return_counts=True)
-        ties = float(np.sum(counts ** 3 - counts)) / (n * (n - 1)) if n > 1 else 0.0
-        t += w * (float(ranks[:na].sum()) - na * (n + 1) / 2)
-        var += w * w * na * nb * ((n + 1) - ties) / 12
-        step = max(step, w)
-    if var <= 0:
-        return 0.0
-    return float(np.sign(t)) * max(abs(t) - step / 2, 0.0) / float(np.sqrt(var))
+    return z_packed(Packed.of(strata), shift)
 
 
-def van_elteren_p(strata: Sequence[Stratum]) -> float:
+def van_elteren_p(strata: Sequence[Stratum] | Packed) -> float:
     """Two-sided p of van Elteren's test over strata (each with both samples non-empty)."""
-    return float(2 * norm.sf(abs(van_elteren_z(strata))))
-
-
-def _separated(sizes: Sequence[tuple[int, int]]) -> list[Stratum]:
-    """Strata of these sizes whose a all lie above their b: the strongest evidence."""
-    return [Stratum(np.arange(nb, na + nb, dtype=float), np.arange(nb, dtype=float))
-            for na, nb in sizes]
+    p = strata if isinstance(strata, Packed) else Packed.of(strata)
+    return float(2 * norm.sf(abs(z_packed(p))))
 
 
 def needed_per_arm(sizes: Sequence[tuple[int, int]], alpha: float) -> int | None:
     """None when these strata can reject at ``alpha``; else the fewest loads per arm in each
     stratum that could."""
     crit = float(norm.isf(alpha / 2))
-    if van_elteren_z(_separated(sizes)) > crit:
+    na = np.array([a for a, _ in sizes], dtype=np.int64)
+    nb = np.array([b for _, b in sizes], dtype=np.int64)
+    if z_separated(na, nb) > crit:
         return None
     k = 1
-    while van_elteren_z(_separated([(max(a, k), max(b, k)) for a, b in sizes])) <= crit:
+    while z_separated(np.maximum(na, k), np.maximum(nb, k)) <= crit:
         k += 1
     return k
 
 
-@dataclass(frozen=True)
-class _Shifts:
-    """Every within-stratum difference a_i - b_j, sorted, with its stratum's weight: van
-    Elteren's statistic at a shift d is a weighted count of the differences above d (a rank sum
-    of a less its mean is U = #{a_i - b_j > d} + #{= d} / 2, less n_a n_b / 2), so each shift costs
-    one binary search however many contributors there are."""
-
-    d: np.ndarray
-    cum_w: np.ndarray
-    centre: float
-    sd: float
-    step: float
-
-    @classmethod
-    def of(cls, strata: Sequence[Stratum]) -> _Shifts:
-        d = np.concatenate([(s.a[:, None] - s.b[None, :]).ravel() for s in strata])
-        w = np.concatenate([np.full(len(s.a) * len(s.b), 1.0 / (len(s.a) + len(s.b) + 1))
-                            for s in strata])
-        order = np.argsort(d, kind="mergesort")
-        var = 0.0
-        for s in strata:  # the tie correction of the data as they are (at shift 0)
-            n = len(s.a) + len(s.b)
-            _, counts = np.unique(np.concatenate([s.a, s.b]), return_counts=True)
-            ties = float(np.sum(counts ** 3 - counts)) / (n * (n - 1)) if n > 1 else 0.0
-            var += len(s.a) * len(s.b) * ((n + 1) - ties) / 12 / (n + 1) ** 2
-        return cls(d[order], np.concatenate([[0.0], np.cumsum(w[order])]),
-                   float(sum(len(s.a) * len(s.b) / (len(s.a) + len(s.b) + 1) / 2
-                             for s in strata)),
-                   float(np.sqrt(var)), max(1.0 / (len(s.a) + len(s.b) + 1) for s in strata))
-
-    def weighted_median(self) -> float:
-        """Where the statistic crosses 0: the differences' median weighted by their strata's
-        weights (for one stratum, the Hodges-Lehmann estimate)."""
-        half = float(self.cum_w[-1]) / 2
-        i = int(np.searchsorted(self.cum_w[1:], half * (1 - 1e-12), side="left"))
-        if abs(float(self.cum_w[i + 1]) - half) <= 1e-12 * half and i + 1 < len(self.d):
-            return float(self.d[i] + self.d[i + 1]) / 2
-        return float(self.d[i])
-
-    def z(self, shift: float) -> float:
-        """``van_elteren_z(strata, shift)`` (with the ties of the unshifted data)."""
-        if self.sd <= 0:
-            return 0.0
-        lo = int(np.searchsorted(self.d, shift, side="left"))
-        hi = int(np.searchsorted(self.d, shift, side="right"))
-        t = (self.cum_w[-1] - self.cum_w[hi]) + (self.cum_w[hi] - self.cum_w[lo]) / 2 \
-            - self.centre
-        return float(np.sign(t)) * max(abs(t) - self.step / 2, 0.0) / self.sd
-
-
-def shift_interval(strata: Sequence[Stratum], alpha: float
+def shift_interval(strata: Sequence[Stratum] | Packed, alpha: float
                    ) -> tuple[float, float | None, float | None]:
     """(estimate, low, high) of the shift common to the strata; None bounds: no interval."""
-    shifts = _Shifts.of(strata)
+    shifts = Shifts.of(strata if isinstance(strata, Packed) else Packed.of(strata))
     cands = np.unique(shifts.d)
     # z is constant between consecutive candidates and non-increasing in the shift: region i is
     # (cands[i-1], cands[i]); region 0 lies below every candidate, region K above
@@ -170,28 +104,44 @@ def shift_interval(strata: Sequence[Stratum], alpha: float
     return estimate, float(cands[i_lo - 1]), float(cands[i_hi])
 
 
-def _cell(group: str, condition: str, arm_a: str, arm_b: str,
-          by_stratum: Mapping[str, Mapping[str, list[float]]], alpha: float
-          ) -> tuple[Comparison, int]:
-    strata = [Stratum(np.sort(np.asarray(v[arm_a], float)), np.sort(np.asarray(v[arm_b], float)))
-              for _, v in sorted(by_stratum.items()) if v.get(arm_a) and v.get(arm_b)]
-    a = np.concatenate([s.a for s in strata]) if strata else np.array([])
-    b = np.concatenate([s.b for s in strata]) if strata else np.array([])
+class _Arm:
+    """One arm's rows in one cell: their strata (codes, ascending) and their values."""
+
+    def __init__(self, strata: np.ndarray, counts: np.ndarray, starts: np.ndarray,
+                 values: np.ndarray) -> None:
+        self.strata, self.counts, self.starts, self.values = strata, counts, starts, values
+
+    def take(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The values of the rows ``keep`` (a mask), each row's sorted, and their counts."""
+        counts, starts = self.counts[keep], self.starts[keep]
+        idx = np.repeat(starts - (np.cumsum(counts) - counts), counts) + \
+            np.arange(int(counts.sum()))
+        vals = self.values[idx]
+        sid = np.repeat(np.arange(len(counts)), counts)
+        return vals[np.lexsort((vals, sid))], counts
+
+
+def _pair(group: str, condition: str, arm_a: str, arm_b: str, ra: _Arm, rb: _Arm,
+          alpha: float) -> tuple[Comparison, int]:
+    both = np.intersect1d(ra.strata, rb.strata, assume_unique=True)
+    a, na = ra.take(np.isin(ra.strata, both, assume_unique=True))
+    b, nb = rb.take(np.isin(rb.strata, both, assume_unique=True))
     med_a = float(np.median(a)) if len(a) else None
     med_b = float(np.median(b)) if len(b) else None
     diff = low = high = p = None
-    if len(strata) < MIN_STRATA:
-        seen = [v for v in by_stratum.values() if v.get(arm_a) or v.get(arm_b)]
-        loads = sum(len(v.get(arm_a, ())) + len(v.get(arm_b, ())) for v in seen)
-        if len(seen) == 1:
+    if len(both) < MIN_STRATA:
+        seen = len(np.union1d(ra.strata, rb.strata))
+        loads = int(ra.counts.sum() + rb.counts.sum())
+        if seen == 1:
             why = f"all {loads} loads come from one contributor"
         else:
-            why = f"{'only one' if strata else 'no'} contributor has loads of both arms"
+            why = f"{'only one' if len(both) else 'no'} contributor has loads of both arms"
         v = Verdict("undecided", f"{why}: no interval across contributors")
     else:
-        diff, low, high = shift_interval(strata, alpha)
-        p = van_elteren_p(strata)
-        needs = needed_per_arm([(len(s.a), len(s.b)) for s in strata], alpha)
+        packed = Packed(a, na, b, nb)
+        diff, low, high = shift_interval(packed, alpha)
+        p = van_elteren_p(packed)
+        needs = needed_per_arm(list(zip(na.tolist(), nb.tolist(), strict=True)), alpha)
         v = decide(Effect(diff, low, high, len(a) + len(b), needs, level=1.0 - alpha),
                    unit="per arm from each contributor")
         if v.outcome == ERROR:
@@ -199,23 +149,92 @@ def _cell(group: str, condition: str, arm_a: str, arm_b: str,
     text = words(arm_a, arm_b, len(a), len(b), v, diff, low, high)
     return Comparison(group, condition, arm_a, arm_b, len(a), len(b), med_a, med_b, diff,
                       low, high, p, v.decided, text, v.outcome,
-                      round(1.0 - alpha, 10)), len(strata)
+                      round(1.0 - alpha, 10)), len(both)
+
+
+def _ranked(first: np.ndarray, names: Sequence[str]) -> tuple[np.ndarray, list[str]]:
+    """Codes into ``names`` recoded as ranks among them sorted, and the sorted names."""
+    order = sorted(range(len(names)), key=names.__getitem__)
+    rank = np.empty(len(names), dtype=np.int64)
+    rank[order] = np.arange(len(names))
+    return rank[first] if len(first) else first.astype(np.int64), [names[i] for i in order]
+
+
+def _codes(names: Iterable[str]) -> tuple[np.ndarray, list[str]]:
+    """Each name's rank among the distinct names (sorted), and those names."""
+    seen: dict[str, int] = {}
+    first = np.fromiter((seen.setdefault(x, len(seen)) for x in names), dtype=np.int64)
+    return _ranked(first, list(seen))
+
+
+@dataclass(frozen=True)
+class Columns:
+    """Cells as columns: per row (one contributor's loads of one arm in one cell) a code for
+    each of its stratum, group, condition and arm (indices into the ``*_names``), its count,
+    and all rows' values end to end. Built from rows (``of_rows``) or from codes a columnar
+    engine already holds (``of_codes``, e.g. Arrow's dictionary encoding)."""
+
+    keys: tuple[tuple[np.ndarray, list[str]], ...]
+    """(codes, names) of stratum, group, condition, arm; codes rank the names sorted."""
+    counts: np.ndarray
+    values: np.ndarray
+
+    @classmethod
+    def of_rows(cls, cells: Iterable[Cell]) -> Columns:
+        rows = list(cells)
+        counts = np.fromiter((len(r[4]) for r in rows), dtype=np.int64, count=len(rows))
+        values = np.fromiter(itertools.chain.from_iterable(r[4] for r in rows), dtype=float,
+                             count=int(counts.sum()))
+        keys = (_codes(r[0] for r in rows), _codes(r[1] for r in rows),
+                _codes(r[2] for r in rows), _codes(r[3] for r in rows))
+        return cls(keys, counts, values)
+
+    @classmethod
+    def of_codes(cls, keys: Sequence[tuple[np.ndarray, Sequence[str]]], counts: np.ndarray,
+                 values: np.ndarray) -> Columns:
+        return cls(tuple(_ranked(np.asarray(c, dtype=np.int64), list(n)) for c, n in keys),
+                   np.asarray(counts, dtype=np.int64), np.asarray(values, dtype=float))
+
+
+def compare_cells(cells: Iterable[Cell] | Columns, arms: Sequence[str] | None = None,
+                  alpha: float = ALPHA) -> list[tuple[Comparison, int]]:
+    """Every pair of arms in every (group, condition) cell with the contributor as a stratum,
+    from one row per (stratum, group, condition, arm) holding its values (as ``compare
+    --dataset``'s query gives them): (comparison, contributors with both arms), sorted as
+    ``compare`` sorts. Raises ValueError if a row repeats."""
+    cols = cells if isinstance(cells, Columns) else Columns.of_rows(cells)
+    counts, values = cols.counts, cols.values
+    starts = np.cumsum(counts) - counts
+    (s_code, _), (g_code, groups), (c_code, conds), (a_code, arm_names) = cols.keys
+    order = np.lexsort((s_code, a_code, c_code, g_code))
+    key = np.stack([g_code, c_code, a_code, s_code])[:, order]
+    if len(order) > 1 and bool(np.any(np.all(key[:, 1:] == key[:, :-1], axis=0))):
+        raise ValueError("a (stratum, group, condition, arm) row repeats")
+    out = []
+    cell_edges = np.flatnonzero(np.any(key[:2, 1:] != key[:2, :-1], axis=0)) + 1
+    for lo, hi in zip(np.r_[0, cell_edges], np.r_[cell_edges, len(order)], strict=True):
+        if lo == hi:
+            continue
+        rows_of = order[lo:hi]
+        arm_edges = np.flatnonzero(key[2, lo + 1:hi] != key[2, lo:hi - 1]) + 1
+        by_arm = {}
+        for alo, ahi in zip(np.r_[0, arm_edges], np.r_[arm_edges, hi - lo], strict=True):
+            r = rows_of[alo:ahi]
+            by_arm[arm_names[int(a_code[r[0]])]] = _Arm(s_code[r], counts[r], starts[r],
+                                                        values)
+        names = [x for x in arms if x in by_arm] if arms else sorted(by_arm)
+        group, cond = groups[int(key[0, lo])], conds[int(key[1, lo])]
+        for arm_a, arm_b in itertools.combinations(names, 2):
+            out.append(_pair(group, cond, arm_a, arm_b, by_arm[arm_a], by_arm[arm_b], alpha))
+    return out
 
 
 def compare_stratified(by_stratum: Mapping[str, Sequence[Observation]],
                        arms: Sequence[str] | None = None, alpha: float = ALPHA,
                        ) -> list[tuple[Comparison, int]]:
-    """Every pair of arms in every (group, condition) cell with the contributor as a stratum:
-    (comparison, contributors with both arms), sorted as ``compare`` sorts."""
-    cells: dict[tuple[str, str], dict[str, dict[str, list[float]]]] = defaultdict(
-        lambda: defaultdict(lambda: defaultdict(list)))
+    """``compare_cells`` of observations grouped by stratum."""
+    cells: dict[tuple[str, str, str, str], list[float]] = defaultdict(list)
     for stratum, observations in by_stratum.items():
         for o in observations:
-            cells[(o.group, o.condition)][stratum][o.arm].append(o.value_ms)
-    out = []
-    for (group, condition), strata in sorted(cells.items()):
-        seen = {arm for v in strata.values() for arm in v}
-        names = [x for x in arms if x in seen] if arms else sorted(seen)
-        for arm_a, arm_b in itertools.combinations(names, 2):
-            out.append(_cell(group, condition, arm_a, arm_b, strata, alpha))
-    return out
+            cells[(stratum, o.group, o.condition, o.arm)].append(o.value_ms)
+    return compare_cells(((*k, v) for k, v in cells.items()), arms, alpha)

@@ -37,14 +37,13 @@ from starlette.routing import Route
 from protolens.collector.authguard import AuthGuard
 from protolens.collector.connguard import STATE_KEY
 from protolens.collector.ingest import Refusal, Upload, accept_file
-from protolens.collector.layout import CATALOG
 from protolens.collector.ratelimit import RateLimiter
 from protolens.collector.settings_serve import Settings
 from protolens.collector.tags import HEADER
 from protolens.collector.tokens import bearer, token_hash
 from protolens.collector.wire import CONTENT_TYPE
 from protolens.collector.writer import Writer
-from protolens.store.collector import open_catalog, token_owner
+from protolens.store.collector import token_owner
 
 log = logging.getLogger("protolens.collector")
 __all__ = ["CONTENT_TYPE", "Settings", "make_app"]
@@ -55,14 +54,6 @@ def _error(status: int, message: str, headers: dict[str, str] | None = None,
     if not quiet:
         log.info("refused (%d): %s", status, message)
     return JSONResponse({"error": message}, status_code=status, headers=headers)
-
-
-def _owner(data: Path, digest: str) -> tuple[str, bool, str | None] | None:
-    conn = open_catalog(data / CATALOG, time.time() * 1000, migrate=False)
-    try:
-        return token_owner(conn, digest)
-    finally:
-        conn.close()
 
 
 async def _stream_to(request: Request, folder: Path, s: Settings) -> Path | int:
@@ -112,7 +103,8 @@ def make_app(s: Settings) -> Starlette:
                            ) -> tuple[str, str | None, str] | JSONResponse:
         token = bearer(request.headers.get("authorization"))
         digest = "" if token is None else token_hash(token)
-        owner = None if token is None else await run_in_threadpool(_owner, s.data, digest)
+        owner = None if token is None else await run_in_threadpool(
+            writer.shared_read, lambda conn: token_owner(conn, digest))
         if owner is None or owner[1]:
             guard.failed(source, time.monotonic())
             if token is None:

@@ -2,10 +2,11 @@
 (adapter; runs in a worker thread).
 
 The upload is checked against the limits from its Parquet metadata (``limits.check_members``),
-then ``share/bundle.read_bundle`` validates it exactly as ``merge`` does, then its tag is checked
-against the token's key (``tags.py``). Its tables are staged in the writer's folder, the catalog
-commits it (``store/collector_leases.commit_bundle``: lease, navigation ids stored once, the
-bundle), and only then are the files moved into the dataset and the receipt returned.
+then ``share/bundle.read_bundle`` validates the tables that check decoded exactly as ``merge``
+does, then its tag is checked against the token's key (``tags.py``). Its tables are staged in
+the writer's folder, the catalog commits it (``store/collector_leases.commit_bundle``: lease,
+navigation ids stored once, the bundle), and only then are the files moved into the dataset
+and the receipt returned.
 """
 
 from __future__ import annotations
@@ -74,8 +75,8 @@ class Upload:
 def _validate(upload: Path, who: Upload, limits: Limits) -> tuple[Any, bytes]:
     try:
         files = member_files(upload)
-        check_members(files, limits)
-        bundle = read_bundle(upload)
+        decoded = check_members(files, limits)
+        bundle = read_bundle(upload, files, decoded)
     except TooLarge as exc:
         raise Refusal(413, str(exc)) from None
     except BundleError as exc:
@@ -95,39 +96,36 @@ def accept_file(data: Path, upload: Path, who: Upload, now_ms: float, limits: Li
     if upload.stat().st_size > limits.max_bytes:
         raise Refusal(413, f"bundle over the size limit ({limits.max_bytes} bytes)")
     bundle, manifest = _validate(upload, who, limits)
-    conn = open_catalog(data / CATALOG, now_ms, migrate=False)
+    conn = writer.catalog()
+    found = find_bundle(conn, bundle.checksum)
+    if found is not None and found.contributor == who.contributor:
+        return _receipt(found, "already stored")
+    wid = writer.id  # once: a writer that loses its lease meanwhile takes a new id
+    stage = writer.folder_of(wid)
+    day = utc_day(now_ms)
+    files = dataset.stage_bundle(stage, bundle, who.contributor, day, secrets.token_hex(4))
+    m = bundle.manifest
+    entry = CatalogBundle(bundle.checksum, who.contributor, m["contributor_id"], now_ms,
+                          day, upload.stat().st_size, files, manifest.decode(), who.tag)
+    kept: CatalogBundle | None = None
     try:
-        found = find_bundle(conn, bundle.checksum)
-        if found is not None and found.contributor == who.contributor:
-            return _receipt(found, "already stored")
-        wid = writer.id  # once: a writer that loses its lease meanwhile takes a new id
-        stage = writer.folder_of(wid)
-        day = utc_day(now_ms)
-        files = dataset.stage_bundle(stage, bundle, who.contributor, day, secrets.token_hex(4))
-        m = bundle.manifest
-        entry = CatalogBundle(bundle.checksum, who.contributor, m["contributor_id"], now_ms,
-                              day, upload.stat().st_size, files, manifest.decode(), who.tag)
-        kept: CatalogBundle | None = None
-        try:
-            kept = commit_bundle(conn, wid, entry, m["bundle_schema"],
-                                 m.get("protolens_version"), m.get("exported_at"),
-                                 nav_keys(bundle.tables["navigations"]))
-        except LeaseLost:
-            raise Refusal(503, "the collector is restarting a worker; send it again") from None
-        except Duplicate as exc:
-            mine = exc.other_contributor == who.contributor
-            raise Refusal(409, f"{exc.ids} of its navigations are stored already"
-                               f"{' (sent by you before)' if mine else ' (by another token)'}; "
-                               "a navigation counts once") from None
-        finally:
-            if kept is not entry:
-                dataset.unstage(stage, files)
-        if kept is not entry:
-            return _receipt(kept, "already stored")
-        dataset.publish(data, stage, files)
-        return _receipt(entry, "stored")
+        kept = commit_bundle(conn, wid, entry, m["bundle_schema"],
+                             m.get("protolens_version"), m.get("exported_at"),
+                             nav_keys(bundle.tables["navigations"]))
+    except LeaseLost:
+        raise Refusal(503, "the collector is restarting a worker; send it again") from None
+    except Duplicate as exc:
+        mine = exc.other_contributor == who.contributor
+        raise Refusal(409, f"{exc.ids} of its navigations are stored already"
+                           f"{' (sent by you before)' if mine else ' (by another token)'}; "
+                           "a navigation counts once") from None
     finally:
-        conn.close()
+        if kept is not entry:
+            dataset.unstage(stage, files)
+    if kept is not entry:
+        return _receipt(kept, "already stored")
+    dataset.publish(data, stage, files)
+    return _receipt(entry, "stored")
 
 
 def accept(data: Path, body: bytes, contributor: str, now_ms: float, limits: Limits,

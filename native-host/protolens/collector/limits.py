@@ -6,9 +6,10 @@ million equal numbers take a few bytes; the footer's uncompressed size counts th
 runs) and dictionary encoding (a 5 kB string stored once and referenced by 2,000 rows decodes to
 10 MB: measured here, the footer then says 5 kB). ``check_members`` refuses a bundle whose
 footers declare too much; then counts what the fixed-width columns decode to from the footer
-alone (rows x width: nothing decoded), and what the string columns decode to by reading them
-still dictionary-encoded (``read_dictionary``) in batches of ``BATCH`` rows, so the check holds
-one batch of indices at a time, never a whole table. It stops at the first limit crossed.
+alone (rows x width: nothing decoded), and what the string columns decode to by reading the
+file with them still dictionary-encoded (``read_dictionary``) in batches of ``BATCH`` rows, so
+what it holds never outgrows what it has counted. It stops at the first limit crossed; what it
+read is then validated as it is (``share/bundle.read_bundle``), not decoded a second time.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from __future__ import annotations
 import io
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Any
 
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
@@ -53,36 +55,48 @@ def _fixed_bytes(schema: pa.Schema, rows: int) -> int:
     return total
 
 
-def _string_bytes(data: bytes, names: list[str], budget: int) -> int:
-    """What the string columns decode to (offsets + characters), counted batch by batch; stops
-    once past ``budget``."""
-    total = 0
-    pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=names)
-    for batch in pf.iter_batches(batch_size=BATCH, columns=names):
-        for chunk in batch.columns:
+def _read_counted(data: bytes, budget: int) -> tuple[int, Any]:
+    """What a Parquet file's columns take once decoded, and the file read with its string columns
+    still dictionary-encoded (``read_dictionary``), batch by batch; stops once past ``budget``
+    (the table is then None). Dictionary-encoded, a string column holds its distinct values once
+    and an index per row, so the batches kept never outgrow what is counted (offsets of 8 bytes
+    per row, the characters of every row)."""
+    pf = pq.ParquetFile(io.BytesIO(data))
+    schema = pf.schema_arrow
+    total = _fixed_bytes(schema, pf.metadata.num_rows)
+    if total > budget:
+        return total, None
+    strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)]
+    pf = pq.ParquetFile(io.BytesIO(data), read_dictionary=strings)
+    batches = []
+    for batch in pf.iter_batches(batch_size=BATCH):
+        for name in strings:
+            chunk = batch.column(name)
             if pa.types.is_dictionary(chunk.type):
                 lengths = pc.binary_length(chunk.dictionary)
                 total += (pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0) + 8 * len(chunk)
             else:
                 total += chunk.nbytes
         if total > budget:
-            break
-    return total
+            return total, None
+        batches.append(batch)
+    return total, pa.Table.from_batches(batches, schema=pf.schema_arrow) if batches else None
 
 
-def _decoded_bytes(data: bytes, budget: int) -> int:
-    """What a Parquet file's columns take once decoded, without decoding a whole column."""
-    pf = pq.ParquetFile(io.BytesIO(data))
-    schema = pf.schema_arrow
-    fixed = _fixed_bytes(schema, pf.metadata.num_rows)
-    if fixed > budget:
-        return fixed
-    strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_binary(f.type)]
-    return fixed + (_string_bytes(data, strings, budget - fixed) if strings else 0)
-def check_members(files: Mapping[str, bytes], limits: Limits) -> None:
+def _plain(table: Any) -> Any:
+    """Dictionary-encoded columns decoded to their value type, as ``pq.read_table`` gives them."""
+    cols = [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
+            for c in table.columns]
+    return pa.Table.from_arrays(cols, names=table.column_names)
+
+
+def check_members(files: Mapping[str, bytes], limits: Limits) -> dict[str, Any]:
     """Raise ``TooLarge`` if the Parquet members declare or decode to more than the limits
-    allow. Unreadable files are left to ``read_bundle``, which names the problem."""
+    allow. Unreadable files are left to ``read_bundle``, which names the problem. Returns the
+    tables it decoded to count them (by member name), so the bundle is decoded once:
+    ``read_bundle(..., decoded=...)`` validates them as it would the files."""
     declared = decoded = rows = 0
+    tables: dict[str, Any] = {}
     for name, data in sorted(files.items()):
         if not name.endswith(".parquet"):
             continue
@@ -101,9 +115,13 @@ def check_members(files: Mapping[str, bytes], limits: Limits) -> None:
             raise TooLarge(f"{name}: declares more than {limits.max_uncompressed} bytes "
                            "uncompressed (a decompression bomb?)")
         try:
-            decoded += _decoded_bytes(data, limits.max_uncompressed - decoded)
+            size, table = _read_counted(data, limits.max_uncompressed - decoded)
         except (pa.ArrowException, OSError):
             continue
+        decoded += size
         if decoded > limits.max_uncompressed:
             raise TooLarge(f"{name}: decodes to more than {limits.max_uncompressed} bytes "
                            "(a decompression bomb?)")
+        if table is not None:
+            tables[name] = _plain(table)
+    return tables

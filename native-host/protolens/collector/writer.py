@@ -16,15 +16,19 @@ import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from protolens.collector.layout import CATALOG, TMP
 from protolens.collector.sweep import STAGED, Swept, abandon, sweep
+from protolens.store import Connection
 from protolens.store.collector import catalog_paths, open_catalog
 from protolens.store.collector_leases import register_writer, release_writer, renew_writer
 
 log = logging.getLogger("protolens.collector")
+T = TypeVar("T")
 
 
 @dataclass
@@ -33,6 +37,11 @@ class Writer:
     ttl_s: float = 30.0
     id: str = ""
     _stop: threading.Event = field(default_factory=threading.Event)
+    _local: threading.local = field(default_factory=threading.local)
+    _conns: list[Connection] = field(default_factory=list)
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _read_lock: threading.Lock = field(default_factory=threading.Lock)
+    _reader: Connection | None = None
 
     @property
     def folder(self) -> Path:
@@ -48,6 +57,29 @@ class Writer:
 
     def _now_ms(self) -> float:
         return time.time() * 1000
+
+    def catalog(self) -> Connection:
+        """This thread's connection to the catalog, opened once and kept until ``release``:
+        SQLite checkpoints the WAL into the database and deletes it when the last connection to
+        it closes (https://www.sqlite.org/wal.html section 2.2), which an open and close per
+        upload paid every time. Autocommit: each write is a ``transaction()`` of its own."""
+        conn: Connection | None = getattr(self._local, "conn", None)
+        if conn is None:
+            conn = open_catalog(self.data / CATALOG, self._now_ms(), migrate=False)
+            self._local.conn = conn
+            with self._lock:
+                self._conns.append(conn)
+        return conn
+
+    def shared_read(self, fn: Callable[[Connection], T]) -> T:
+        """``fn`` run on one connection kept for short reads from any thread (token look-ups
+        run on the event loop's changing pool of threads), one caller at a time."""
+        with self._read_lock:
+            if self._reader is None:
+                self._reader = open_catalog(self.data / CATALOG, self._now_ms(), migrate=False)
+                with self._lock:
+                    self._conns.append(self._reader)
+            return fn(self._reader)
 
     def register(self) -> None:
         self.id = secrets.token_hex(8)
@@ -107,3 +139,7 @@ class Writer:
             abandon(self.data, self.folder, catalog_paths(conn))
         finally:
             conn.close()
+        with self._lock:
+            conns, self._conns, self._reader = self._conns, [], None
+        for kept in conns:
+            kept.close()

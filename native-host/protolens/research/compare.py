@@ -6,15 +6,14 @@ out; every problem a user can fix is a ``CompareError`` of one line."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from protolens.analysis.compare import compare
-from protolens.analysis.observe import METRICS, Observation, incomplete_count, observations
-from protolens.analysis.stratified import compare_stratified
+from protolens.analysis.observe import METRICS, incomplete_count, observations
+from protolens.analysis.stratified import Columns, compare_cells
 from protolens.cc.share import UNLABELLED, nav_class
 from protolens.store import Connection, DatabaseError, StoreError, open_ro
 from protolens.store import cc as ccstore
@@ -97,12 +96,8 @@ def run(r: Request, default_db: Path) -> Result:
     check(r)
     key = str(r.campaign or r.source)
     if r.dataset is not None:
-        by = dataset_observations(r.dataset, _mode(r), key, r.metric, r.warm, r.engine,
-                                  r.spark_master)
-        rows = [c.to_row() | {"contributors": n, "metric": r.metric}
-                for c, n in compare_stratified(by, arms=r.arms)]
-        return Result(rows, f"{r.metric}: {key} across contributors", DATASET_COLUMNS,
-                      sum(len(v) for v in by.values()))
+        rows, n = dataset_rows(r, dataset_cells(r))
+        return Result(rows, f"{r.metric}: {key} across contributors", DATASET_COLUMNS, n)
     nav_rows, classes = _rows(r, r.db or default_db)
     keep = r.include_incomplete
     if r.by_cc:
@@ -162,27 +157,45 @@ def cc_classes(conn: Connection, campaign: str | None) -> dict[str, str]:
             for row in ccstore.navigation_cc_bytes(conn, campaign=campaign)}
 
 
-def dataset_observations(data: Path, mode: str, key: str, metric: str, warm: bool,
-                         engine: str, master: str | None) -> Mapping[str, list[Observation]]:
-    """Observations per contributor from the cells DuckDB or Spark computed."""
-    from protolens.store.dataset import DatasetError
-    from protolens.store.dataset import cells as dataset_cells
+def dataset_cells(r: Request) -> Columns:
+    """The cells (per contributor, group, condition and arm: the sorted values) DuckDB or Spark
+    computed over ``r.dataset``, as columns."""
+    from protolens.store.dataset import DatasetError, cells_arrow
 
+    assert r.dataset is not None
+    key = str(r.campaign or r.source)
     try:
-        if engine == "spark":
+        if r.engine == "spark":
             from protolens.store import spark
 
-            rows = spark.cells(data, mode, metric, warm, key, master or "local[*]")
-        else:
-            rows = dataset_cells(data, mode, metric, warm, key)
+            rows = spark.cells(r.dataset, _mode(r), r.metric, r.warm, key,
+                               r.spark_master or "local[*]")
+            return Columns.of_rows((c["contributor"], c["grp"], c["cond"], c["arm"], c["vals"])
+                                   for c in rows)
+        return _columns(cells_arrow(r.dataset, _mode(r), r.metric, r.warm, key))
     except DatasetError as exc:
         raise CompareError(str(exc)) from None
-    out: dict[str, list[Observation]] = defaultdict(list)
-    for row in rows:
-        out[str(row["contributor"])].extend(
-            Observation(str(row["grp"]), str(row["cond"]), str(row["arm"]), float(v))
-            for v in row["vals"])
-    return out
+
+
+def _columns(table: Any) -> Columns:
+    """An Arrow table of cells as ``Columns``: each key column dictionary-encoded by Arrow, the
+    values flattened, nothing made into Python objects but the distinct names."""
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    keys = []
+    for name in ("contributor", "grp", "cond", "arm"):
+        enc = pc.dictionary_encode(table.column(name)).combine_chunks()
+        keys.append((enc.indices.to_numpy(zero_copy_only=False), enc.dictionary.to_pylist()))
+    vals = table.column("vals").combine_chunks()
+    return Columns.of_codes(keys, pc.list_value_length(vals).to_numpy(zero_copy_only=False),
+                            pc.list_flatten(vals).to_numpy(zero_copy_only=False))
+
+
+def dataset_rows(r: Request, cells: Columns) -> tuple[list[dict[str, Any]], int]:
+    """The comparisons across contributors of those cells, and the loads they hold."""
+    rows = [c.to_row() | {"contributors": n, "metric": r.metric}
+            for c, n in compare_cells(cells, arms=r.arms)]
+    return rows, len(cells.values)
 
 
 def zero_width(rows: Sequence[Mapping[str, Any]]) -> list[str]:

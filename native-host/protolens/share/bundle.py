@@ -278,12 +278,17 @@ def _check_values(path: Path, name: str, table: Any, nav_ids: Any) -> None:
         raise bad("navigation_id", "refers to a navigation not in the bundle")
 
 
-def read_bundle(path: Path) -> Bundle:
+def read_bundle(path: Path, files: Mapping[str, bytes] | None = None,
+                decoded: Mapping[str, Any] | None = None) -> Bundle:
     """Read and validate a bundle (.tar or directory); raise ``BundleError`` on any problem.
-    Without pyarrow (the core install) ``share/bundle_lite.py`` reads and checks it alike."""
+    Without pyarrow (the core install) ``share/bundle_lite.py`` reads and checks it alike.
+    ``files``: its members, if read already (``member_files``); ``decoded``: Arrow tables already
+    decoded from some of them (by member name, as ``pq.read_table`` gives them), validated here
+    exactly as the ones this reads itself."""
     if not path.exists():
         raise BundleError(f"{path}: no such file")
-    files = member_files(path)
+    if files is None:
+        files = member_files(path)
     if MANIFEST not in files:
         raise BundleError(f"{path}: no manifest.json (not a ProtoLens bundle)")
     head = files[MANIFEST]
@@ -308,11 +313,12 @@ def read_bundle(path: Path) -> Bundle:
         from protolens.share.bundle_lite import read_tables
 
         return Bundle(path, manifest, sha256(head), read_tables(path, manifest, checked))
-    return Bundle(path, manifest, sha256(head), _arrow_tables(path, manifest, checked))
+    return Bundle(path, manifest, sha256(head),
+                  _arrow_tables(path, manifest, checked, decoded or {}))
 
 
-def _arrow_tables(path: Path, manifest: Mapping[str, Any], files: Mapping[str, bytes]
-                  ) -> dict[str, Any]:
+def _arrow_tables(path: Path, manifest: Mapping[str, Any], files: Mapping[str, bytes],
+                  decoded: Mapping[str, Any]) -> dict[str, Any]:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -321,7 +327,9 @@ def _arrow_tables(path: Path, manifest: Mapping[str, Any], files: Mapping[str, b
         entry = manifest["tables"][name]
         fname = f"{name}.parquet"
         try:
-            table = pq.read_table(io.BytesIO(files[name]))
+            table = decoded.get(fname)
+            if table is None:
+                table = pq.read_table(io.BytesIO(files[name]))
         except (pa.ArrowException, OSError) as exc:
             raise BundleError(f"{path}: {fname}: unreadable Parquet ({exc})") from None
         version = manifest["bundle_schema"]

@@ -9,6 +9,7 @@ with a GROUP BY (``arg_max``), not a correlated subquery, so it scales as a join
 
 from __future__ import annotations
 
+import statistics
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +30,23 @@ FROM (SELECT * FROM (SELECT n0.*, row_number() OVER (PARTITION BY n0.id
                                                      ORDER BY n0.day, n0.bundle) AS copy_rank
                      FROM navigations n0) t0
       WHERE t0.copy_rank = 1) n
-LEFT JOIN (SELECT bundle, navigation_id, {argmax}(family, seq) AS family FROM requests
-           WHERE is_main_document = 1 GROUP BY bundle, navigation_id) m
+LEFT JOIN (SELECT r.bundle, r.navigation_id, {argmax}(r.family, r.seq) AS family
+           FROM requests r {only}
+           WHERE r.is_main_document = 1 GROUP BY r.bundle, r.navigation_id) m
   ON m.bundle = n.bundle AND m.navigation_id = n.id
 """
 """``{argmax}``: DuckDB ``arg_max``, Spark ``max_by``. One navigation, one vote: a navigation
 id (a UUID v4 the extension drew, docs/RECORD.md) met in several bundles counts once, its first
 upload's copy (by day, then bundle), whichever contributor sent the others. ``condition``: the
 condition tag, else the network's effective type (navigator.connection.effectiveType), so
-real-user data are compared per network type."""
+real-user data are compared per network type. ``{only}``: empty, or a join that keeps the
+requests of some navigations only (``UNARMED``)."""
+
+UNARMED = """JOIN (SELECT DISTINCT bundle, id FROM navigations WHERE arm IS NULL OR arm = '') u
+             ON u.bundle = r.bundle AND u.id = r.navigation_id"""
+"""The navigations without an arm tag: the only ones whose main document's protocol stands in
+for the arm in ``compare``'s cells (``coalesce(nullif(arm, ''), main_family)``), so the
+requests of tagged experiments (50 rows a load) need not be grouped at all."""
 
 
 class DatasetError(Exception):
@@ -74,33 +83,53 @@ _CELL_KEYS = {
 }
 METRIC_COLUMNS = {"plt": "plt_ms", "ttfb": "ttfb_ms", "fcp": "fcp_ms", "lcp": "lcp_ms",
                   "first_image": "first_image_ms"}
-DIALECTS = {"duckdb": {"argmax": "arg_max", "values": "list(v ORDER BY v)"},
+DIALECTS = {"duckdb": {"argmax": "arg_max", "values": "list_sort(list(v))"},
             "spark": {"argmax": "max_by", "values": "array_sort(collect_list(v))"}}
 
 
 def cells_sql(mode: str, metric: str, dialect: str) -> str:
     """Per contributor and cell (group, condition, arm) of ``analysis/observe.py``'s ``mode``:
-    n, the median and the sorted values of ``metric`` over successful loads, cold or warm (the
-    first ``?``) of one campaign or source (the second ``?``). The same text runs on DuckDB and
-    Spark SQL (``dialect`` fills in the two functions they name differently)."""
+    n and the sorted values of ``metric`` over successful loads, cold or warm (the first ``?``)
+    of one campaign or source (the second ``?``). The same text runs on DuckDB and Spark SQL
+    (``dialect`` fills in the two functions they name differently). The median is taken from
+    the sorted values in Python (``with_median``), the same arithmetic for both engines."""
     group, condition, arm = _CELL_KEYS[mode]
     d = DIALECTS[dialect]
     column = "campaign" if mode == "campaign" else "source"
     return f"""
-SELECT contributor, grp, cond, arm, count(*) AS n, median(v) AS median_ms,
-       {d['values']} AS vals
+SELECT contributor, grp, cond, arm, count(*) AS n, {d['values']} AS vals
 FROM (SELECT x.contributor, {group} AS grp, {condition} AS cond, {arm} AS arm,
              x.{METRIC_COLUMNS[metric]} AS v
-      FROM ({DATASET_COMPARE_SQL.format(argmax=d['argmax'])}) x
+      FROM ({DATASET_COMPARE_SQL.format(argmax=d['argmax'], only=UNARMED)}) x
       WHERE x.failed = 0 AND x.warm = ? AND x.{column} = ?) y
 WHERE grp IS NOT NULL AND cond IS NOT NULL AND arm IS NOT NULL AND v IS NOT NULL
 GROUP BY contributor, grp, cond, arm
 ORDER BY contributor, grp, cond, arm"""
 
 
+def with_median(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Cells with ``median_ms`` (the middle value, or the mean of the two middle ones)."""
+    for r in rows:
+        r["median_ms"] = statistics.median(r["vals"])
+    return rows
+
+
 def cells(data: Path, mode: str, metric: str, warm: bool, key: str) -> list[dict[str, Any]]:
     """``cells_sql`` run by DuckDB (``key``: the campaign or the source)."""
-    return _query(data, cells_sql(mode, metric, "duckdb"), [int(warm), key])
+    return with_median(_query(data, cells_sql(mode, metric, "duckdb"), [int(warm), key]))
+
+
+def cells_arrow(data: Path, mode: str, metric: str, warm: bool, key: str) -> pa.Table:
+    """``cells`` as an Arrow table (no median): no Python object per cell or per load."""
+    try:
+        con = connect(data)
+        try:
+            return con.sql(cells_sql(mode, metric, "duckdb"),
+                           params=[int(warm), key]).to_arrow_table()
+        finally:
+            con.close()
+    except duckdb.Error as exc:
+        raise DatasetError(f"{data}: {exc}") from None
 
 
 def _query(data: Path, sql: str, params: list[Any],
@@ -126,7 +155,7 @@ def compare_rows(data: Path, campaign: str | None = None, source: str | None = N
     """The rows of ``store.compare.compare_rows`` plus ``contributor`` and ``bundle``, from
     every navigation in the dataset, in (bundle, id) order."""
     clause, params = where(campaign, source)
-    return _query(data, DATASET_COMPARE_SQL.format(argmax="arg_max") + clause
+    return _query(data, DATASET_COMPARE_SQL.format(argmax="arg_max", only="") + clause
                   + " ORDER BY n.bundle, n.id", params)
 
 
@@ -240,5 +269,5 @@ def publish_cells(data: Path, domains: dict[str, str], min_contributors: int
     """``PUBLISH_SQL`` with ``domains`` (origin -> registrable domain; origins not in it are
     left out)."""
     table = pa.table({"origin": list(domains), "domain": list(domains.values())})
-    sql = PUBLISH_SQL.format(compare=DATASET_COMPARE_SQL.format(argmax="arg_max"))
+    sql = PUBLISH_SQL.format(compare=DATASET_COMPARE_SQL.format(argmax="arg_max", only=""))
     return _query(data, sql, [min_contributors], {"domains": table})

@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from protolens.store.dataset import DATASET, DatasetError, cells_sql
+from protolens.store.dataset import DATASET, DatasetError, cells_sql, with_median
 
 
 def cells(data: Path, mode: str, metric: str, warm: bool, key: str,
@@ -38,7 +38,7 @@ def cells(data: Path, mode: str, metric: str, warm: bool, key: str,
         for name in ("navigations", "requests"):
             spark.read.parquet(str(root / f"table={name}")).createOrReplaceTempView(name)
         rows = spark.sql(cells_sql(mode, metric, "spark"), args=[int(warm), key]).collect()
-        return [{**r.asDict(), "vals": list(r["vals"])} for r in rows]
+        return with_median([{**r.asDict(), "vals": list(r["vals"])} for r in rows])
     except PySparkException as exc:
         raise DatasetError(f"{data}: Spark: {exc}") from None
     finally:
