@@ -1,6 +1,6 @@
 // Validates HAR files with har-validator (the HAR 1.2 JSON schema of the npm package har-schema,
 // checked by ajv). Usage: tsx scripts/validate-har.ts FILE...; prints "ok FILE" or "invalid FILE:
-// errors" per file and exits 1 if any is invalid. Used by tests/har/test_har_export.py.
+// errors" per file and exits 1 if any is invalid. Used by tests/share/test_har_export.py.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 

@@ -3,7 +3,7 @@
 An arm names how a load's protocol is chosen: ``h1``, ``h2``, ``h3`` force a stock browser
 (docs/ARCHITECTURE.md, protocol table); ``h2-parallel:N`` (N 1-8) and ``proxy-h1|h2|h3`` go
 through the protocol-translating lab proxy on every host, ``policy`` per domain from a policy
-file (issue 6); ``no-h3`` and ``default`` are policy arms too.
+file (docs/POLICY.md); ``no-h3`` and ``default`` are policy arms too.
 
 Text becomes an ``Arm`` once, where it enters: the CLI and a campaign's stored spec
 (``lab/campaign.py``), fairness pairs (``lab/fairness.py``), policy rules from a file, the store or

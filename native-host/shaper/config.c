@@ -1,4 +1,4 @@
-/* ProtoLens shaper: the config text format (written by protolens.shaping.config), parsed into a
+/* ProtoLens shaper: the config text format (written by protolens.shaper.config), parsed into a
  * schedule. Pure: text in, schedule or a one-line error out.
  *
  *   # comment
@@ -14,7 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "config.h"
 
 static const char *KEYS[K__COUNT] = {
     "loss", "ge", "ge_p", "ge_r", "ge_bad_loss", "ge_good_loss", "rate_bps", "buffer_bytes",
@@ -22,13 +22,6 @@ static const char *KEYS[K__COUNT] = {
 };
 
 const char *sh_key_name(int key) { return key >= 0 && key < K__COUNT ? KEYS[key] : "?"; }
-
-void sh_schedule_free(sh_schedule *s) {
-    for (int d = 0; d < SH_DIRS; d++) sh_trace_free(&s->trace[d]);
-    free(s->steps);
-    s->steps = NULL;
-    s->n = 0;
-}
 
 static int cmp_step(const void *a, const void *b) {
     const sh_step *x = a, *y = b;

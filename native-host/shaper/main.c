@@ -30,6 +30,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "model.h"
 
 typedef struct {

@@ -77,6 +77,13 @@ int sh_model_init(sh_model *m) {
     return 0;
 }
 
+void sh_schedule_free(sh_schedule *s) {
+    for (int d = 0; d < SH_DIRS; d++) sh_trace_free(&s->trace[d]);
+    free(s->steps);
+    s->steps = NULL;
+    s->n = 0;
+}
+
 void sh_model_free(sh_model *m) {
     for (int d = 0; d < SH_DIRS; d++) {
         free(m->d[d].queue.buf);

@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "trace.h"
+
 #define SH_DIRS 2            /* 0 = up (client -> server), 1 = down (server -> client) */
 #define SH_PATHS 2           /* ECMP paths (IFIP'18 Sec. III-C: H mod 2) */
 #define SH_RING 16384        /* packets per FIFO stage */
@@ -47,24 +49,6 @@ typedef struct {
     uint8_t key;              /* enum sh_key */
     double value;
 } sh_step;
-
-/* A Mahimahi packet-delivery trace for one direction (trace.c): the bottleneck queue is served
- * only at these opportunities, looped, instead of at rate_bps. */
-#define SH_TRACE_MTU 1500    /* bytes one delivery opportunity carries */
-typedef struct {
-    uint32_t *ms;             /* opportunities, ms from the trace start, nondecreasing; n = 0: off */
-    size_t n, cap;
-} sh_trace;
-
-/* Where a direction stands in its trace. */
-typedef struct {
-    uint64_t base_ns;         /* start of the current loop */
-    size_t idx;               /* next unused opportunity in this loop */
-    uint64_t cur_ns;          /* the opportunity last taken, and the bytes it can still carry */
-    uint32_t credit;
-    int cur_valid;
-    uint64_t used;            /* opportunities taken since the trace started */
-} sh_trace_pos;
 
 typedef struct {
     char name[64];
@@ -187,21 +171,8 @@ void sh_lat_record(sh_lateness *l, uint64_t late_ns);
 uint64_t sh_lat_quantile(const sh_lateness *l, double q);
 void sh_lat_reset(sh_lateness *l);
 
-/* Config text -> schedule. Returns 0, or -1 with a one-line message in err. */
-int sh_parse_config(const char *text, sh_schedule *out, char *err, size_t errlen);
+/* Free a schedule's steps and traces (config.c makes schedules; the model owns the one it runs). */
 void sh_schedule_free(sh_schedule *s);
-const char *sh_key_name(int key);
-
-/* Delivery traces (trace.c). Append one opportunity (ms); 0 or -1 when out of memory. */
-int sh_trace_append(sh_trace *t, uint64_t ms);
-/* NULL if the trace can be played, else why not (one line). */
-const char *sh_trace_check(const sh_trace *t);
-void sh_trace_free(sh_trace *t);
-void sh_trace_start(sh_trace_pos *pos, uint64_t now_ns);
-/* When a packet of len bytes, at the head of the queue from at_ns, leaves: the first
- * opportunity at or after at_ns with room for it (an opportunity carries SH_TRACE_MTU bytes; a
- * packet that does not fit in what is left waits for the next one). Consumes that room. */
-uint64_t sh_trace_due(const sh_trace *t, sh_trace_pos *pos, uint64_t at_ns, uint32_t len);
 
 /* Random numbers (xoshiro256**), exposed for tests. */
 void sh_rng_seed(uint64_t s[4], uint64_t seed);

@@ -1,10 +1,11 @@
 /* Unit tests of the pure shaper model on a virtual clock (no packets, no NFQUEUE). Run by
- * tests/testbed/test_shaper_model.py; exit status 1 and a FAIL line on any failure. */
+ * tests/shaper/test_shaper_model.py; exit status 1 and a FAIL line on any failure. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "model.h"
 
 static int failures, checks;
@@ -270,7 +271,7 @@ static void test_queue_log(void) {
 }
 
 /* The shared ECMP vectors (testdata/ecmp_vectors.json, also read by
- * tests/testbed/test_shaper_ecmp.py): C and Python must pick the same path for every flow. */
+ * tests/shaper/test_shaper_ecmp.py): C and Python must pick the same path for every flow. */
 static const char *json_field(const char *obj, const char *end, const char *name) {
     char pat[32];
     snprintf(pat, sizeof pat, "\"%s\":", name);

@@ -5,7 +5,7 @@
  * opportunities are lost, as on a cellular link. Pure: times come from the caller. */
 #include <stdlib.h>
 
-#include "model.h"
+#include "trace.h"
 
 #define MS 1000000ULL
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The CC fingerprint's accuracy and cost on the testbed (issue 9). Needs root; brings up its own
+"""The CC fingerprint's accuracy and cost on the testbed (docs/CC.md). Needs root; brings up its own
 testbed "ccb" once per server CC. Run under the heavy lock:
 
     flock /tmp/protolens-heavy.lock .venv/bin/python scripts/bench/cc_accuracy.py [--reps 1]

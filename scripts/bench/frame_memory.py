@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Host peak memory for the largest frames (issue 15 item 11): the real host process
+"""Host peak memory for the largest frames (messaging/inbound.py): the real host process
 (``python -m protolens.host``) is sent one 64 MiB frame of a given shape, then a ping; its peak
 resident set (``VmHWM`` in /proc/PID/status) is read once the pong arrives. One fresh process per
 shape and run; prints each shape's median and range over the runs, and the ratio to an idle host.

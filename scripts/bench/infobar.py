@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""How long Chromium shows "ProtoLens started debugging this browser" per recorded load (issue 14
-§5). Chromium shows that bar in every window while an extension's chrome.debugger session is
+"""How long Chromium shows "ProtoLens started debugging this browser" per recorded load.
+Chromium shows that bar in every window while an extension's chrome.debugger session is
 attached; headless Chromium draws no browser UI, so this runs headed Chromium under Xvfb
 (`apt-get install xvfb x11-apps netpbm`).
 

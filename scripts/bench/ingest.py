@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Ingest throughput: 100-request NavigationRecords per second through the host's real framing,
 validation and dispatch into SQLite, beside a plain ``executemany`` of the same rows into the same
-schema (the limit), one transaction per record in both, printed as a ratio (issue 13 target 5:
+schema (the limit), one transaction per record in both, printed as a ratio (the goal:
 at least 0.8). The host path runs twice: as the host runs it (the record fast path,
 messaging/fast.py) and on the reference path alone (``Dispatcher(fast_path=False)``: stdlib json,
 record/validate.py, the model's dataclasses).

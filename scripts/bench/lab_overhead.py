@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark of issue 4 / issue 13 target 2: what a lab load costs beyond the page itself.
+"""Benchmark: what a lab load costs beyond the page itself.
 
 Runs a small campaign on the testbed (one small page, h2, `clean`, N repetitions) through the real
 CLI path, then prints the per-load overhead (wall time of the load, browser start to record
@@ -20,10 +20,10 @@ timestamps each load leaves behind:
 Needs root.
 
 Last measured (2026-11-24, 2-core machine, Chromium 156, ifip18-baidu, h2, clean, 10 loads per
-run, two rounds alternating the code before issue 13's lab changes and after them): overhead
-(wall - PLT) 3,171 / 3,154 ms before, 1,020 / 1,022 ms after; loads per minute 16.2 / 16.2 before,
-42.4 / 41.9 after. Where it went: last -> stored 2,180 ms -> 540 ms (the 2 s network quiet of
-the recorder -> the lab's 500 ms for testbed pages, and the extension's poll 250 -> 50 ms),
+run, two rounds alternating the code before the lab's quiet and polling changes and after them):
+overhead (wall - PLT) 3,171 / 3,154 ms before, 1,020 / 1,022 ms after; loads per minute 16.2 /
+16.2 before, 42.4 / 41.9 after. Where it went: last -> stored 2,180 ms -> 540 ms (the 2 s network
+quiet of the recorder -> the lab's 500 ms for testbed pages, and the extension's poll 250 -> 50 ms),
 start -> host 818 -> 395 ms (the host imports the contribution code only when it needs it; no
 omnibox WebUI renderer), stored -> done 27 -> 12 ms (StoreWatch).
 

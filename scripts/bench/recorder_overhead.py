@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Benchmark (a) of issue 2: does recording slow pages down?
+"""Benchmark: does recording slow pages down?
 
 Loads the test site (scripts/devkit/site.py) in headless Chromium, interleaved: with the
 ProtoLens extension recording (lab mode, host storing into SQLite) and with no extension at all.
@@ -21,7 +21,7 @@ extension 164.5 ms, recording 244.5 ms, ratio 1.49. Run to run the medians move 
 With the visual-metrics arm (15 loads per arm, same machine): none 189.0 ms, recording 281.2 ms,
 recording+visual 263.7 ms: visual on / off 0.94 (single loads 140-490 ms).
 
-Testbed arm (``--testbed``, issue 13 target 1; root): the papers' pages on the testbed's ``wifi``
+Testbed arm (``--testbed``; root): the papers' pages on the testbed's ``wifi``
 profile (7 Mbit/s, 50 ms), h2 and h3, a plain Chromium in the client namespace (the same flags
 and cold profile, no extension) interleaved with recorded lab loads; both arms' PLT is the page's
 own loadEventEnd, read through DevTools once caddy's log has been quiet for 1 s (page_led.py;

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The testbed arm of recorder_overhead.py (issue 13 target 1): the papers' pages on a shaped
+"""The testbed arm of recorder_overhead.py: the papers' pages on a shaped
 testbed link, a plain Chromium in the client namespace against recorded lab loads, both arms'
 PLT the page's own loadEventEnd. Run through ``recorder_overhead.py --testbed``."""
 
@@ -34,7 +34,7 @@ FIRST_START_S = 0.6
 """The plain arm's navigation delay before any recorded load has been measured."""
 
 
-# --- the testbed arm (issue 13 target 1): the papers' pages on a shaped link ---------------------
+# --- the testbed arm: the papers' pages on a shaped link ------------------------------------------
 
 TESTBED = "plro"
 TESTBED_PAGES = ("ifip18-baidu", "ifip18-wikipedia", "ifip18-facebook")

@@ -2,7 +2,7 @@
 """Benchmark the packet shaper (not a test). Brings up its own testbed "plb", removes it after.
 
 1. RTT, target vs measured, for fiber (5 ms) and wifi (50 ms): the shaper without and with the
-   path-latency calibration taken at ``up`` (issue 13 target 4), interleaved rounds of pings,
+   path-latency calibration taken at ``up`` (docs/TESTBED.md), interleaved rounds of pings,
    printed side by side with the ratio to the target, n and the spread.
 2. Rate accuracy and the shaper's CPU share at 10 and 50 Mbit/s (IP bytes the shaper delivered
    in the middle of a saturating iperf3 download, per second, over the configured rate).

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Which paint capture has the right clock: Page.startScreencast frames or trace screenshots?
 
-Evidence for the visual metrics' capture (issue 10, section 2; docs/ARCHITECTURE.md "Visual
+Evidence for the visual metrics' capture (docs/ARCHITECTURE.md "Visual
 metrics"), on headless Debian Chromium:
 
 1. Over a plain CDP connection, the four-block page (scripts/devkit/visual_site.py) is loaded

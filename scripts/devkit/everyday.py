@@ -10,8 +10,7 @@ from pathlib import Path
 
 from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
-from protolens.browser.profile import seed_preferences
-from protolens.install.lab import register_lab_host
+from protolens.browser.profile import register_lab_host, seed_preferences
 from scripts.devkit.cdp import EXTENSION, Cdp, Page, devtools_browser, wait_for
 from scripts.devkit.harness import CHROMIUM, require_dist
 from scripts.devkit.site import Site, serve_site

@@ -33,17 +33,11 @@ from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography.x509.oid import NameOID
 
+from protolens.testbed.caddy import global_options
+
 WWW = Path(__file__).resolve().parent / "www"
 HOSTS = ("a.test", "b.test")
-CADDYFILE = """{{
-  admin off
-  auto_https disable_redirects
-  skip_install_trust
-  servers {{
-    protocols h1 h2 h3
-  }}
-}}
-a.test:{port}, b.test:{port} {{
+CADDYFILE = """{options}a.test:{port}, b.test:{port} {{
   bind 127.0.0.1
   tls {cert} {key}
   root * {www}/{{http.request.host}}
@@ -207,7 +201,8 @@ def serve_site(workdir: Path, port: int | None = None) -> Iterator[Site]:
     access_log = workdir / "access.log"
     access_log.touch()
     caddyfile = workdir / "Caddyfile"
-    caddyfile.write_text(CADDYFILE.format(port=port, cert=cert, key=key, www=www, log=access_log))
+    caddyfile.write_text(CADDYFILE.format(options=global_options(), port=port, cert=cert,
+                                          key=key, www=www, log=access_log))
     with run_caddy(caddyfile, port, home, workdir / "caddy.stderr"):
         yield Site(
             hosts=HOSTS,

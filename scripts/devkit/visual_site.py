@@ -33,6 +33,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from protolens.testbed.caddy import global_options
 from scripts.devkit.site import free_port, make_cert, run_caddy
 
 COLORS = ((200, 30, 30), (30, 160, 40), (30, 60, 200), (220, 170, 20))
@@ -40,15 +41,7 @@ COLORS = ((200, 30, 30), (30, 160, 40), (30, 60, 200), (220, 170, 20))
 DELAYS_MS = (400, 800, 1200, 1600)
 """How long the server holds each block's answer."""
 
-CADDYFILE = """{{
-  admin off
-  auto_https disable_redirects
-  skip_install_trust
-  servers {{
-    protocols h1 h2 h3
-  }}
-}}
-a.test:{port} {{
+CADDYFILE = """{options}a.test:{port} {{
   bind 127.0.0.1
   tls {cert} {key}
   header Cache-Control "no-store"
@@ -185,7 +178,8 @@ def serve_visual_site(workdir: Path, delays_ms: Sequence[int] = DELAYS_MS
     log = workdir / "access.log"
     log.touch()
     caddyfile = workdir / "Caddyfile"
-    caddyfile.write_text(CADDYFILE.format(port=port, cert=cert, key=key, www=www, log=log,
+    caddyfile.write_text(CADDYFILE.format(options=global_options(), port=port, cert=cert,
+                                          key=key, www=www, log=log,
                                           backend=backend.server_address[1]))
     home = workdir / "home"
     home.mkdir(exist_ok=True)

@@ -14,7 +14,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from protolens.install.lab import register_lab_host
+from protolens.browser.profile import register_lab_host
 from protolens.messaging.framing import encode_frame
 from protolens.store.migrations import MIGRATIONS
 from scripts.devkit.navrecord_builder import make_record

@@ -54,7 +54,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     from protolens.pages import ensure_corpus
     manifest = next(m for m in ensure_corpus(tmp / "site", [PAGE]) if m.name == PAGE)
     yield {"outcome": outcome, "reps": reps, "rows": rows, "navs": navs, "conns": conns,
-           "manifest": manifest}
+           "manifest": manifest, "db": db}
     Testbed.down(NAME)
 
 
@@ -114,3 +114,19 @@ def test_each_sides_connections_are_the_ones_its_browser_recorded(run: dict[str,
         seen.add((r["arm"], r["connections"]))
     assert {a for a, _ in seen} == {"h1", "h2"}
     assert any(a == "h1" and c > 1 for a, c in seen), seen
+
+
+def test_each_browser_side_is_stored_as_a_campaign_load_is(run: dict[str, Any]) -> None:
+    """The lab load recipe a campaign uses: flagged exactly when the shaper ran late, and the
+    policy each host ran under stored with the side's navigation."""
+    from protolens.lab.runner import LATENESS_FLAG_NS
+    with open_ro(run["db"]) as conn:
+        loads = [dict(r) for r in conn.execute(
+            "SELECT l.load_id, l.flagged, l.lateness_max_ns, l.arm, count(p.host) AS hosts "
+            "FROM loads l JOIN navigations n ON n.load_id = l.load_id "
+            "LEFT JOIN navigation_policies p ON p.navigation_id = n.id "
+            "WHERE l.campaign = 'ft' GROUP BY l.load_id")]
+    assert len(loads) == 12  # 4 h2:h2 repetitions x 2 sides + 4 h1 sides of bulk:h1
+    for load in loads:
+        assert load["flagged"] == int(load["lateness_max_ns"] > LATENESS_FLAG_NS), load
+        assert load["hosts"] >= 1, load

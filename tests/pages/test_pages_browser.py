@@ -22,6 +22,7 @@ import pytest
 
 from protolens.browser.launch import scratch_env
 from protolens.pages import HOSTS, INDEX, ensure_corpus
+from protolens.testbed.caddy import global_options
 from scripts.devkit.site import free_port, make_cert, run_caddy
 
 pytestmark = pytest.mark.e2e
@@ -31,15 +32,7 @@ PAGES = ["ifip18-twitter", "ifip18-instagram", "conext-192x40k", "student-small"
 
 CHROMIUM = "/usr/bin/chromium"
 
-CADDYFILE = """{{
-  admin off
-  auto_https disable_redirects
-  skip_install_trust
-  servers {{
-    protocols h1 h2
-  }}
-}}
-{sites} {{
+CADDYFILE = """{options}{sites} {{
   bind 127.0.0.1
   tls {cert} {key}
   root * {root}
@@ -87,7 +80,8 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, int
     cert, key, spki = make_cert(work, HOSTS)
     port = free_port()
     caddyfile = work / "Caddyfile"
-    caddyfile.write_text(CADDYFILE.format(sites=", ".join(f"{h}:{port}" for h in HOSTS),
+    caddyfile.write_text(CADDYFILE.format(options=global_options(("h1", "h2")),
+                                          sites=", ".join(f"{h}:{port}" for h in HOSTS),
                                           cert=cert, key=key, root=root))
     with run_caddy(caddyfile, port, work / "home", work / "caddy.log", sni=HOSTS[0]):
         yield root, port, spki

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from protolens.browser.flags import LaunchSpec, command_line
-from protolens.browser.profile import seed_preferences, write_lab_context
+from protolens.browser.profile import register_lab_host, seed_preferences, write_lab_context
 
 
 @dataclass(frozen=True)
@@ -58,14 +58,12 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     default). ``visual``: the extension also captures paint progress (the visual metrics).
     ``save_log``: the extension's log tap sends each record's raw DevTools events (``done``
     should wait for them too: lab/runner.py StoreWatch)."""
-    from protolens.install.lab import register_lab_host  # host side of the lab mechanism
-
     scratch.mkdir(parents=True, exist_ok=True)
     udd = scratch / "profile"
     seed_preferences(udd)
     spec = replace(spec, user_data_dir=str(udd))
     argv = command_line(spec)
-    # the exact command line travels with the record as a tag (issue 4, item 2)
+    # the exact command line travels with the record as a tag: a reader can rerun the load
     context = {**context, "command_line": shlex.join([*prefix, *argv])}
     ctx = write_lab_context(scratch / "lab-context.json", navigate=navigate, context=context,
                             url_detail=url_detail, advance=advance, quiet_ms=quiet_ms,

@@ -15,7 +15,7 @@ SIZES = (40_000, 80_000, 160_000, 320_000)
 PACKETS = (500, 1500)
 TRUTH = {"cubic": DELAY_BASED, "bbr": DELAY_BASED, "cubic-nohystart": LOSS_BASED,
          "reno": LOSS_BASED}
-"""Sec. 4.1 / issue 9: CUBIC with HyStart and BBR are delay-based in the paper's sense; CUBIC
+"""Sec. 4.1: CUBIC with HyStart and BBR are delay-based in the paper's sense; CUBIC
 with plain slow start and Reno are loss-based."""
 PAPER_ROW = {"cubic": "HyStart", "cubic-nohystart": "CUBIC", "bbr": "BBR", "reno": None}
 """The paper's Table 1 has no Reno row (it has YeAH and Illinois, which this kernel lacks)."""

@@ -1,9 +1,10 @@
-"""``protolens cc probe|list``: the server congestion-control fingerprint (issue 9, CoNEXT'20's
-Igor). The probing is protolens.cc.probe; this module picks the targets, shows progress, prints
-and stores the results."""
+"""``protolens cc probe|list|wan``: the server congestion-control fingerprint (CoNEXT'20's Igor).
+The work is ``protolens.cc.survey`` (targets, probes, storing) and ``lab.campaign.load_page``;
+this module parses, shows progress and prints."""
 
 from __future__ import annotations
 
+import os
 import time
 from contextlib import closing
 from pathlib import Path
@@ -13,15 +14,16 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
-from protolens.cc.curl import ProbeError, parse_target
-from protolens.cc.probe import ProbeResult, probe
-from protolens.cc.website import top_hosts
+from protolens.cc.curl import ProbeError
+from protolens.cc.probe import ProbeResult
+from protolens.cc.survey import StoreProbeError, check_urls, page_targets, probe_urls
 from protolens.cli.db import connect_ro, db_option, db_path, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
-from protolens.store import DatabaseError, StoreError, open_rw
+from protolens.paths import extension_dir
+from protolens.store import DatabaseError, StoreError
 from protolens.store import cc as ccstore
-from protolens.store.queries import NotFound, resolve_id
+from protolens.store.queries import NotFound
 from protolens.testbed import Testbed, TestbedError
 
 TABLE = ("host", "server_ip", "label", "max_queue_pct", "time_to_max_s", "first_loss_s",
@@ -47,54 +49,15 @@ def _display(row: dict[str, Any]) -> dict[str, Any]:
 def _path(testbed: str, wan: bool) -> Any:
     try:
         if wan:
-            from protolens.cc.wan import WanPath
-            return WanPath.load(testbed)
+            from protolens.cc.paths import WanPath
+            from protolens.testbed.wan import WanNetwork
+            return WanPath(WanNetwork.load(testbed))
         from protolens.cc.paths import LabPath
         tb = Testbed.load(testbed)
         tb.check()
         return LabPath(tb)
     except TestbedError as exc:
         raise UserError(str(exc)) from None
-
-
-def _load_page(db: Path | None, url: str) -> str:
-    """Load ``url`` once in the lab Chromium (``lab run --urls``); its navigation's id."""
-    import os
-    import time
-
-    from protolens.arms import Arm
-    from protolens.lab import campaign as camp
-    from protolens.paths import extension_dir
-    from protolens.store.cc import campaign_navigation
-    spec = camp.CampaignSpec(name=time.strftime("cc-page-%Y%m%d-%H%M%S"), urls=(url,),
-                             arms=(Arm("h2"),), conditions=("none",), reps=1, seed=0)
-    settings = camp.Settings(db=db_path(db), chromium="/usr/bin/chromium",
-                             extension=extension_dir(os.environ))
-    try:
-        camp.run(spec, settings)
-    except camp.CampaignError as exc:
-        raise UserError(str(exc)) from None
-    conn = connect_ro(db)
-    with closing(conn):
-        nav = campaign_navigation(conn, spec.name)
-    if nav is None:
-        raise UserError(f"loading {url} failed: nothing recorded (protolens lab campaigns)")
-    return nav
-
-
-def _page_urls(db: Path | None, nav_id: str, top: int) -> list[str]:
-    conn = connect_ro(db)
-    try:
-        with closing(conn):
-            rows = ccstore.page_hosts(conn, resolve_id(conn, nav_id))
-    except NotFound as exc:
-        raise UserError(str(exc)) from None
-    except DatabaseError as exc:
-        raise store_failure(db, exc) from None
-    targets = top_hosts(rows, top)
-    if not targets:
-        raise UserError(f"navigation {nav_id} has no http(s) object to probe")
-    return [t.url for t in targets]
 
 
 @cc_group.command("probe")
@@ -129,38 +92,20 @@ def probe_cmd(urls: tuple[str, ...], page: str | None, top: int, http: str,
     """
     if sum(map(bool, (urls, page, page_url))) != 1:
         raise UserError("give URLs, --page NAVIGATION_ID or --url PAGE_URL (one of them)")
-    if page_url:
-        try:
-            parse_target(page_url)
-        except ProbeError as exc:
-            raise UserError(str(exc)) from None
-        page = _load_page(db, page_url)
-    todo = list(urls) if urls else _page_urls(db, str(page), top)
-    for url in todo:
-        try:
-            parse_target(url)
-        except ProbeError as exc:
-            raise UserError(str(exc)) from None
-    path = _path(testbed, wan)
-    results: list[ProbeResult] = []
-    failed = 0
-    err = Console(stderr=True)
-    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
-                  "{task.total}"), TimeElapsedColumn(), console=err, transient=True) as bar:
-        task = bar.add_task("probing", total=len(todo))
-        for url in todo:
-            bar.update(task, description=f"probing {url[:60]}")
-            try:
-                res = probe(path, url, http=http, packet_bytes=packet_bytes)
-            except (ProbeError, TestbedError) as exc:
-                bar.console.print(f"error: {url}: {exc}", markup=False, highlight=False,
-                                  soft_wrap=True)
-                failed += 1
-            else:
-                results.append(res)
-                if not no_store:
-                    _store(db, res, "wan" if wan else "lab")
-            bar.advance(task)
+    store = db_path(db)
+    try:
+        if page_url:
+            check_urls([page_url])
+            page = _load_page(store, page_url)
+        todo = list(urls) if urls else page_targets(store, str(page), top)
+        check_urls(todo)
+    except (ProbeError, NotFound, StoreError) as exc:
+        raise UserError(str(exc)) from None
+    except DatabaseError as exc:
+        raise store_failure(db, exc) from None
+    results, failed = _probe_with_bar(_path(testbed, wan), todo, http=http,
+                                      packet_bytes=packet_bytes, db=None if no_store else store,
+                                      network="wan" if wan else "lab")
     rows = [_display(r.row()) for r in results]
     if rows or fmt != "table":
         emit(rows, fmt, title="Congestion-control fingerprint",
@@ -172,12 +117,46 @@ def probe_cmd(urls: tuple[str, ...], page: str | None, top: int, http: str,
         raise SystemExit(1)
 
 
-def _store(db: Path | None, res: ProbeResult, network: str) -> None:
+def _probe_with_bar(path: Any, todo: list[str], *, http: str, packet_bytes: int | None,
+                    db: Path | None, network: str) -> tuple[list[ProbeResult], list[str]]:
+    """``probe_urls`` with a progress bar on stderr, each failure printed as it comes; the
+    results and the URLs that failed."""
+    failed: list[str] = []
+    with Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed}/"
+                  "{task.total}"), TimeElapsedColumn(), console=Console(stderr=True),
+                  transient=True) as bar:
+        task = bar.add_task("probing", total=len(todo))
+
+        def starting(url: str) -> None:
+            bar.update(task, description=f"probing {url[:60]}")
+
+        def done(url: str, res: ProbeResult | None, error: str | None) -> None:
+            if error is not None:
+                bar.console.print(f"error: {url}: {error}", markup=False, highlight=False,
+                                  soft_wrap=True)
+                failed.append(url)
+            bar.advance(task)
+
+        try:
+            results = probe_urls(path, todo, http=http, packet_bytes=packet_bytes, db=db,
+                                 network=network, starting=starting, done=done)
+        except StoreProbeError as exc:
+            raise UserError(str(exc)) from None
+    return results, failed
+
+
+def _load_page(db: Path, url: str) -> str:
+    """Load ``url`` once in the lab Chromium (``lab run --urls``); its navigation's id."""
+    from protolens.lab import campaign as camp
+    settings = camp.Settings(db=db, chromium="/usr/bin/chromium",
+                             extension=extension_dir(os.environ))
     try:
-        with closing(open_rw(db_path(db), time.time() * 1000)) as conn:
-            ccstore.insert_probe(conn, res.row(), res.timeline.to_json(), network)
-    except (StoreError, DatabaseError) as exc:
-        raise UserError(f"{db_path(db)}: cannot store the probe: {exc}") from None
+        nav = camp.load_page(url, settings, time.strftime("cc-page-%Y%m%d-%H%M%S"))
+    except camp.CampaignError as exc:
+        raise UserError(str(exc)) from None
+    if nav is None:
+        raise UserError(f"loading {url} failed: nothing recorded (protolens lab campaigns)")
+    return nav
 
 
 @cc_group.command("list")
@@ -222,15 +201,15 @@ def wan_up(name: str, uplink: str | None) -> None:
 
     Example: protolens cc wan up --name pl
     """
-    from protolens.cc.wan import WanPath
+    from protolens.testbed.wan import WanNetwork
     try:
-        wp = WanPath.up(name, uplink)
+        wn = WanNetwork.up(name, uplink)
     except TestbedError as exc:
         raise UserError(str(exc)) from None
-    for line in wp.reaped:
+    for line in wn.reaped:
         click.echo(line, err=True)
-    click.echo(f"wan network '{name}' up: client {wp.topo.cli_ns}, NAT out of "
-               f"{wp.state.uplink}")
+    click.echo(f"wan network '{name}' up: client {wn.topo.cli_ns}, NAT out of "
+               f"{wn.state.uplink}")
 
 
 @wan_group.command("down")
@@ -240,6 +219,6 @@ def wan_down(name: str) -> None:
 
     Example: protolens cc wan down
     """
-    from protolens.cc.wan import WanPath
-    for line in WanPath.down(name):
+    from protolens.testbed.wan import WanNetwork
+    for line in WanNetwork.down(name):
         click.echo(line)

@@ -1,5 +1,5 @@
 """``protolens collector``: run the collector and manage its tokens, catalog and dataset
-(issue 11; docs/COLLECTOR.md)."""
+(docs/COLLECTOR.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """``protolens contribute``: send what is new since the last accepted upload to a collector, as
-one anonymized bundle, and print the collector's receipt (issue 11; the work is in
+one anonymized bundle, and print the collector's receipt (the work is in
 ``collector/contribute.py``, shared with the host's schedule)."""
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from pathlib import Path
 
 import click
 
+from protolens.cli.allowlist import read_allowlist
 from protolens.cli.db import db_option, db_path
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.collector.contribute import ContributeError, Target, forget, run_once, status
 from protolens.paths import data_home
-from protolens.share.anonymize import parse_allowlist
 from protolens.store import DatabaseError, StoreError
 
 
@@ -56,12 +56,7 @@ def contribute_cmd(url: str | None, token: str | None, dry_run: bool, forget_: b
             emit({"status": "dry run: nothing sent", "navigations": s["new_loads"],
                   "columns": s["columns"], "last": s["last"]}, fmt, title=url)
             return
-        allow: frozenset[str] = frozenset()
-        if allow_file is not None:
-            try:
-                allow = parse_allowlist(allow_file.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError) as exc:
-                raise UserError(f"{allow_file}: cannot read the allowlist ({exc})") from None
+        allow = read_allowlist(allow_file)
         result = run_once(path, home, Target(url, token or "", ca_cert, allow))
     except ContributeError as exc:
         raise UserError(str(exc)) from None

@@ -10,12 +10,12 @@ from pathlib import Path
 
 import click
 
+from protolens.cli.allowlist import read_allowlist
 from protolens.cli.db import connect_ro, db_option, store_failure
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.paths import data_home
 from protolens.share import contributor, export
-from protolens.share.anonymize import parse_allowlist
 from protolens.share.bundle import TABLES
 from protolens.store import DatabaseError
 
@@ -81,12 +81,7 @@ def export_cmd(har: str | None, campaign: str | None, out: Path | None, since: s
         raise UserError("give --out FILE.tar (or --preview to see what would be exported)")
     if out is not None and not preview and out.exists():
         raise UserError(f"{out}: already exists (choose another name)")
-    allow: frozenset[str] = frozenset()
-    if allow_file is not None:
-        try:
-            allow = parse_allowlist(allow_file.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UserError(f"{allow_file}: cannot read the allowlist ({exc})") from None
+    allow = read_allowlist(allow_file)
     since_ms = parse_since(since)
     home = data_home(os.environ)
     cid = contributor.read_id(home) if preview else contributor.ensure_id(home)

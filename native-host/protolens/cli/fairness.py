@@ -1,24 +1,22 @@
 """``protolens lab fairness``: two page loads at once on one bottleneck, each side's share of it
-over time, the Jain index and each side's PLT (issue 10, section 1; IFIP'18 Sec. V-D, Fig. 7)."""
+over time, the Jain index and each side's PLT (IFIP'18 Sec. V-D, Fig. 7). The run is
+``lab.fairness_run``; this module parses, shows progress and prints."""
 
 from __future__ import annotations
 
 import os
-import random
-import time
-from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import click
 
-from protolens.arms import Arm
+from protolens.cli.db import db_option, db_path
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.lab import campaign as camp
-from protolens.lab.fairness import Pair, PairError, parse_pairs, summary_rows
-from protolens.paths import default_db, extension_dir
-from protolens.store import StoreError, open_ro
+from protolens.lab.fairness import Pair, PairError
+from protolens.paths import extension_dir
+from protolens.store import StoreError
 
 
 @click.command("fairness")
@@ -39,7 +37,7 @@ from protolens.store import StoreError, open_ro
 @click.option("--chromium", default="/usr/bin/chromium", show_default=True)
 @click.option("--testbed", "testbed_name", default="plf", show_default=True)
 @output_options
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
+@db_option
 def fairness_cmd(pairs: str, page: str, condition: str, reps: int, duration_s: float | None,
                  campaign: str | None, server_cc: str, seed: int | None, timeout_s: float,
                  chromium: str, testbed_name: str, fmt: str, db: Path | None) -> None:
@@ -49,28 +47,17 @@ def fairness_cmd(pairs: str, page: str, condition: str, reps: int, duration_s: f
 
     Example: protolens lab fairness --pairs h2:h3,h2-parallel:2:h3,h1:h2,h1:h3 --reps 5
     """
-    try:
-        parsed: list[Pair] = parse_pairs(pairs)
-    except PairError as exc:
-        raise UserError(str(exc)) from None
     from protolens.lab import fairness_run
 
-    db = db or default_db(os.environ)
-    settings = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
-                             timeout_s=timeout_s)
-    try:  # the campaign checks: known page, known profile (one-line errors)
-        camp.validate(camp.CampaignSpec(name="fairness", pages=(page,), arms=(Arm("h2"),),
-                                        conditions=(condition,), reps=1, seed=0,
-                                        server_cc=server_cc, testbed=testbed_name), settings)
-    except camp.CampaignError as exc:
+    settings = camp.Settings(db=db_path(db), chromium=chromium,
+                             extension=extension_dir(os.environ), timeout_s=timeout_s)
+    try:
+        spec = fairness_run.prepare(pairs, page=page, condition=condition, reps=reps,
+                                    server_cc=server_cc, testbed=testbed_name,
+                                    settings=settings, campaign=campaign, seed=seed,
+                                    duration_s=duration_s)
+    except (PairError, camp.CampaignError) as exc:
         raise UserError(str(exc)) from None
-    if os.geteuid() != 0:
-        raise UserError("lab fairness needs root (network namespaces): run it with sudo")
-    spec = fairness_run.FairnessSpec(
-        campaign=campaign or time.strftime("fairness-%Y%m%d-%H%M%S"), pairs=tuple(parsed),
-        page=page, condition=condition, reps=reps, server_cc=server_cc, testbed=testbed_name,
-        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
-        duration_s=duration_s)
 
     def progress(pair: Pair, rep: int, rows: list[dict[str, Any]],
                  flows: list[dict[str, Any]]) -> None:
@@ -80,11 +67,9 @@ def fairness_cmd(pairs: str, page: str, condition: str, reps: int, duration_s: f
 
     try:
         outcome = fairness_run.run(spec, settings, on_rep=progress)
+        rows = fairness_run.summary(settings.db, spec.campaign)
     except (StoreError, RuntimeError, OSError) as exc:
         raise UserError(f"lab fairness: {exc}") from None
-    from protolens.store import fairness as fstore
-    with closing(open_ro(db)) as conn:
-        rows = summary_rows(fstore.fairness_rows(conn, spec.campaign))
     emit(rows, fmt, title=f"Fairness, campaign {spec.campaign} ({spec.page}, {spec.condition})")
     for failure in outcome.failures:
         click.echo(f"failed: {failure}", err=True)

@@ -1,4 +1,5 @@
-"""``protolens lab run|reproduce|campaigns`` and ``protolens report``: lab campaigns (issue 4)."""
+"""``protolens lab run|reproduce|campaigns`` and ``protolens report``: lab campaigns. The runs are
+``lab.campaign``'s; this module parses and prints."""
 
 from __future__ import annotations
 
@@ -11,8 +12,8 @@ from typing import Any
 
 import click
 
-from protolens import __version__
 from protolens.arms import Arm
+from protolens.cli.db import db_option, db_path
 from protolens.cli.errors import UserError
 from protolens.cli.fairness import fairness_cmd
 from protolens.cli.output import emit, output_options
@@ -80,8 +81,7 @@ lab_group.add_command(fairness_cmd)
                    "protolens replay --navigation ID; never exported.")
 @click.option("--testbed", "testbed_name", default="pl", show_default=True,
               help="Testbed name (namespace prefix).")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path),
-              help="SQLite store (default: $PROTOLENS_DB, else the XDG data dir).")
+@db_option
 def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: str, reps: int,
             campaign: str | None, resume: str | None, server_cc: str, seed: int | None,
             warm: bool, retries: int, timeout_s: float, chromium: str, testbed_name: str,
@@ -93,9 +93,12 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
     Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
     --conditions wifi,wifi-lossy --reps 5 --campaign wifi-test
     """
-    db = db or default_db(os.environ)
+    db = db_path(db)
     if resume:
-        spec = _resume_spec(db, resume)
+        try:
+            spec = camp.stored_spec(db, resume)
+        except (camp.CampaignError, StoreError) as exc:
+            raise UserError(str(exc)) from None
     else:
         arm_list, policy = _csv(arms), _policy(policy_file)
         if policy and "policy" not in arm_list:
@@ -172,30 +175,16 @@ def _read_urls(path: Path | None) -> tuple[str, ...]:
         raise UserError(str(exc)) from None
 
 
-def _resume_spec(db: Path, name: str) -> camp.CampaignSpec:
-    try:
-        with closing(open_ro(db)) as conn:
-            stored = labstore.campaign_spec(conn, name)
-    except StoreError as exc:
-        raise UserError(str(exc)) from None
-    if stored is None:
-        raise UserError(f"no campaign named {name!r} in {db} (see: protolens lab campaigns)")
-    try:
-        return camp.CampaignSpec.from_stored(name, *stored)
-    except camp.CampaignError as exc:
-        raise UserError(f"campaign {name!r}: {exc}") from None
-
-
 @lab_group.command("campaigns")
 @output_options
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
+@db_option
 def campaigns_cmd(fmt: str, db: Path | None) -> None:
     """List campaigns with their loads: ok, failed, flagged, and incomplete records.
 
     Example: protolens lab campaigns --json
     """
     try:
-        with closing(open_ro(db or default_db(os.environ))) as conn:
+        with closing(open_ro(db_path(db))) as conn:
             rows = labstore.campaigns(conn)
     except StoreError as exc:
         raise UserError(str(exc)) from None
@@ -269,5 +258,3 @@ def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str
     else:
         emit(rows, fmt)
 
-
-_ = __version__

@@ -44,7 +44,7 @@ def merge_cmd(bundles: tuple[Path, ...], into: Path, fmt: str) -> None:
         results = merge_bundles(conn, valid, time.time() * 1000)
     except BundleError as exc:
         conn.close()
-        if created:  # issue 15 item 8: nothing written when nothing is imported
+        if created:  # nothing written when nothing is imported
             for path in (into, Path(f"{into}-wal"), Path(f"{into}-shm")):
                 path.unlink(missing_ok=True)
         raise UserError(f"{exc}; nothing imported") from None

@@ -1,4 +1,4 @@
-"""``protolens policy add|list|remove|test``: per-domain protocol policies (issue 6, item 1)."""
+"""``protolens policy add|list|remove|test``: per-domain protocol policies (docs/POLICY.md)."""
 
 from __future__ import annotations
 
@@ -170,7 +170,7 @@ def relay_cmd(port: int, maps: tuple[str, ...], pac_for: str | None) -> None:
             if not sep or not host or not ip:
                 raise UserError(f"--map {item!r}: expected HOST=IP")
             hosts[host.lower()] = ip
-    token = secrets.token_urlsafe(24)  # issue 15 item 5: no open proxy for local processes
+    token = secrets.token_urlsafe(24)  # no open proxy for every local process
     relay = Relay(token, hosts=hosts, check_process=True,
                   allowed=StorePolicies(default_db(os.environ), os.environ).relayed)
 

@@ -1,6 +1,6 @@
 """``protolens lab reproduce NAME|--all``: rerun the papers' experiments on the testbed and print
 each claim beside a measured ratio with its 95% bootstrap interval; ``--all`` (or ``--out``)
-writes one Markdown report with tables, figures and verdicts (issue 10, section 3)."""
+writes one Markdown report with tables, figures and verdicts (docs/RESEARCH.md)."""
 
 from __future__ import annotations
 
@@ -11,12 +11,13 @@ from pathlib import Path
 
 import click
 
+from protolens.cli.db import db_option, db_path
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit
 from protolens.lab import campaign as camp
 from protolens.lab.experiments import EXPERIMENTS, Experiment, experiment
 from protolens.lab.reproduce import Reproduction, reproduce
-from protolens.paths import default_db, extension_dir
+from protolens.paths import extension_dir
 from protolens.store import StoreError
 
 
@@ -63,7 +64,18 @@ def _write_report(reps: list[Reproduction], out: Path) -> None:
     click.echo(f"report: {out} ({len(names)} figures beside it)")
 
 
-@click.command("reproduce")
+_HELP = f"""Run a paper's experiment on the testbed; print each claim beside a measured ratio with
+    its 95% bootstrap interval and a verdict from that interval, untuned.
+
+    NAME: {", ".join(e.name for e in EXPERIMENTS[:-1])} or {EXPERIMENTS[-1].name}; or --all.
+    conext20-igor reruns the CC fingerprint's Table 1 (no browser; not part of --all).
+
+    Example: protolens lab reproduce --all --quick --out report.md
+    """
+"""The command's help, naming every experiment of ``lab/experiments.py``."""
+
+
+@click.command("reproduce", help=_HELP)
 @click.argument("name", metavar="NAME", required=False)
 @click.option("--all", "run_all", is_flag=True, help="Every experiment, one after the other.")
 @click.option("--quick", is_flag=True, help="A few minutes per experiment instead of 20-60.")
@@ -78,22 +90,13 @@ def _write_report(reps: list[Reproduction], out: Path) -> None:
 @click.option("--testbed", "testbed_name", default="plr", show_default=True,
               help="Testbed to use (brought up and down here if not running).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-@click.option("--db", type=click.Path(dir_okay=False, path_type=Path))
+@db_option
 def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None,
                   seed: int | None, out: Path | None, timeout_s: float, retries: int,
                   chromium: str, testbed_name: str, as_json: bool, db: Path | None) -> None:
-    """Run a paper's experiment on the testbed; print each claim beside a measured ratio with
-    its 95% bootstrap interval and a verdict from that interval, untuned.
-
-    NAME: ifip18-wifi, ifip18-parallel, ifip18-fairness, cell-large, conext20-delay, conext20-httpx,
-    student-study or mininet-quic; or --all. conext20-igor reruns the CC fingerprint's Table 1
-    (no browser; not part of --all).
-
-    Example: protolens lab reproduce --all --quick --out report.md
-    """
     if name == "conext20-igor" and not run_all:
-        from protolens.cli.cc_reproduce import reproduce_igor
-        reproduce_igor(quick, testbed_name, as_json, db)
+        from protolens.cli.cc_reproduce import print_igor
+        print_igor(quick, testbed_name, as_json, db)
         return
     if run_all == (name is not None):
         raise UserError("give one experiment NAME or --all (known: "
@@ -104,7 +107,7 @@ def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None
         raise UserError(str(exc.args[0])) from None
     if run_all and out is None:
         out = Path(time.strftime("reproduction-%Y%m%d-%H%M%S.md"))
-    opts = camp.Settings(db=db or default_db(os.environ), chromium=chromium,
+    opts = camp.Settings(db=db_path(db), chromium=chromium,
                          extension=extension_dir(os.environ), timeout_s=timeout_s,
                          retries=retries)
     done: list[Reproduction] = []

@@ -16,32 +16,30 @@ from protolens.cli.extras import extra_for, needs_extra
 from protolens.cli.output import emit, output_options
 
 F = TypeVar("F", bound=Callable[..., Any])
-_EXTRA = (("protolens.cli.testbed_pages", "pages_cmd"), ("protolens.cli.testbed_pages", "page_cmd"))
+_PAGES = {"pages": "pages_cmd", "page": "page_cmd"}
+"""The page-corpus commands (``cli/testbed_pages.py``), imported only when one of them runs: the
+corpus takes about 60 ms to import (python -X importtime), which every other testbed command
+would pay."""
 
 
 class _Group(click.Group):
-    """Also offers the page-corpus commands once protolens.cli.testbed_pages exists."""
-
-    def _extra(self) -> dict[str, click.Command]:
-        found: dict[str, click.Command] = {}
-        for module, attr in _EXTRA:
-            try:
-                cmd = getattr(importlib.import_module(module), attr)
-            except ModuleNotFoundError as exc:  # a library of the lab extra is not installed
-                extra = extra_for("testbed", exc.name or "")
-                if extra is None:
-                    continue
-                cmd = needs_extra(f"protolens testbed {attr.removesuffix('_cmd')}", extra)
-            except (ImportError, AttributeError):
-                continue
-            found[cmd.name or attr] = cmd
-        return found
+    """The testbed commands, and the page-corpus commands loaded when asked for."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        return sorted({*super().list_commands(ctx), *self._extra()})
+        return sorted({*super().list_commands(ctx), *_PAGES})
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        return super().get_command(ctx, cmd_name) or self._extra().get(cmd_name)
+        if cmd_name not in _PAGES:
+            return super().get_command(ctx, cmd_name)
+        try:
+            module = importlib.import_module("protolens.cli.testbed_pages")
+        except ModuleNotFoundError as exc:  # a library of the lab extra is not installed
+            extra = extra_for("testbed", exc.name or "")
+            if extra is None:  # not an install choice: a real error, said as it is
+                raise
+            return needs_extra(f"protolens testbed {cmd_name}", extra)
+        cmd: click.Command = getattr(module, _PAGES[cmd_name])
+        return cmd
 
 
 def _name_option(func: F) -> F:

@@ -96,7 +96,7 @@ class StorePolicies:
         self._experiment = False
 
     def relayed(self, host: str) -> bool:
-        """Whether the relay may carry ``host`` (issue 15 item 7): a stored ``no-h3`` rule
+        """Whether the relay may carry ``host``: a stored ``no-h3`` rule
         routes it there. Once the extension asked for the relay for its A/B experiment
         (``want_relay``), whose enrolled domains only the extension knows, any host name may
         pass; the port and address checks of ``proxy/targets.py`` still apply."""

@@ -128,7 +128,7 @@ def main(env: Mapping[str, str] | None = None,
     (``collector/schedule.py``, wired by ``host/__main__.py``)."""
     env = os.environ if env is None else env
     logfile = env.get("PROTOLENS_HOST_LOG")
-    if logfile:  # it names pages and errors: the user's alone, like the store (issue 15 item 10)
+    if logfile:  # it names pages and errors: the user's alone, like the store
         try:
             private_dir(Path(logfile).parent)
             private_file(Path(logfile))
@@ -137,7 +137,7 @@ def main(env: Mapping[str, str] | None = None,
     logging.basicConfig(
         level=logging.DEBUG if env.get("PROTOLENS_DEBUG") else logging.WARNING,
         format="%(asctime)s protolens.host[%(process)d] %(levelname)s %(message)s",
-        # anything logged must be writable, whatever text reached it (issue 15 item 1)
+        # anything logged must be writable, whatever text reached it
         **({"filename": logfile, "encoding": "utf-8", "errors": "backslashreplace"} if logfile
            else {"stream": sys.stderr}),
     )

@@ -12,6 +12,7 @@ import stat
 import struct
 import subprocess
 from collections.abc import Mapping
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -136,6 +137,7 @@ def _store_check(env: Mapping[str, str]) -> Check:
     from protolens.store import StoreError, open_ro
     from protolens.store.health import corrupt_hint, quick_check
     from protolens.store.migrate import migration_states
+    from protolens.store.queries import navigation_count
 
     db = default_db(env)
     if not db.exists():
@@ -145,10 +147,9 @@ def _store_check(env: Mapping[str, str]) -> Check:
         return Check("store", "fail", f"{db}: corrupt (quick_check: {'; '.join(problems)})",
                      corrupt_hint(db))
     try:
-        conn = open_ro(db)
-        pending = [s.name for s in migration_states(conn) if s.applied_at_ms is None]
-        count = None if pending else conn.execute(
-            "SELECT count(*) FROM navigations").fetchone()[0]
+        with closing(open_ro(db)) as conn:
+            pending = [s.name for s in migration_states(conn) if s.applied_at_ms is None]
+            count = None if pending else navigation_count(conn)
     except (StoreError, DatabaseError) as exc:
         return Check("store", "fail", f"{db}: {exc}", f"move {db} aside; the host starts afresh")
     if pending:
@@ -158,8 +159,8 @@ def _store_check(env: Mapping[str, str]) -> Check:
 
 
 def loose_permissions(modes: Mapping[Path, int]) -> list[str]:
-    """``path (mode)`` for each path that group or others may read or write (issue 15 item 10:
-    a browsing history belongs to its user: the store's directory 0700, its files 0600)."""
+    """``path (mode)`` for each path that group or others may read or write (a
+    browsing history belongs to its user: the store's directory 0700, its files 0600)."""
     return [f"{p} ({stat.S_IMODE(m):04o})" for p, m in modes.items() if stat.S_IMODE(m) & 0o077]
 
 

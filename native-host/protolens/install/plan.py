@@ -41,7 +41,7 @@ class InstallPlan:
     """Windows: the .reg file to import; None elsewhere."""
     private_dir: PurePath | None = None
     """Created 0700 if missing: a user install's directory, which is also where the store is
-    kept by default (``paths.data_home``; issue 15 item 10)."""
+    kept by default (``paths.data_home``; a browsing history belongs to its user)."""
 
 
 def plan_install(platform: str, env: Mapping[str, str], python: str,

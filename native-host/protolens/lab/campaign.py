@@ -24,6 +24,7 @@ from protolens.lab.runner import LAB_QUIET_MS, RunOptions, Target, run_campaign
 from protolens.lab.runner import Progress as Counts
 from protolens.store import OperationalError, open_ro, open_rw
 from protolens.store import lab as labstore
+from protolens.store.cc import campaign_navigation
 from protolens.testbed.run import TestbedError
 
 
@@ -258,6 +259,30 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
         if close:
             close()
     return outcome
+
+
+def load_page(url: str, settings: Settings, name: str) -> str | None:
+    """Load ``url`` once in the lab browser over the user's own network, as campaign ``name``
+    (h2, no shaping: ``lab run --urls``); the id of its navigation, or None if nothing was
+    recorded."""
+    spec = CampaignSpec(name=name, urls=(url,), arms=(Arm("h2"),), conditions=("none",),
+                        reps=1, seed=0)
+    run(spec, settings)
+    with closing(open_ro(settings.db)) as conn:
+        return campaign_navigation(conn, spec.name)
+
+
+def stored_spec(db: Path, name: str) -> CampaignSpec:
+    """The spec campaign ``name`` was stored with (``--resume``); ``CampaignError`` if there is
+    none or it cannot be read back, the store's own errors pass through."""
+    with closing(open_ro(db)) as conn:
+        stored = labstore.campaign_spec(conn, name)
+    if stored is None:
+        raise CampaignError(f"no campaign named {name!r} in {db} (see: protolens lab campaigns)")
+    try:
+        return CampaignSpec.from_stored(name, *stored)
+    except CampaignError as exc:
+        raise CampaignError(f"campaign {name!r}: {exc}") from None
 
 
 def _stored_state(db: Path, name: str) -> tuple[int | None, list[tuple[str, str, str, int]]]:

@@ -22,7 +22,7 @@ from protolens.arms import Arm, ArmError, known_arms, parse_lab_arm
 from protolens.lab.pcap import Packet
 
 BIN_MS = 100
-"""Throughput bins: 100 ms (issue 10 section 1; the paper does not say its bin width)."""
+"""Throughput bins: 100 ms (ProtoLens's choice: the paper does not say its bin width)."""
 SIDES = ("a", "b")
 ACTIVE_EDGE = 0.01
 """A side is loading from 1% to 99% of its bytes (ProtoLens's choice: the paper plots whole

@@ -10,10 +10,8 @@ takes the first address, where the lab proxy sends its upstream connections.
 
 from __future__ import annotations
 
-import contextlib
-import shlex
-import signal
-import subprocess
+import os
+import random
 import time
 import uuid
 from collections.abc import Callable, Sequence
@@ -21,36 +19,43 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from protolens import __version__
 from protolens.arms import Arm
-from protolens.browser.flags import LaunchSpec
-from protolens.browser.launch import LoadResult, run_load
-from protolens.lab import proxied as proxied_rules
-from protolens.lab.campaign import Settings
+from protolens.lab.campaign import CampaignError, CampaignSpec, Settings, validate
 from protolens.lab.fairness import (
     Pair,
     RepResult,
     Series,
     Side,
     bin_downlink,
+    parse_pairs,
     proxied,
     summarize,
+    summary_rows,
     wire_connections,
 )
+from protolens.lab.fairness_net import bulk, capture, second_address
+from protolens.lab.load import LoadSpec
 from protolens.lab.pcap import packets
-from protolens.lab.runner import Target, stored_navigation_ids
+from protolens.lab.runner import (
+    LAB_QUIET_MS,
+    Browsed,
+    RunOptions,
+    Target,
+    browse,
+    record,
+    start_proxy,
+)
 from protolens.lab.testbed_network import TestbedNetwork
 from protolens.store import fairness as fstore
 from protolens.store import lab as labstore
-from protolens.store import open_rw
+from protolens.store import open_ro, open_rw
 from protolens.store.tx import transaction
 
-SECOND_SERVER_OFFSET = 4
-"""Side b's server address: host .4 of the server subnet (.2 is the server, .3 the BBR address,
-.10 cross traffic: testbed/topology.py)."""
-
+if TYPE_CHECKING:
+    from protolens.proxy.control import ProxyProcess
 
 @dataclass(frozen=True)
 class FairnessSpec:
@@ -68,7 +73,8 @@ class FairnessSpec:
     def stored(self) -> dict[str, Any]:
         return {"kind": "fairness", "pairs": [p.name for p in self.pairs], "page": self.page,
                 "conditions": [self.condition], "reps": self.reps, "server_cc": self.server_cc,
-                "testbed": self.testbed, "duration_s": self.duration_s}
+                "testbed": self.testbed, "duration_s": self.duration_s,
+                "quiet_ms": LAB_QUIET_MS}
 
 
 @dataclass
@@ -94,119 +100,65 @@ class FairnessOutcome:
                                                        else ""))
 
 
-def _second_ip(server_ip: str) -> str:
-    head = server_ip.rsplit(".", 1)[0]
-    return f"{head}.{SECOND_SERVER_OFFSET}"
+def prepare(pairs: str, *, page: str, condition: str, reps: int, server_cc: str,
+            testbed: str, settings: Settings, campaign: str | None = None,
+            seed: int | None = None, duration_s: float | None = None) -> FairnessSpec:
+    """A fairness run from its arguments, checked as a campaign is (known page and profile,
+    the browser and the extension built) before anything starts: ``PairError`` or
+    ``CampaignError``, one line. Needs root (the testbed's namespaces)."""
+    parsed = parse_pairs(pairs)
+    validate(CampaignSpec(name="fairness", pages=(page,), arms=(Arm("h2"),),
+                          conditions=(condition,), reps=1, seed=0, server_cc=server_cc,
+                          testbed=testbed), settings)
+    if os.geteuid() != 0:
+        raise CampaignError("lab fairness needs root (network namespaces): run it with sudo")
+    return FairnessSpec(
+        campaign=campaign or time.strftime("fairness-%Y%m%d-%H%M%S"), pairs=tuple(parsed),
+        page=page, condition=condition, reps=reps, server_cc=server_cc, testbed=testbed,
+        seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
+        duration_s=duration_s)
 
 
-def _ns_run(argv: list[str]) -> None:
-    subprocess.run(argv, check=False, capture_output=True, timeout=20)
+def summary(db: Path, campaign: str) -> list[dict[str, Any]]:
+    """Per pair and side of a stored fairness campaign: share, throughput, connections, PLT and
+    the Jain index over its repetitions (``fairness.summary_rows``)."""
+    with closing(open_ro(db)) as conn:
+        return summary_rows(fstore.fairness_rows(conn, campaign))
 
 
-@contextlib.contextmanager
-def second_address(network: TestbedNetwork) -> Any:
-    """A second address of the server for side b, NATed to the first inside the server
-    namespace: caddy sees one address, the router (shaper, tcpdump) sees two. A plain alias is
-    not enough: quic-go answers from the primary address on its wildcard UDP socket (Chromium
-    then fails with ERR_QUIC_PROTOCOL_ERROR); conntrack's DNAT puts the reply's source back."""
-    topo, tb = network.testbed.topo, network.testbed
-    ip, primary = _second_ip(tb.state.server_ip), tb.state.server_ip
-    addr = ["ip", "-n", topo.srv_ns, "addr"]
-    nat = ["ip", "netns", "exec", topo.srv_ns, "iptables", "-t", "nat"]
-    rule = ["PREROUTING", "-d", ip, "-j", "DNAT", "--to-destination", primary]
-    _ns_run([*nat, "-D", *rule])  # a crashed earlier run
-    _ns_run([*addr, "del", f"{ip}/24", "dev", topo.srv_if])
-    subprocess.run([*addr, "add", f"{ip}/24", "dev", topo.srv_if], check=True,
-                   capture_output=True, timeout=20)
-    subprocess.run([*nat, "-A", *rule], check=True, capture_output=True, timeout=20)
-    try:
-        yield ip
-    finally:
-        _ns_run([*nat, "-D", *rule])
-        _ns_run([*addr, "del", f"{ip}/24", "dev", topo.srv_if])
-
-
-@contextlib.contextmanager
-def capture(network: TestbedNetwork, path: Path) -> Any:
-    """tcpdump in the router namespace on its client-side link: headers of every IPv4 packet
-    from the server subnet, written as it goes (``-U``)."""
-    topo = network.testbed.topo
-    argv = ["ip", "netns", "exec", topo.rtr_ns, "tcpdump", "--immediate-mode", "-i",
-            topo.rtr_cli_if, "-s", "96",
-            "-n", "-U", "-w", str(path), "ip and src net " + topo.srv_net]
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    assert proc.stderr is not None
-    deadline = time.monotonic() + 10
-    line = b""
-    while time.monotonic() < deadline and b"listening on" not in line:
-        line = proc.stderr.readline()
-        if not line and proc.poll() is not None:
-            raise RuntimeError("tcpdump did not start in the router namespace")
-    try:
-        yield path
-    finally:
-        proc.send_signal(signal.SIGINT)
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-
-
-def _bulk(network: TestbedNetwork, urls: Sequence[str], ip: str
-          ) -> tuple[bool, str | None, float]:
-    """curl over HTTP/1.1 downloading the page's objects one after the other (one connection
-    per host): a non-browser competitor."""
-    hosts = sorted({u.split("://", 1)[1].split("/", 1)[0].split(":", 1)[0] for u in urls})
-    argv = ["curl", "-sk", "--http1.1", "--fail"]
-    for host in hosts:
-        argv += ["--resolve", f"{host}:443:{ip}"]
-    for url in urls:
-        argv += ["-o", "/dev/null", url]
-    argv = network.testbed.exec_argv(argv)
-    started = time.monotonic()
-    res = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
-    wall = time.monotonic() - started
-    return res.returncode == 0, (None if res.returncode == 0 else
-                                 f"curl exited {res.returncode}: {res.stderr.strip()[:200]}"), wall
+def load_options(settings: Settings, scratch: Path) -> RunOptions:
+    """What every browser side runs with: a campaign load's options (the lab's quiet after
+    load, late-shaper flagging, profiles removed after a stored load) without paint capture:
+    the analysis reads bytes on the wire, and two screencasts would add work on the cores both
+    browsers share."""
+    return RunOptions(chromium=settings.chromium, extension_dir=settings.extension,
+                      db=settings.db, scratch=scratch, timeout_s=settings.timeout_s,
+                      quiet_ms=LAB_QUIET_MS, visual=False)
 
 
 def run_repetition(pair: Pair, rep: int, spec: FairnessSpec, network: TestbedNetwork,
-                   target: Target, objects: Sequence[str], settings: Settings,
-                   ips: tuple[str, str],
-                   proxy: Any, scratch: Path) -> tuple[list[SideRun], Series, RepResult,
-                                                       list[dict[str, Any]]]:
-    """Both sides at once; returns the sides, the 100 ms series and its summary, the flows."""
+                   target: Target, objects: Sequence[str], opts: RunOptions,
+                   ips: tuple[str, str], proxy: ProxyProcess | None
+                   ) -> tuple[list[SideRun], Series, RepResult, list[dict[str, Any]]]:
+    """Both sides at once, each browser side an ordinary lab load (``runner.browse`` and
+    ``runner.record``) with the flows of its address; returns the sides, the 100 ms series and
+    its summary, the flows."""
     first, second = ips
     sides = [SideRun(pair.a, first), SideRun(pair.b, second)]
     if proxied(pair.b):
         sides[0].server_ip, sides[1].server_ip = second, first
     network.before_load()
-    pcap = scratch / f"rep-{pair.name.replace(':', '_')}-{rep}.pcap"
+    pcap = opts.scratch / f"rep-{pair.name.replace(':', '_')}-{rep}.pcap"
 
-    def launch(side: SideRun) -> LoadResult | tuple[bool, str | None, float]:
+    def launch(side: SideRun) -> Browsed | tuple[bool, str | None, float]:
         if not isinstance(side.arm, Arm):
-            return _bulk(network, objects, side.server_ip)
+            return bulk(network, objects, side.server_ip)
         side.load_id = str(uuid.uuid4())
-        extra, prefix, spki = [], list(network.browser_prefix()), list(network.spki())
-        if side.arm.proxied:
-            hosts = [o.rsplit(":", 1)[0] for o in target.origins]
-            proxy.configure(proxied_rules.arm_rules(side.arm, hosts, ()))
-            spki.append(proxy.ca.spki)
-            extra = proxy.flags()
-            prefix += proxy.env_prefix
-        launch_spec = LaunchSpec(chromium=settings.chromium, user_data_dir="",
-                                 extension_dir=str(settings.extension), arm=side.arm,
-                                 origins=target.origins, spki=spki,
-                                 host_rules=f"MAP *.test {side.server_ip}", extra=extra)
-        context = {"campaign": spec.campaign, "arm": str(side.arm), "condition": spec.condition,
-                   "repetition": rep, "page": spec.page, "server_cc": network.server_cc,
-                   "load_id": side.load_id, "fairness_pair": pair.name}
-        load_id = side.load_id
-        return run_load(launch_spec, scratch=scratch / load_id, db=settings.db,
-                        navigate=[target.url], context=context,
-                        done=lambda: len(stored_navigation_ids(settings.db, load_id)) >= 1,
-                        timeout_s=settings.timeout_s, prefix=prefix)
+        load = LoadSpec(load_id=side.load_id, campaign=spec.campaign, page=spec.page,
+                        arm=side.arm, condition=spec.condition, repetition=rep,
+                        tags=(("fairness_pair", pair.name),))
+        return browse(load, target, network, opts, proxy if side.arm.proxied else None,
+                      host_rules=f"MAP *.test {side.server_ip}")
 
     # the side launched first gets a head start of a few ms (measured: side a 0.51-0.55 of an
     # h2:h2 pair when it always went first): alternate which side starts, by repetition
@@ -215,33 +167,19 @@ def run_repetition(pair: Pair, rep: int, spec: FairnessSpec, network: TestbedNet
         launched = list(pool.map(launch, [sides[i] for i in order]))
     results = [launched[order.index(i)] for i in range(2)]
     flows, lateness = network.after_load()
+    browsed = [r for r in results if isinstance(r, Browsed)]
+    report = (proxy.report(reset=True) if proxy is not None and any(b.rules for b in browsed)
+              else None)
     for side, res in zip(sides, results, strict=True):
-        side.ok, side.reason = (res.ok, res.reason) if isinstance(res, LoadResult) else res[:2]
-    store_loads(spec, rep, sides, results, flows, lateness, settings)
+        if isinstance(res, Browsed):
+            side.ok, side.reason = res.result.ok, res.result.reason
+            mine = [f for f in flows if f.get("server_ip") == side.server_ip]
+            record(res, mine, lateness, report, network.server_cc, opts)
+        else:
+            side.ok, side.reason = res[:2]
     series = bin_downlink(packets(pcap.read_bytes()),
                           {sides[0].server_ip: "a", sides[1].server_ip: "b"})
     return sides, series, summarize(series), flows
-
-
-def store_loads(spec: FairnessSpec, rep: int, sides: Sequence[SideRun], results: Sequence[Any],
-                flows: Sequence[dict[str, Any]], lateness: Any, settings: Settings) -> None:
-    """Each browser side is an ordinary load of the campaign, with the flows of its address."""
-    with closing(open_rw(settings.db, time.time() * 1000)) as conn:
-        for side, res in zip(sides, results, strict=True):
-            if not isinstance(res, LoadResult) or side.load_id is None:
-                continue
-            mine = [f for f in flows if f.get("server_ip") == side.server_ip]
-            labstore.record_load(conn, {
-                "load_id": side.load_id, "campaign": spec.campaign, "page": spec.page,
-                "arm": str(side.arm), "condition": spec.condition, "repetition": rep, "warm": 0,
-                "attempt": 1, "status": "ok" if res.ok else "failed",
-                "reason": None if res.ok else f"{res.reason} (browser log: {res.log})",
-                "started_at_ms": time.time() * 1000 - res.wall_s * 1000,
-                "wall_ms": res.wall_s * 1000, "server_cc": spec.server_cc,
-                "command_line": shlex.join(res.argv),
-                "lateness_max_ns": lateness.max_ns if lateness else None,
-                "lateness_p99_ns": lateness.p99_ns if lateness else None,
-                "flagged": 0, "flag_reason": None}, mine)
 
 
 def fairness_rows(spec: FairnessSpec, pair: Pair, rep: int, sides: Sequence[SideRun],
@@ -274,8 +212,8 @@ def run(spec: FairnessSpec, settings: Settings,
     ``on_rep(pair, rep, rows, flows)`` sees each repetition's rows and the shaper's flows."""
     outcome = FairnessOutcome(spec.campaign)
     scratch = settings.scratch or Path(settings.db).parent / "lab-scratch"
-    scratch = scratch / f"fairness-{spec.campaign}"
-    scratch.mkdir(parents=True, exist_ok=True)
+    opts = load_options(settings, scratch / f"fairness-{spec.campaign}")
+    opts.scratch.mkdir(parents=True, exist_ok=True)
     network = TestbedNetwork.prepare(spec.testbed, server_cc=spec.server_cc, pages=[spec.page])
     proxy = None
     try:
@@ -286,8 +224,7 @@ def run(spec: FairnessSpec, settings: Settings,
         target = network.targets([spec.page])[spec.page]
         objects = network.object_urls(spec.page)
         if any(proxied(p.a) or proxied(p.b) for p in spec.pairs):
-            from protolens.lab.runner import _start_proxy
-            proxy = _start_proxy(network)
+            proxy = start_proxy(network)
         with second_address(network) as second:
             ips = (network.testbed.state.server_ip, second)
             for pair in spec.pairs:
@@ -296,8 +233,7 @@ def run(spec: FairnessSpec, settings: Settings,
                     rep += 1
                     started_ms = time.time() * 1000
                     sides, series, result, flows = run_repetition(
-                        pair, rep, spec, network, target, objects, settings, ips, proxy,
-                        scratch)
+                        pair, rep, spec, network, target, objects, opts, ips, proxy)
                     rows = fairness_rows(spec, pair, rep, sides, series, result, flows,
                                          started_ms)
                     with closing(open_rw(settings.db, time.time() * 1000)) as conn:

@@ -2,7 +2,7 @@
 
 Pure. Order: repetition by repetition (so an interrupted campaign has whole repetitions done), and
 within a repetition the (page, condition, arm) cells are shuffled from the seed, so arms and
-conditions alternate and slow drift of a noisy machine does not bias one arm (issue 4, item 3).
+conditions alternate and slow drift of a noisy machine does not bias one arm.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
-"""Lab loads through the protocol-translating proxy (issue 6): the rules a load's arm means, the
-policy and mechanism per host, and which navigation each upstream connection belongs to (pure).
+"""Lab loads through the protocol-translating proxy (docs/POLICY.md): the rules a load's arm
+means, the policy and mechanism per host, and which navigation each upstream connection belongs
+to (pure).
 """
 
 from __future__ import annotations

@@ -1,9 +1,12 @@
-"""Runs a campaign plan: one fresh lab browser per load, every attempt stored (adapter).
+"""Runs lab loads (adapter): the one recipe for a load, which campaigns and fairness runs share,
+and a campaign plan as a sequence of them.
 
-For each planned load: apply the condition, flush TCP metrics and reset counters, start Chromium
-(fresh profile, extension, host in lab mode with the load's tags), wait until the record is stored,
-stop the browser, store the attempt with the shaper's flows and lateness. Failed or timed-out
-loads are stored as failed with the reason and retried up to ``retries`` times.
+A load (``load.py``): start Chromium (fresh profile, extension, host in lab mode with the load's
+tags; through the lab proxy for a proxied arm), wait until its records are stored, stop the
+browser (``browse``); store the attempt with the shaper's flows and lateness, flagged when the
+shaper ran late, and the policy that applied to each host (``record``). A campaign applies each
+condition, flushes TCP metrics and resets the counters around each load, and retries failed or
+timed-out loads up to ``retries`` times; every attempt is stored.
 """
 
 from __future__ import annotations
@@ -12,7 +15,7 @@ import shlex
 import shutil
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,9 +23,10 @@ from typing import TYPE_CHECKING, Any
 
 from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
-from protolens.browser.launch import run_load
+from protolens.browser.launch import LoadResult, run_load
 from protolens.lab import proxied
-from protolens.lab.network import LabNetwork
+from protolens.lab.load import LoadSpec, failure_reason, flag_reason, load_row
+from protolens.lab.network import LabNetwork, Lateness
 from protolens.lab.plan import PlannedLoad
 from protolens.store import Connection, DatabaseError, StoreError, open_ro, open_rw
 from protolens.store import lab as labstore
@@ -68,11 +72,11 @@ class RunOptions:
     headless: bool = True
     keep_profiles: bool = False
     policy: tuple[dict[str, Any], ...] = ()
-    """Rules of the ``policy`` arm (issue 6)."""
+    """Rules of the ``policy`` arm (per-domain rules, docs/POLICY.md)."""
     quiet_ms: int | None = None
     """The recorder's network quiet after load (None: its own default, 2 s)."""
     visual: bool = True
-    """Capture paint progress for the visual metrics (SpeedIndex ...; issue 10, section 2)."""
+    """Capture paint progress for the visual metrics (SpeedIndex ...; docs/RECORD.md)."""
     save_log: bool = False
     """Keep each load's raw DevTools events beside its record (``--save-log``)."""
 
@@ -102,7 +106,7 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
                 network.apply(planned.condition)
                 current = planned.condition
             if proxy is None and planned.arm.proxied:
-                proxy = _start_proxy(network)
+                proxy = start_proxy(network)
             for attempt in range(1, opts.retries + 2):
                 ok = _attempt(planned, attempt, targets[planned.page], network, opts, progress,
                               proxy)
@@ -121,8 +125,8 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
     return progress
 
 
-def _start_proxy(network: LabNetwork) -> ProxyProcess:
-    """One lab proxy per campaign, in the network's client namespace (issue 6)."""
+def start_proxy(network: LabNetwork) -> ProxyProcess:
+    """One lab proxy per run, in the network's client namespace."""
     from protolens.proxy.control import start
     setup = getattr(network, "proxy_setup", None)
     if setup is None:
@@ -133,67 +137,87 @@ def _start_proxy(network: LabNetwork) -> ProxyProcess:
 
 def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNetwork,
              opts: RunOptions, progress: Progress, proxy: ProxyProcess | None = None) -> bool:
-    load_id = str(uuid.uuid4())
-    expect = 2 if planned.warm else 1
-    hosts = [o.rsplit(":", 1)[0] for o in target.origins]
+    load = LoadSpec(load_id=str(uuid.uuid4()), campaign=planned.campaign, page=planned.page,
+                    arm=planned.arm, condition=planned.condition,
+                    repetition=planned.repetition, warm=planned.warm, attempt=attempt)
+    network.before_load()
+    ran = browse(load, target, network, opts, proxy)
+    flows, lateness = network.after_load()
+    report = proxy.report(reset=True) if proxy is not None and ran.rules else None
+    row = record(ran, flows, lateness, report, network.server_cc, opts)
+    progress.flagged += row["flagged"]
+    if row["reason"]:
+        progress.failures.append(f"{planned.page}/{planned.arm}/{planned.condition}: "
+                                 f"{row['reason']}")
+    return ran.result.ok
+
+
+@dataclass(frozen=True)
+class Browsed:
+    """A load the browser ran: how it ended, when it started, the proxy rules it ran under."""
+
+    load: LoadSpec
+    result: LoadResult
+    started_ms: float
+    rules: list[dict[str, Any]]
+    scratch: Path
+
+
+def browse(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions,
+           proxy: ProxyProcess | None = None, host_rules: str | None = None) -> Browsed:
+    """Start lab Chromium on ``load`` in a fresh profile (through the lab proxy when its arm is
+    proxied) and wait until the host has stored its records, or the timeout. ``host_rules``
+    replaces the network's name mapping (a fairness side talks to its own server address)."""
     rules: list[dict[str, Any]] = []
     spki, extra, prefix = list(network.spki()), [], list(network.browser_prefix())
-    if proxy is not None and planned.arm.proxied:
-        rules = proxied.arm_rules(planned.arm, hosts, opts.policy)
+    if proxy is not None and load.arm.proxied:
+        hosts = [o.rsplit(":", 1)[0] for o in target.origins]
+        rules = proxied.arm_rules(load.arm, hosts, opts.policy)
         proxy.configure(rules)
         spki.append(proxy.ca.spki)
         extra = proxy.flags()
         prefix += proxy.env_prefix
     spec = LaunchSpec(chromium=opts.chromium, user_data_dir="",
-                      extension_dir=str(opts.extension_dir), arm=planned.arm,
+                      extension_dir=str(opts.extension_dir), arm=load.arm,
                       origins=target.origins, spki=spki,
-                      host_rules=network.host_rules(), headless=opts.headless, extra=extra)
-    context = {"campaign": planned.campaign, "arm": str(planned.arm),
-               "condition": planned.condition, "repetition": planned.repetition,
-               "page": planned.page, "server_cc": network.server_cc, "load_id": load_id}
-    network.before_load()
+                      host_rules=network.host_rules() if host_rules is None else host_rules,
+                      headless=opts.headless, extra=extra)
     started_ms = time.time() * 1000
-    scratch = opts.scratch / load_id
+    scratch = opts.scratch / load.load_id
     result = run_load(spec, scratch=scratch, db=opts.db,
-                      navigate=[target.url] * expect, context=context,
-                      done=StoreWatch(opts.db, load_id, expect, time.monotonic,
+                      navigate=[target.url] * load.navigations,
+                      context=load.context(network.server_cc),
+                      done=StoreWatch(opts.db, load.load_id, load.navigations, time.monotonic,
                                       logs=opts.save_log),
                       timeout_s=opts.timeout_s, prefix=prefix, quiet_ms=opts.quiet_ms,
                       poll_s=StoreWatch.POLL_S, visual=opts.visual, save_log=opts.save_log)
-    flows, lateness = network.after_load()
-    report = proxy.report(reset=True) if proxy is not None and rules else None
-    context_cmd = shlex.join(result.argv)
-    flagged, flag_reason = False, None
-    if lateness and lateness.max_ns > opts.lateness_flag_ns:
-        flagged = True
-        flag_reason = (f"shaper late by up to {lateness.max_ns / 1e6:.1f} ms "
-                       f"(threshold {opts.lateness_flag_ns / 1e6:.1f} ms)")
-        progress.flagged += 1
-    reason = result.reason if not result.ok else None
-    if reason:
-        reason = f"{reason} (attempt {attempt}; browser log: {result.log})"
-        progress.failures.append(f"{planned.page}/{planned.arm}/{planned.condition}: {reason}")
+    return Browsed(load, result, started_ms, rules, scratch)
+
+
+def record(ran: Browsed, flows: Sequence[Mapping[str, Any]], lateness: Lateness | None,
+           report: Mapping[str, Any] | None, server_cc: str | None,
+           opts: RunOptions) -> Mapping[str, Any]:
+    """Store the attempt with its flows, flagged if the shaper ran late; for a load that made
+    its records, the policy and mechanism per host and the proxy's upstream connections
+    (``report``, when it ran through the proxy). Its profile is removed unless kept or failed.
+    Returns the stored row."""
+    res = ran.result
+    row = load_row(ran.load, ok=res.ok, started_ms=ran.started_ms, wall_ms=res.wall_s * 1000,
+                   reason=failure_reason(res.reason, ran.load.attempt, res.log),
+                   server_cc=server_cc, command_line=shlex.join(res.argv), lateness=lateness,
+                   flagged=flag_reason(lateness, opts.lateness_flag_ns))
     with closing(open_rw(opts.db, time.time() * 1000)) as conn:
-        labstore.record_load(conn, {
-            "load_id": load_id, "campaign": planned.campaign, "page": planned.page,
-            "arm": str(planned.arm), "condition": planned.condition,
-            "repetition": planned.repetition,
-            "warm": int(planned.warm), "attempt": attempt,
-            "status": "ok" if result.ok else "failed", "reason": reason,
-            "started_at_ms": started_ms, "wall_ms": result.wall_s * 1000,
-            "server_cc": network.server_cc, "command_line": context_cmd,
-            "lateness_max_ns": lateness.max_ns if lateness else None,
-            "lateness_p99_ns": lateness.p99_ns if lateness else None,
-            "flagged": int(flagged), "flag_reason": flag_reason}, flows)
-        if result.ok:
-            _store_policies(conn, load_id, planned.arm, rules, report)
-    if result.ok and not opts.keep_profiles:
-        _remove(scratch)
-    return result.ok
+        labstore.record_load(conn, row, flows)
+        if res.ok:
+            _store_policies(conn, ran.load.load_id, ran.load.arm, ran.rules,
+                            report if ran.rules else None)
+    if res.ok and not opts.keep_profiles:
+        _remove(ran.scratch)
+    return row
 
 
 def _store_policies(conn: Connection, load_id: str, arm: Arm,
-                    rules: list[dict[str, Any]], report: dict[str, Any] | None) -> None:
+                    rules: list[dict[str, Any]], report: Mapping[str, Any] | None) -> None:
     """Per navigation of the load: the policy and mechanism per host, and the proxy's upstream
     connections (``connections.upstream = 1``)."""
     starts = policystore.navigation_starts(conn, load_id)

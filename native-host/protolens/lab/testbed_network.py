@@ -1,33 +1,28 @@
-"""The testbed as a ``LabNetwork``: browser in the client namespace, pages from the corpus,
-conditions = shaper profiles, ground truth = the shaper's per-flow counters (adapter)."""
+"""The testbed as a ``LabNetwork``: a ``ShapedNetwork`` whose pages come from the corpus, served
+by caddy under the test names with the testbed's certificate (adapter)."""
 
 from __future__ import annotations
 
-import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from protolens.lab.network import Lateness
 from protolens.lab.runner import Target
+from protolens.lab.shaped_network import ShapedNetwork
 from protolens.pages import ensure_corpus
 from protolens.testbed import Testbed, TestbedError
 
 DEFAULT_PROFILE = "clean"
 
 
-class TestbedNetwork:
+class TestbedNetwork(ShapedNetwork):
     """A running testbed (brought up here if needed, and then taken down by ``close``)."""
 
     __test__ = False
     name = "testbed"
 
     def __init__(self, testbed: Testbed, owned: bool) -> None:
+        super().__init__(testbed, owned, testbed.state.server_cc)
         self.testbed = testbed
-        self.owned = owned
-        self.server_cc: str | None = testbed.state.server_cc
-        from protolens.shaper import builtin_names
-        self.conditions: Sequence[str] = builtin_names()
 
     @classmethod
     def prepare(cls, name: str, *, server_cc: str, pages: Sequence[str],
@@ -73,36 +68,13 @@ class TestbedNetwork:
         manifest = {m.name: m for m in ensure_corpus(Path(self.testbed.state.site), [page])}[page]
         return [o.url for o in manifest.objects]
 
-    def browser_prefix(self) -> list[str]:
-        return self.testbed.exec_argv()
-
     def host_rules(self) -> str | None:
         return self.testbed.host_rules()
 
     def proxy_setup(self) -> tuple[list[str], dict[str, str], str]:
         """Where the lab proxy runs (client namespace), the hosts it serves and their address,
-        and the CA that verifies caddy (issue 6)."""
+        and the CA that verifies caddy."""
         return self.testbed.exec_argv(), self.testbed.host_ips(), self.testbed.state.ca
 
     def spki(self) -> list[str]:
         return [self.testbed.state.spki]
-
-    def apply(self, condition: str) -> None:
-        if self.testbed.state.profile != condition:
-            self.testbed.shape(condition)
-
-    def before_load(self) -> None:
-        self.testbed.check()
-        self.testbed.flush_tcp_metrics()
-        self.testbed.stats(reset=True)
-
-    def after_load(self) -> tuple[list[dict[str, Any]], Lateness | None]:
-        stats = self.testbed.stats(reset=False)
-        from protolens.shaper.summary import truth_rows
-        lat = stats.get("lateness", {})
-        return truth_rows(stats), Lateness(max_ns=int(lat.get("max_ns", 0)),
-                                           p99_ns=int(lat.get("p99_ns", 0)))
-
-    def close(self) -> None:
-        if self.owned:
-            Testbed.down(self.testbed.state.name, dict(os.environ))

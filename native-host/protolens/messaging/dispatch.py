@@ -6,7 +6,7 @@ and returns the reply object. A ``record`` message is first tried on the fast pa
 (``messaging/fast.py``: same acceptance, same rows, no error text); what it declines takes this
 reference path. It never raises: every problem, a handler's bug included, becomes
 an ``error`` reply naming it, with ``retry`` true only when the store says a resend may pass
-(``RetryLater``; issue 15 items 1 and 2). ``encode_reply`` keeps replies under
+(``RetryLater``). ``encode_reply`` keeps replies under
 Chromium's 1 MB host -> extension limit.
 """
 
@@ -28,18 +28,18 @@ from protolens.messaging.lab import LabContext
 from protolens.messaging.logs import LogMessageError, parse_log_message
 from protolens.messaging.policies import PolicySource, policies_reply
 from protolens.messaging.queries import QueryError, QuerySource, handle_query
+from protolens.messaging.schema import MESSAGE_SCHEMA
 from protolens.record import RecordError, parse_record
 from protolens.record.enums import IngestOutcome
 from protolens.record.rows import RecordRows, record_rows
 
-MESSAGE_SCHEMA = 1
-"""The message envelope schema this host speaks."""
 MAX_MSG_ID = 200
 """Longest ``msg_id`` echoed back (keeps every reply small)."""
 MAX_ERROR = 500
 """Longest error text in a reply."""
 CONFLICT = "different content, kept the stored one"
-"""An ack's ``conflict`` when a resent id carried different content (issue 15, defect 3)."""
+"""An ack's ``conflict`` when a resent id carried different content: the stored one is kept
+and the ack says so."""
 _FAST_RECORD = RecordDecoder(MESSAGE_SCHEMA, MAX_MSG_ID)
 """The ``record`` message's fast path (compiled once, immutable)."""
 
@@ -135,7 +135,7 @@ class Dispatcher:
     policies: PolicySource | None = None
     """Rules and relay for the ``policies`` message; None: that message gets an error reply."""
     contribute: ContributeSource | None = None
-    """Answers ``contribute_settings`` and ``contribute_status`` (issue 11)."""
+    """Answers ``contribute_settings`` and ``contribute_status`` (docs/COLLECTOR.md)."""
     logs: LogSink | None = None
     """Keeps ``log`` messages (the extension's log tap); None: they get an error reply."""
     fast_path: bool = True
@@ -155,7 +155,7 @@ class Dispatcher:
         return [reply]
 
     def handle(self, payload: bytes | bytearray, now_ms: float) -> dict[str, Any]:
-        """The reply to one frame. Never raises: every message is answered (issue 15 item 1)."""
+        """The reply to one frame. Never raises: every message is answered."""
         try:
             fast = self._fast(payload)
             if fast is not None:
@@ -194,7 +194,7 @@ class Dispatcher:
             reply = handler(self, msg, msg_id, now_ms)
         except _BadMessage:
             raise
-        except Exception as exc:  # a bug must cost one reply, never the host (issue 15 item 1)
+        except Exception as exc:  # a bug must cost one reply, never the host
             log.exception("%s message failed", kind)
             raise _BadMessage(f"{kind}: host error {type(exc).__name__}: {exc}", msg_id) from None
         if msg_id is not None:
@@ -278,7 +278,7 @@ class Dispatcher:
         except RetryLater as exc:  # the extension keeps the record and resends it
             log.warning("store busy for record %s: %s", rows.id, exc)
             raise _BadMessage(f"store: {exc}", msg_id, retry=True) from None
-        except Exception as exc:  # resending the same record cannot help (issue 15 item 2)
+        except Exception as exc:  # resending the same record cannot help
             log.warning("store refused record %s: %s: %s", rows.id, type(exc).__name__, exc)
             raise _BadMessage(f"store: cannot store this record: {type(exc).__name__}: {exc}",
                               msg_id) from None
@@ -312,7 +312,8 @@ if set(HANDLERS) != set(MESSAGE_TYPES):
 
 def encode_reply(reply: Mapping[str, Any]) -> bytes:
     """Frame a reply; one that would exceed 1 MB becomes an error reply instead. Always valid
-    UTF-8: a lone surrogate that reached a reply becomes U+FFFD (issue 15 item 1)."""
+    UTF-8: a lone surrogate that reached a reply becomes U+FFFD (it cannot be
+    encoded as UTF-8)."""
     text = json.dumps(reply, ensure_ascii=False, separators=(",", ":"))
     try:
         body = text.encode("utf-8")

@@ -1,4 +1,4 @@
-"""The fast path of a ``record`` message (issue 13 target 5): frame bytes -> ``RecordRows`` in one
+"""The fast path of a ``record`` message: frame bytes -> ``RecordRows`` in one
 msgspec pass over types generated from the column table (``record/wire.py``), no
 ``NavigationRecord`` built on the way.
 

@@ -6,9 +6,9 @@ Pure. ``decode_message`` refuses, with one line naming the problem (``check_text
 - a frame whose JSON would build more than ``MAX_CONTAINERS`` objects/arrays or
   ``MAX_ELEMENTS`` values: counted on the bytes before parsing (``bytes.count`` runs at memory
   speed), so a 64 MiB ``[{},{},...]`` is refused without building 22 million dicts (it took
-  1.69 GB of host memory before, issue 15 item 11). Brackets and commas inside strings count
-  too, which only ever over-counts;
-- a lone UTF-16 surrogate anywhere (valid JSON, ``"\\ud800"``, issue 15 item 1): such a string
+  1.69 GB of host memory before: scripts/bench/frame_memory.py). Brackets and commas inside
+  strings count too, which only ever over-counts;
+- a lone UTF-16 surrogate anywhere (valid JSON, ``"\\ud800"``): such a string
   cannot be encoded as UTF-8, so it could be neither stored nor echoed in a reply.
 """
 

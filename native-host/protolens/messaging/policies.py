@@ -1,5 +1,5 @@
 """The ``policies`` message (docs/MESSAGES.md): the stored per-domain rules, the local relay's port
-and its per-run credential, for the extension's everyday-browser policy client (issue 6, item 3).
+and its per-run credential, for the extension's everyday-browser policy client (docs/POLICY.md).
 
 Pure: ``policies_reply(snapshot)`` builds the message; where the rules come from (the store) and
 the relay (a thread of the host process) are the host adapter's business (``PolicySource``).
@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from protolens.messaging.schema import MESSAGE_SCHEMA
 from protolens.policy.rules import Rule
 
 RELAY_USER = "protolens"
@@ -46,10 +47,10 @@ def needs_relay(rules: Sequence[Rule]) -> bool:
 
 
 def policies_reply(snap: PolicySnapshot) -> dict[str, Any]:
-    """The ``policies`` message (schema 1)."""
+    """The ``policies`` message."""
     relay = None
     if snap.relay_port is not None and snap.credential is not None:
         relay = {"host": "127.0.0.1", "port": snap.relay_port, "username": RELAY_USER,
                  "password": snap.credential}
-    return {"type": "policies", "schema": 1, "rules": [r.as_dict() for r in snap.rules],
-            "relay": relay, "error": snap.error}
+    return {"type": "policies", "schema": MESSAGE_SCHEMA,
+            "rules": [r.as_dict() for r in snap.rules], "relay": relay, "error": snap.error}

@@ -22,7 +22,7 @@ REPLY_BUDGET = 256 * 1024
 MAX_CELL = 4096
 """Longest text cell, in characters, of a row that alone would exceed ``REPLY_BUDGET``: such a
 row is sent with its longer cells cut (ending in an ellipsis) rather than failing every query
-that includes it (issue 15 item 11: one 1 MB origin made every dashboard query fail)."""
+that includes it (one stored 1 MB origin once made every dashboard query fail)."""
 DEFAULT_LIMIT = 500
 MAX_LIMIT = 5000
 SOURCES = (*RECORD_SOURCES, "all")

@@ -1,4 +1,4 @@
-"""Figures for papers (issue 5, item 2): pure functions from rows to a matplotlib ``Figure``
+"""Figures for papers: pure functions from rows to a matplotlib ``Figure``
 (object API, Agg, no pyplot global state); ``cli/plot.py`` queries the store and saves them.
 
 Kinds: ``plt-box`` (IFIP'18 Fig. 5), ``byte-shares`` (IFIP'18 Fig. 4c), ``delta-cdf`` (CoNEXT'20

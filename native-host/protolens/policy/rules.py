@@ -12,13 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Literal
-
-from publicsuffixlist import PublicSuffixList
 
 from protolens.arms import MAX_PARALLEL, POLICY_ARMS, Arm, ArmError, is_parallel
 from protolens.arms import parse_arm as parse_any_arm
+from protolens.domains import registrable
 
 ARM_NAMES = POLICY_ARMS
 
@@ -47,11 +45,6 @@ def parse_arm(text: str) -> Arm:
     raise PolicyError(f"unknown arm {text!r}: expected one of {', '.join(ARM_NAMES)}")
 
 
-@lru_cache(maxsize=1)
-def _psl() -> PublicSuffixList:
-    return PublicSuffixList()
-
-
 def parse_domain(text: str) -> tuple[str, Kind]:
     """Normalize DOMAIN and say how it matches; raise ``PolicyError`` if it is not a domain."""
     raw = text.strip().lower().rstrip(".")
@@ -69,13 +62,13 @@ def parse_domain(text: str) -> tuple[str, Kind]:
         raise PolicyError(f"domain {text!r}: not a valid host name")
     if all(label.isdigit() for label in labels):
         raise PolicyError(f"domain {text!r}: IP addresses are not domains")
-    registrable = _psl().privatesuffix(name)
-    if registrable is None:
+    domain = registrable(name)
+    if domain is None:
         raise PolicyError(f"domain {text!r} is a public suffix: a rule would cover unrelated "
                           "sites; name a registrable domain under it")
     if wildcard:
         return f"*.{name}", "wildcard"
-    return name, ("registrable" if name == registrable else "exact")
+    return name, ("registrable" if name == domain else "exact")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""The protocol-translating proxy for lab profiles, and the local CONNECT relay (issue 6).
+"""The protocol-translating proxy for lab profiles, and the local CONNECT relay (docs/POLICY.md).
 
 ``core``: pure decisions (CONNECT, credential, round-robin, flow-control chunks, headers, report).
 ``upstream``: upstream HTTP/1.1 (h11), HTTP/2 (h2) and HTTP/3 (aioquic) connections, pools.

@@ -1,4 +1,4 @@
-"""The local CONNECT relay (host side of ``no-h3`` in an everyday browser; issue 6, item 3).
+"""The local CONNECT relay (host side of ``no-h3`` in an everyday browser; docs/POLICY.md).
 
 A plain tunnel: it never terminates TLS, never looks inside, and never serves anything but CONNECT.
 The extension routes ``no-h3`` domains to it with a ``chrome.proxy`` PAC script (``policy/pac.py``
@@ -7,7 +7,7 @@ docs/ARCHITECTURE.md), those domains stay on HTTP/2 or HTTP/1.1. Loopback only. 
 must carry the per-run credential; targets are checked by ``proxy/targets.py`` (policy-named
 hosts, ports 443 and 80, never loopback or the relay itself); names are resolved normally (it is
 the user's own traffic), or through ``hosts`` (name -> address) in the lab and in tests.
-Connections are bounded in time and number (``targets.Limits``, issue 15 item 6).
+Connections are bounded in time and number (``targets.Limits``).
 """
 
 from __future__ import annotations
@@ -90,7 +90,7 @@ class Relay:
                 writer.close()
                 return
             # the oldest connection still without a request gives way: idle clients cannot
-            # keep the browser's own tunnels out (issue 15 item 6)
+            # keep the browser's own tunnels out
             oldest = next(iter(self._pending))
             del self._pending[oldest]
             oldest.transport.abort()

@@ -54,7 +54,7 @@ class Config:
     workdir: Path | None = None
     """Private directory for the per-host leaf chains (removed by ``control.stop``)."""
     limits: Limits = field(default_factory=Limits)
-    """Handshake time and connection cap (issue 15 item 6; idle tunnels are the browser's)."""
+    """Handshake time and connection cap (``targets.Limits``; idle tunnels are the browser's)."""
 
 
 class ProxyState:
@@ -134,7 +134,7 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
         if not is_loopback(peername[0]):
             state.refused.append({"peer": peername[0], "reason": "not loopback"})
             return
-        if state.active > state.cap:  # issue 15 item 6: descriptors stay for the lab run
+        if state.active > state.cap:  # file descriptors stay for the lab run
             state.refused.append({"peer": peername[0], "reason": "too many connections"})
             return
         conn = h11.Connection(h11.SERVER)

@@ -1,5 +1,5 @@
-"""Where an authenticated relay client may CONNECT to (issue 15 item 7), and the relay's
-connection limits (item 6). Pure: the relay (``proxy/relay.py``) resolves names and asks here.
+"""Where an authenticated relay client may CONNECT to (docs/POLICY.md), and the relay's
+connection limits. Pure: the relay (``proxy/relay.py``) resolves names and asks here.
 
 The relay exists to carry a browser's HTTPS to the sites a ``no-h3`` policy names (docs/POLICY.md),
 so a target must be:
@@ -33,7 +33,7 @@ _LABEL = re.compile(r"^(?!-)[a-z0-9_-]{1,63}(?<!-)$")
 
 @dataclass(frozen=True)
 class Limits:
-    """A relay's bounds (issue 15 item 6: 1,100 idle connections used up the host's 1,024 file
+    """A relay's bounds (measured: 1,100 idle connections used up the host's 1,024 file
     descriptors, and then the host could not open its store)."""
 
     handshake_s: float = 10.0

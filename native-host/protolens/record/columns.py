@@ -1,4 +1,4 @@
-"""The stored columns of a NavigationRecord: one declarative table (issue 12, section 1).
+"""The stored columns of a NavigationRecord: one declarative table.
 
 Pure data, the lowest layer next to ``record/enums.py`` (it imports nothing from ``store/``,
 ``share/`` or ``messaging/``). Everything else is derived from it:
@@ -45,17 +45,18 @@ ARROW_TYPES = {"TEXT": "string", "INTEGER": "int64", "REAL": "float64"}
 
 BUNDLE_SCHEMA = 5
 """Version of the bundle tables ``export`` writes: 2 added ``navigations.late_attach``, 3 dropped
-``remote_port``, 4 added the visual metrics (``VISUAL_MILESTONES``), 5 the record's kind, its
-completeness, what DevTools could not see, request phases and connection set-up (``REAL_WEB``)."""
+``remote_port`` (no ports leave the machine: docs/RESEARCH.md), 4 added the visual metrics
+(``VISUAL_MILESTONES``), 5 the record's kind, its completeness, what DevTools could not see,
+request phases and connection set-up (``REAL_WEB``)."""
 VISUAL_MILESTONES = ("first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms",
                      "visual_complete_99_ms", "last_visual_change_ms")
-"""Milestones from the tab's painted frames (issue 10, section 2; docs/RECORD.md "Visual
-metrics"), stored like the other milestones; records from before them lack them."""
+"""Milestones from the tab's painted frames (docs/RECORD.md "Visual metrics"), stored like the
+other milestones; records from before them lack them."""
 
 # --- limits (sources in docs/RECORD.md "Limits") ---------------------------------------------
 MAX_COUNT = 2 ** 53
 """Largest count or id: JavaScript's exact integers end at 2^53 (the extension's numbers), and
-SQLite's INTEGER at 2^63 - 1 (an OverflowError beyond, issue 15 defect 2)."""
+SQLite's INTEGER at 2^63 - 1 (an OverflowError beyond)."""
 URL_MAX = 2 * 1024 * 1024
 """Chromium's ``url::kMaxURLChars`` (2 MiB): a longer URL is not navigable."""
 HOST_MAX = 253

@@ -35,4 +35,4 @@ tags export keeps in clear."""
 
 IngestOutcome = Literal["stored", "duplicate", "conflict"]
 """What storing a record did: stored now; its id was stored before with the same content; or
-with different content (the stored one is kept, the reply says so: issue 15, defect 3)."""
+with different content (the stored one is kept, the reply says so)."""

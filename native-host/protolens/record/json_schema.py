@@ -41,7 +41,7 @@ _ITEMS: dict[str, dict[str, Any]] = {
 _TAG = {"type": "string", "minLength": 1,
         "maxLength": columns.column("navigations", "arm").max_len}
 UUID_PATTERN = (r"^(urn:uuid:)?\{?[0-9A-Fa-f]{8}(-?[0-9A-Fa-f]{4}){3}-?[0-9A-Fa-f]{12}\}?$")
-"""The spellings of a UUID the host accepts and canonicalizes (issue 15, defect 3)."""
+"""The spellings of a UUID the host accepts and canonicalizes (``validate.canonical_id``)."""
 _EXTRA: dict[str, dict[str, Any]] = {
     "experiment.name": _TAG, "experiment.arm": _TAG,
     "id": {"type": "string", "pattern": UUID_PATTERN},

@@ -3,7 +3,7 @@
 ``record/columns.py``, less what the host fills at ingest (lab tags, ``context``, the time).
 
 Pure. ``record_rows(record)`` builds them from the model; ``record/wire.py`` builds the same rows
-straight from a decoded message without building the model's objects (issue 13 target 5: a
+straight from a decoded message without building the model's objects (a
 100-request record is 100 rows, not 100 dataclasses and then 100 rows). ``store/ingest.py``
 writes them.
 """

@@ -227,7 +227,7 @@ def check_experiment(name: str, arm: str) -> Experiment:
 
 def canonical_id(rid: str) -> str:
     """A record id in its one stored form: lower case with dashes. Upper case, braces,
-    ``urn:uuid:`` and no dashes are spellings of the same UUID (issue 15, defect 3)."""
+    ``urn:uuid:`` and no dashes are spellings of the same UUID (what ``uuid.UUID`` accepts)."""
     try:
         return str(uuid.UUID(rid))
     except ValueError:

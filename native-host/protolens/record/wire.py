@@ -1,7 +1,7 @@
 """The record's wire types, generated from ``record/columns.py``: msgspec Structs whose annotations
 carry each stored field's type, enum, range and length, so that one pass in C decodes and checks a
-record's JSON (issue 13 target 5). ``rows(record)`` adds the rules across fields (from
-``validate.py``) and gives the ``RecordRows`` that ``record_rows(parse_record(value))`` gives.
+record's JSON (scripts/bench/ingest.py measures it). ``rows(record)`` adds the rules across fields
+(from ``validate.py``) and gives the ``RecordRows`` that ``record_rows(parse_record(value))`` gives.
 
 These types accept a subset of what ``validate.py`` accepts, with the same cells; they give no
 error text. They refuse more: fields this host does not know (forward-compatible records, and

@@ -3,7 +3,7 @@
 The C sources live in native-host/shaper/ and ship in the package as ``csrc`` (a link in the
 source tree, copied files in a wheel). ``scripts/setup.sh`` builds them in the source tree;
 ``protolens testbed build`` builds them into the user's data directory. ``find_binary`` only
-looks: the running program never compiles (issue 12 Sec. 4), and a helper older than its
+looks: the running program never compiles, and a helper older than its
 sources is refused, so a measurement never runs on code it was not built from.
 """
 

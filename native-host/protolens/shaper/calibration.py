@@ -1,7 +1,7 @@
 """How much the testbed's path adds to every round trip by itself (the veth pairs, both NFQUEUE
 passes through the shaper, the shaper's and ping's wake-ups), measured when the testbed comes up
-so the shaper can take it off a profile's configured delay (issue 13 target 4: fiber's 5 ms RTT
-came out 5.49 ms, +9.8%, without it).
+so the shaper can take it off a profile's configured delay (measured: fiber's 5 ms RTT
+came out 5.49 ms, +9.8%, without it; docs/TESTBED.md).
 
 Measured, not assumed constant: the excess grows with how long packets are held (a CPU left
 idle longer wakes up later; measured here: 110 us at a 2 ms RTT, about 180 us at 5 and 50 ms).

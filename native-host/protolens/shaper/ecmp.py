@@ -2,7 +2,7 @@
 
 Pure. The shaper applies the same hash in C (``sh_ecmp_path`` in native-host/shaper/model.c);
 both are bound to the shared vectors in native-host/shaper/testdata/ecmp_vectors.json, read by
-test_model.c and by tests/testbed/test_shaper_ecmp.py.
+test_model.c and by tests/shaper/test_shaper_ecmp.py.
 """
 
 from __future__ import annotations

@@ -25,12 +25,10 @@ import math
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 from urllib.parse import urlsplit
 
-from publicsuffixlist import PublicSuffixList
-
+from protolens.domains import registrable
 from protolens.record.columns import Column, bundled
 from protolens.share import tags
 
@@ -56,26 +54,6 @@ def parse_allowlist(text: str) -> frozenset[str]:
         except ValueError:
             out.add(entry)
     return frozenset(out)
-
-
-@lru_cache(maxsize=65536)
-def registrable(host: str) -> str | None:
-    """eTLD+1 of a host (``en.wikipedia.org`` -> ``wikipedia.org``); None for a public suffix,
-    an IP address or an empty host."""
-    if not host:
-        return None
-    try:
-        ipaddress.ip_address(host.strip("[]"))
-        return None
-    except ValueError:
-        pass
-    found = _psl().privatesuffix(host)
-    return str(found) if found else None
-
-
-@lru_cache(maxsize=1)
-def _psl() -> PublicSuffixList:
-    return PublicSuffixList()
 
 
 def minute(ms: float | None) -> float | None:

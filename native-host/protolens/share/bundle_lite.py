@@ -1,7 +1,7 @@
 """A bundle's tables read and checked without pyarrow (the core install checks the bundle it is
 about to upload, as the collector will): ``share/parquet_lite.py`` reads the Parquet, and every
 check of ``share/bundle.py`` runs here over plain lists, with the same one-line messages
-(``tests/research/test_bundle_lite.py`` holds both readers to the same answers)."""
+(``tests/share/test_bundle_lite.py`` holds both readers to the same answers)."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ def ensure_id(data_dir: Path) -> str:
     found = read_id(data_dir)
     if found:
         return found
-    private_dir(data_dir)  # the store's directory by default: the user's alone (issue 15 item 10)
+    private_dir(data_dir)  # the store's directory by default: the user's alone (0700)
     new = secrets.token_hex(16)
     tmp = data_dir / f".{FILE}.{os.getpid()}"
     tmp.write_text(new + "\n")

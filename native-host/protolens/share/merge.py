@@ -56,7 +56,8 @@ def read_all(paths: Sequence[Path]) -> list[Bundle]:
 
 def merge_bundles(conn: Connection, bundles: Sequence[Bundle], now_ms: float
                   ) -> list[MergeResult]:
-    """Import validated bundles, all in one transaction: all of them or none (issue 15 item 9)."""
+    """Import validated bundles, all in one transaction: all of them or none: a
+    merge that fails half-way leaves the store as it was."""
     try:
         done = import_bundles(conn, [_rows_of(b) for b in bundles], now_ms)
     except IntegrityError as exc:

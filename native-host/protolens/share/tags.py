@@ -1,4 +1,4 @@
-"""Which lab tags a bundle may carry in clear (issue 15, defect 12). Pure.
+"""Which lab tags a bundle may carry in clear. Pure.
 
 A tag is free text a volunteer chose (``--campaign alice/private/path``), so it leaves the machine
 in clear only when it is one of ProtoLens's own names, which identify nobody:

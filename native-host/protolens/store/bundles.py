@@ -108,7 +108,7 @@ def _import_one(conn: sqlite3.Connection, b: BundleRows, now_ms: float
 
 def import_bundles(conn: sqlite3.Connection, bundles: Sequence[BundleRows], now_ms: float,
                    dry_run: bool = False) -> list[tuple[int, int] | None]:
-    """All bundles in ONE transaction (issue 15 item 9: a merge of N bundles is all or
+    """All bundles in ONE transaction (a merge of N bundles is all or
     nothing): each its ``bundles`` row, then every table's rows stamped with it. Navigations
     already present (by id, also from an earlier bundle of the same call) are skipped with
     their child rows. Per bundle: (navigations imported, skipped), or None if it was imported

@@ -1,4 +1,4 @@
-"""The CC fingerprint's table (issue 9): one row per probe, keyed by host, server address and
+"""The CC fingerprint's table (docs/CC.md): one row per probe, keyed by host, server address and
 time, with the label, the evidence and the queue timeline; plus the per-host label view and the
 queries behind ``cc list``, ``report --by-cc`` and the CC grouping of ``show`` / ``compare``."""
 

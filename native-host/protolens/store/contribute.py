@@ -1,6 +1,6 @@
-"""SQL for ``protolens contribute`` (issue 11): the accepted uploads to a collector, so the next
-upload sends only navigations stored after the last accepted one (``ingested_upto_ms``). The
-table is made by ``migrations.m011_contributions``."""
+"""SQL for ``protolens contribute`` (docs/COLLECTOR.md): the accepted uploads to a collector, so
+the next upload sends only navigations stored after the last accepted one
+(``ingested_upto_ms``). The table is made by ``migrations.m011_contributions``."""
 
 from __future__ import annotations
 

@@ -26,8 +26,9 @@ damaged. The record may be stored once that is fixed, so it is kept and resent, 
 
 
 def is_transient(exc: BaseException) -> bool:
-    """True if the same write may succeed later (issue 15 item 2); False for what never will:
-    an integer SQLite cannot hold (OverflowError), text it cannot encode, a constraint."""
+    """True if the same write may succeed later (the store busy, locked, full, unreadable or
+    damaged); False for what never will: an integer SQLite cannot hold (OverflowError), text it
+    cannot encode, a constraint."""
     if isinstance(exc, StoreError | OSError):
         return True
     if isinstance(exc, sqlite3.Error):
@@ -40,7 +41,7 @@ def is_transient(exc: BaseException) -> bool:
 
 STORE_DIR_MODE = 0o700
 STORE_FILE_MODE = 0o600
-"""A browsing history belongs to its user (issue 15 item 10): the store's directory and files."""
+"""A browsing history belongs to its user: the store's directory and files."""
 
 
 def private_dir(path: Path) -> None:

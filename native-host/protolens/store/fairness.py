@@ -1,6 +1,6 @@
 """Fairness results: per pair, repetition and side of a ``lab fairness`` campaign, the side's
 downlink bytes, its share of the bottleneck while both loaded, its throughput, the pair's Jain
-index and the 100 ms byte series (issue 10, section 1). The sides' page loads are ordinary
+index and the 100 ms byte series (IFIP'18 Sec. V-D, Fig. 7). The sides' page loads are ordinary
 ``loads`` and ``navigations`` rows, joined by ``load_id``."""
 
 from __future__ import annotations

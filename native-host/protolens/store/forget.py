@@ -1,4 +1,4 @@
-"""Deleting recorded data (``protolens db forget``, issue 14 §5): the navigations of one site,
+"""Deleting recorded data (``protolens db forget``): the navigations of one site,
 or all of them, with every row that belongs to them, in one transaction.
 
 Which site a navigation belongs to is its page's host (``navigations.origin``): the domain itself

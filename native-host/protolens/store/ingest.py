@@ -56,8 +56,8 @@ def _context_cell(key: str, value: Any) -> Any:
 def own_context(context: Mapping[str, Any]) -> dict[str, Any]:
     """A record's own ``context`` less the lab tags (``CONTEXT_COLUMNS``) and ``experiment``:
     those come only from the host's lab context and the record's ``experiment`` field, never
-    from what the extension wrote (docs/RECORD.md "context"; issue 15 item 4: a passive record
-    tagged with a campaign was counted in that campaign's report)."""
+    from what the extension wrote (docs/RECORD.md "context": a passive record
+    tagged with a campaign was once counted in that campaign's report)."""
     return {k: v for k, v in context.items() if k not in CONTEXT_COLUMNS and k != "experiment"}
 
 
@@ -137,7 +137,7 @@ class SqliteSink:
     def ingest(self, record: RecordRows | NavigationRecord, context: Mapping[str, Any],
                now_ms: float) -> IngestOutcome:
         """``stored``; or for an id stored before, ``duplicate`` (same content) or ``conflict``
-        (different content: the stored record is kept, issue 15 defect 3). ``record``: its rows,
+        (different content: the stored record is kept). ``record``: its rows,
         or the record itself."""
         rows = record if isinstance(record, RecordRows) else record_rows(record)
         if ingest_rows(self.conn, rows, context, now_ms):

@@ -1,5 +1,5 @@
 """Lab campaign tables: campaigns, every load attempt (ok or failed, with its reason), and the
-shaper's per-flow ground truth for each load's time window (issue 4, items 3-4).
+shaper's per-flow ground truth for each load's time window.
 
 A load attempt is stored whether or not the browser produced a record: failures are never dropped.
 Navigations link to their load through ``navigations.load_id``.

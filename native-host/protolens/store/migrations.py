@@ -339,8 +339,8 @@ def m011_contributions(conn: sqlite3.Connection) -> None:
 
 def m012_visual_metrics(conn: sqlite3.Connection) -> None:
     """``navigations``: the visual milestones ``first_visual_change_ms``, ``speed_index_ms``,
-    ``visual_complete_85_ms``, ``visual_complete_99_ms``, ``last_visual_change_ms`` (issue 10,
-    section 2; ``record/columns.py`` VISUAL_MILESTONES at the time). Older rows are NULL."""
+    ``visual_complete_85_ms``, ``visual_complete_99_ms``, ``last_visual_change_ms`` (docs/RECORD.md
+    "Visual metrics"; ``record/columns.py`` VISUAL_MILESTONES at the time). Older rows are NULL."""
     for name in ("first_visual_change_ms", "speed_index_ms", "visual_complete_85_ms",
                  "visual_complete_99_ms", "last_visual_change_ms"):
         conn.execute(f"ALTER TABLE navigations ADD COLUMN {name} REAL")

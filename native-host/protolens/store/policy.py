@@ -1,5 +1,5 @@
-"""Policy tables (issue 6): stored per-domain rules, the policy and mechanism that applied to each
-host of each navigation, and the proxy's upstream connections of a lab navigation.
+"""Policy tables (docs/POLICY.md): stored per-domain rules, the policy and mechanism that applied
+to each host of each navigation, and the proxy's upstream connections of a lab navigation.
 
 ``policies`` holds the rules ``protolens policy`` manages. ``navigation_policies`` is filled for
 lab loads by the lab runner after the load (from the load's arm or policy file) and can be filled

@@ -77,6 +77,11 @@ def navigation_detail(conn: sqlite3.Connection, nav_id: str) -> dict[str, Any]:
     return detail
 
 
+def navigation_count(conn: sqlite3.Connection) -> int:
+    """How many navigations the store holds."""
+    return int(conn.execute("SELECT count(*) FROM navigations").fetchone()[0])
+
+
 def stats(conn: sqlite3.Connection, path: Path) -> dict[str, Any]:
     """Row counts, time span, sources and file size of a store."""
     out: dict[str, Any] = {"db": str(path)}

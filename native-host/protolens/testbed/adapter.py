@@ -1,13 +1,13 @@
-"""The testbed adapter: creates and removes the namespaces, links, caddy, the shaper and cross
-traffic, and answers status / truth / shape. Everything it starts is recorded in a state file
-under the run directory, so ``down`` also works after a crash (plus discovery by name prefix).
-What a valid testbed is, the state record and the status document are ``spec.py``'s (pure)."""
+"""The testbed: client, router and server namespaces, caddy serving the hosts, the shaper
+between them and cross traffic (adapter). Its lifecycle (up, down after a crash, stale reaping,
+the state file, the shaper) is ``lifecycle.Network``'s; this module builds the topology and
+answers status / truth / shape. What a valid testbed is, the state record and the status
+document are ``spec.py``'s (pure)."""
 
 from __future__ import annotations
 
 import datetime
 import os
-import shutil
 import subprocess
 import time
 from collections.abc import Mapping, Sequence
@@ -15,7 +15,7 @@ from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
-from protolens.certs import ensure_cert
+from protolens.certs import CertFiles, ensure_cert
 from protolens.paths import data_home
 from protolens.shaper import Profile, ProfileError, load_profile
 from protolens.shaper.build import ShaperError, find_binary
@@ -28,24 +28,23 @@ from protolens.shaper.calibration import (
     probe_config,
 )
 from protolens.shaper.config import shaper_config
-from protolens.shaper.control import ShaperClient, start_shaper
-from protolens.shaper.summary import truth_rows
 from protolens.testbed import caddy, cross, hostcfg, links, procs, spec
+from protolens.testbed.lifecycle import Network
 from protolens.testbed.run import in_ns, run
-from protolens.testbed.spec import TestbedError, TestbedState, default_hosts, run_root
-from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, Topology
+from protolens.testbed.spec import TestbedError, TestbedState, default_hosts
 
 
-class Testbed:
+class Testbed(Network[TestbedState]):
     """A running testbed. ``Testbed.up(...)`` creates one, ``Testbed.load(name)`` finds one."""
 
     __test__ = False
+    kind = "testbed"
+    up_hint = "protolens testbed up --name {name}"
+    down_hint = "protolens testbed down --name {name}"
 
-    def __init__(self, state: TestbedState, root: Path) -> None:
-        self.state = state
-        self.root = root
-        self.topo = Topology(state.name)
-        self.reaped: list[str] = []
+    @classmethod
+    def read_state(cls, text: str) -> TestbedState:
+        return spec.state_from_json(text)
 
     # ---- lifecycle ----
     @classmethod
@@ -61,119 +60,36 @@ class Testbed:
             find_binary(env)  # before anything is created: say "not built" in one line
         except ShaperError as e:
             raise TestbedError(str(e)) from None
-        root = run_root(env)
-        topo = Topology(name)
-        existing = [ns for ns in procs.netns_list() if ns in topo.namespaces]
-        if existing or (root / name / "state.json").exists():
-            raise TestbedError(f"testbed '{name}' is already up (protolens testbed down --name "
-                               f"{name})")
         data = data_home(env) / "testbed"
-        site = site or data_home(env) / "pages"
-        site.mkdir(parents=True, exist_ok=True)
-        rd = root / name
-        rd.mkdir(parents=True, exist_ok=True)
-        certs = ensure_cert(data / "cert", hosts, datetime.datetime.now(datetime.UTC))
-        state = TestbedState(
-            name=name, run_dir=str(rd), hosts=list(hosts), server_ip=topo.srv_ip,
-            client_ip=topo.cli_ip, spki=certs.spki, cert=str(certs.cert), ca=str(certs.ca),
-            site=str(site), access_log=str(rd / "access.log"), caddy_log=str(rd / "caddy.log"),
-            shaper_log=str(rd / "shaper.log"), shaper_sock=str(rd / "shaper.sock"),
-            profile=prof.name, profile_path=prof.path, server_cc=server_cc, initcwnd=initcwnd,
-            created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
-            bbr_hosts=list(dict.fromkeys(bbr_hosts)),
-            trace_down=prof.link.trace_down.source if prof.link.trace_down else None,
-            trace_up=prof.link.trace_up.source if prof.link.trace_up else None)
-        tb = cls(state, root)
-        tb.reaped = cls.reap_stale(env, keep=name)
-        tb._save()
-        try:
-            tb._host_settings()
-            links.build_links(tb.topo, tb.state.hosts, tb.state.server_cc, tb.state.initcwnd,
-                              tb.state.bbr_hosts)
-            pid = tb._start_caddy(certs.key, data / "static")
-            tb.state = replace(tb.state, pids={**tb.state.pids, "caddy": pid})
-            tb._save()
-            first = Path(tb.state.run_dir) / "calibrate.conf"
-            first.write_text(probe_config(PROBES[0][0]))
-            tb._start_shaper(first)
-            links.queue_rules(tb.topo)
-            tb._calibrate()
-            tb.shape(prof)
-        except BaseException:
-            cls.down(name, env)
-            raise
+        pages = site or data_home(env) / "pages"
+        now = datetime.datetime.now(datetime.UTC)
+        made: list[CertFiles] = []
+
+        def first_state(rd: Path) -> TestbedState:
+            pages.mkdir(parents=True, exist_ok=True)
+            made.append(ensure_cert(data / "cert", hosts, now))
+            return spec.new_state(name, rd, hosts, made[0], pages, prof, server_cc, initcwnd,
+                                  bbr_hosts, now)
+
+        tb = cls._claim(name, env, first_state)
+        tb._build_or_down(lambda: tb._build(prof, made[0].key, data / "static"))
         return tb
 
-    @classmethod
-    def load(cls, name: str = "pl", env: Mapping[str, str] | None = None) -> Testbed:
-        env = dict(os.environ) if env is None else env
-        p = run_root(env) / name / "state.json"
-        if not p.exists():
-            raise TestbedError(f"testbed '{name}' is not up (protolens testbed up --name {name})")
-        return cls(spec.state_from_json(p.read_text()), run_root(env))
-
-    @classmethod
-    def down(cls, name: str = "pl", env: Mapping[str, str] | None = None) -> list[str]:
-        """Remove everything testbed ``name`` created; idempotent, works after a crash."""
-        env = dict(os.environ) if env is None else env
-        root = run_root(env)
-        topo = Topology(name)
-        done: list[str] = []
-        p = root / name / "state.json"
-        if p.exists():
-            st = spec.state_from_json(p.read_text())
-            for pid in [*st.cross_pids, *st.pids.values()]:
-                if procs.stop(pid):
-                    done.append(f"stopped pid {pid}")
-        for ns in topo.namespaces:
-            if ns not in procs.netns_list():
-                continue
-            for word in run(["ip", "netns", "pids", ns], check=False).split():
-                if procs.stop(int(word)):
-                    done.append(f"stopped pid {word} in {ns}")
-            run(["ip", "netns", "del", ns], check=False)
-            done.append(f"deleted namespace {ns}")
-        for ns in topo.namespaces:
-            if (links.ETC_NETNS / ns).exists():
-                shutil.rmtree(links.ETC_NETNS / ns)
-                done.append(f"removed {links.ETC_NETNS / ns}")
-        done += [f"restored {r}" for r in hostcfg.release(root, name)]
-        if (root / name).exists():
-            shutil.rmtree(root / name)
-            done.append(f"removed {root / name}")
-        return done
-
-    @classmethod
-    def reap_stale(cls, env: Mapping[str, str] | None = None, keep: str = "") -> list[str]:
-        """Bring down every testbed whose processes are all gone (its owner was killed: the
-        namespaces and host-wide settings it holds would block other testbeds, e.g. a HyStart
-        value), and forget host-wide-setting users with no run directory left. A testbed still
-        coming up (no process started yet) is left alone. Returns what it did, one line each."""
-        env = dict(os.environ) if env is None else env
-        root = run_root(env)
-        done: list[str] = []
-        for p in sorted(root.glob("*/state.json")):
-            name = p.parent.name
-            if name == keep or name.startswith("wan-"):
-                continue
-            try:
-                st = spec.state_from_json(p.read_text())
-            except (OSError, ValueError, TypeError):
-                continue
-            if st.pids and not any(procs.alive(pid) for pid in st.pids.values()):
-                cls.down(name, env)
-                done.append(f"brought down stale testbed '{name}' (its processes were gone)")
-        for user in hostcfg.recorded(root)["users"]:
-            if user != keep and not (root / user).is_dir():
-                hostcfg.release(root, user)
-                done.append(f"forgot host settings of '{user}' (no run directory)")
-        return done
+    def _build(self, prof: Profile, key: Path, static: Path) -> None:
+        """Host settings, links, caddy, the shaper and its calibration, then ``prof``."""
+        self._host_settings()
+        links.build_links(self.topo, self.state.hosts, self.state.server_cc, self.state.initcwnd,
+                          self.state.bbr_hosts)
+        self.state = self.state.with_pid("caddy", self._start_caddy(key, static))
+        self._save()
+        first = Path(self.state.run_dir) / "calibrate.conf"
+        first.write_text(probe_config(PROBES[0][0]))
+        self._start_shaper(first)
+        links.queue_rules(self.topo)
+        self._calibrate()
+        self.shape(prof)
 
     # ---- queries ----
-    def exec_argv(self, cmd: Sequence[str] = ()) -> list[str]:
-        """argv that runs ``cmd`` in the client namespace (``ip netns exec <cli> ...``)."""
-        return in_ns(self.topo.cli_ns, cmd)
-
     def server_argv(self, cmd: Sequence[str] = ()) -> list[str]:
         return in_ns(self.topo.srv_ns, cmd)
 
@@ -186,13 +102,6 @@ class Testbed:
     def chromium_flags(self) -> list[str]:
         return spec.chromium_flags(self.state, self.topo)
 
-    def shaper(self) -> ShaperClient:
-        return ShaperClient(Path(self.state.shaper_sock))
-
-    def shaper_running(self) -> bool:
-        pid = self.state.pids.get("shaper")
-        return pid is not None and procs.alive(pid) and self.shaper().alive()
-
     def caddy_running(self) -> bool:
         pid = self.state.pids.get("caddy")
         return pid is not None and procs.alive(pid)
@@ -200,12 +109,6 @@ class Testbed:
     def problems(self) -> list[str]:
         missing = [ns for ns in self.topo.namespaces if ns not in procs.netns_list()]
         return spec.problems(self.state, missing, self.shaper_running(), self.caddy_running())
-
-    def check(self) -> None:
-        """Raise ``TestbedError`` unless namespaces, caddy and the shaper are all up."""
-        probs = self.problems()
-        if probs:
-            raise TestbedError(f"testbed '{self.state.name}': {'; '.join(probs)}")
 
     def status(self) -> dict[str, Any]:
         s = self.state
@@ -221,17 +124,6 @@ class Testbed:
         return spec.status(s, self.topo, self.problems(), shaper, self.caddy_running(),
                            hostcfg.recorded(self.root)["original"])
 
-    def truth(self, reset: bool = False) -> list[dict[str, Any]]:
-        """Per-flow packets and bytes the shaper forwarded (and dropped), each direction."""
-        return truth_rows(self._stats(reset))
-
-    def lateness(self) -> dict[str, Any]:
-        lat: dict[str, Any] = self._stats(False)["lateness"]
-        return lat
-
-    def stats(self, reset: bool = False) -> dict[str, Any]:
-        return self._stats(reset)
-
     # ---- actions ----
     def shape(self, profile: str | Profile, calibrated: bool = True) -> Profile:
         """Switch the shaper to ``profile`` now (its schedule restarts); restart it if needed.
@@ -239,15 +131,7 @@ class Testbed:
         prof = profile if isinstance(profile, Profile) else _profile(profile)
         cal = self.state.calibration
         use = Calibration.from_dict(cal) if calibrated and cal else None
-        conf = Path(self.state.run_dir) / "shaper.conf"
-        conf.write_text(shaper_config(prof, use))
-        try:
-            if self.shaper_running():
-                self.shaper().load(conf)
-            else:
-                self._start_shaper(conf)
-        except ShaperError as e:
-            raise TestbedError(str(e)) from None
+        self._load_shaper(shaper_config(prof, use))
         self._stop_cross()
         link = prof.link
         self.state = replace(self.state, profile=prof.name, profile_path=prof.path,
@@ -258,28 +142,7 @@ class Testbed:
         self._save()
         return prof
 
-    def flush_tcp_metrics(self) -> None:
-        """Forget cached ssthresh/RTT in client and server namespaces (docs/ARCHITECTURE.md)."""
-        for ns in (self.topo.cli_ns, self.topo.srv_ns):
-            run(["ip", "-n", ns, "tcp_metrics", "flush", "all"])
-
     # ---- internals ----
-    def _stats(self, reset: bool) -> dict[str, Any]:
-        if not self.shaper_running():
-            raise TestbedError(f"testbed '{self.state.name}': shaper not running, no counters "
-                               "(traffic passes unshaped); protolens testbed shape PROFILE"
-                               " restarts it")
-        try:
-            return self.shaper().stats(reset)
-        except ShaperError as e:
-            raise TestbedError(str(e)) from None
-
-    def _save(self) -> None:
-        p = Path(self.state.run_dir) / "state.json"
-        tmp = p.with_suffix(".tmp")
-        tmp.write_text(spec.state_to_json(self.state))
-        tmp.replace(p)
-
     def _host_settings(self) -> None:
         cc = "cubic" if self.state.server_cc.startswith("cubic") else self.state.server_cc
         hostcfg.allow_cc(self.root, self.state.name, cc)
@@ -324,15 +187,6 @@ class Testbed:
             time.sleep(0.05)
         proc.kill()
         raise TestbedError("caddy did not listen on 443 (tcp and udp) within 15 s")
-
-    def _start_shaper(self, conf: Path) -> None:
-        try:
-            pid = start_shaper(self.topo.rtr_ns, conf, Path(self.state.shaper_sock),
-                               Path(self.state.shaper_log), QUEUE_UP, QUEUE_DOWN)
-        except ShaperError as e:
-            raise TestbedError(str(e)) from None
-        self.state = replace(self.state, pids={**self.state.pids, "shaper": pid})
-        self._save()
 
     def _calibrate(self) -> None:
         """Ping through the shaper under each probe config; record the path's own RTT."""

@@ -21,18 +21,19 @@ PLACEHOLDER = """<!doctype html>
 """
 
 
+def global_options(protocols: Sequence[str] = ("h1", "h2", "h3")) -> str:
+    """caddy's global options block for a local test server: no admin endpoint, TLS from the
+    given files only (no ACME, no redirects to https), nothing added to the system's trust
+    store, and the protocols served (docs/ARCHITECTURE.md "caddy serving all three
+    protocols"). Every caddy ProtoLens or its tests start uses this block."""
+    return ("{\n\tadmin off\n\tauto_https disable_redirects\n\tskip_install_trust\n"
+            f"\tservers {{\n\t\tprotocols {' '.join(protocols)}\n\t}}\n}}\n")
+
+
 def caddyfile(hosts: Sequence[str], cert: Path, key: Path, site: Path, static: Path,
               access_log: Path) -> str:
     names = ", ".join(f"{h}:443" for h in hosts)
-    return f"""{{
-	admin off
-	auto_https disable_redirects
-	skip_install_trust
-	servers {{
-		protocols h1 h2 h3
-	}}
-}}
-
+    return global_options() + f"""
 {names} {{
 	tls {cert} {key}
 	log {{

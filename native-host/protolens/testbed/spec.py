@@ -4,13 +4,18 @@ problems derived from that record and a few observations. ``adapter.py`` does th
 
 from __future__ import annotations
 
+import datetime
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from protolens.testbed.topology import Topology, valid_name
+
+if TYPE_CHECKING:
+    from protolens.certs import CertFiles
+    from protolens.shaper.records import Profile
 
 SERVER_CCS = ("cubic", "cubic-nohystart", "bbr", "reno")
 DEFAULT_HOSTS = ("a.test", "b.test", "c.test")
@@ -83,6 +88,34 @@ class TestbedState:
     """What the path-latency probes measured at ``up`` (shaper/calibration.py ``Calibration``)."""
     calibrated: bool = False
     """Whether the current shaping takes the path's own RTT off the configured delay."""
+    kind: str = "testbed"
+    """The kind of network (``footprint.py``): what brings it down if its owner is killed."""
+
+    def pid(self, role: str) -> int | None:
+        return self.pids.get(role)
+
+    def with_pid(self, role: str, pid: int) -> Self:
+        return replace(self, pids={**self.pids, role: pid})
+
+    def to_json(self) -> str:
+        return state_to_json(self)
+
+
+def new_state(name: str, run_dir: Path, hosts: Sequence[str], certs: CertFiles, site: Path,
+              prof: Profile, server_cc: str, initcwnd: int | None, bbr_hosts: Sequence[str],
+              now: datetime.datetime) -> TestbedState:
+    """The record of a testbed about to be built in ``run_dir``."""
+    topo, link = Topology(name), prof.link
+    return TestbedState(
+        name=name, run_dir=str(run_dir), hosts=list(hosts), server_ip=topo.srv_ip,
+        client_ip=topo.cli_ip, spki=certs.spki, cert=str(certs.cert), ca=str(certs.ca),
+        site=str(site), access_log=str(run_dir / "access.log"),
+        caddy_log=str(run_dir / "caddy.log"), shaper_log=str(run_dir / "shaper.log"),
+        shaper_sock=str(run_dir / "shaper.sock"), profile=prof.name, profile_path=prof.path,
+        server_cc=server_cc, initcwnd=initcwnd, created=now.isoformat(timespec="seconds"),
+        bbr_hosts=list(dict.fromkeys(bbr_hosts)),
+        trace_down=link.trace_down.source if link.trace_down else None,
+        trace_up=link.trace_up.source if link.trace_up else None)
 
 
 def state_to_json(state: TestbedState) -> str:

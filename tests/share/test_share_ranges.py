@@ -14,7 +14,7 @@ from protolens.cli import main
 from protolens.share import export
 from protolens.store import open_ro
 from scripts.devkit.store_builder import dump, ingest_all, lab_record
-from tests.research.test_share import rewrite_bundle
+from tests.share.test_share import rewrite_bundle
 
 NOW = 1_763_950_000_000.0
 Rows = dict[str, list[dict[str, Any]]]

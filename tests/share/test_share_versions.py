@@ -21,7 +21,7 @@ from protolens.share.bundle import (
 from protolens.store import open_ro
 from protolens.store.compare import compare_rows
 from scripts.devkit.store_builder import dump, ingest_all, lab_record
-from tests.research.test_share import rewrite_bundle
+from tests.share.test_share import rewrite_bundle
 
 NOW = 1_763_950_000_000.0
 

@@ -1,0 +1,58 @@
+"""Any shaped network as a ``LabNetwork`` (adapter): the browser runs in its client namespace,
+conditions are shaper profiles, the ground truth is the shaper's per-flow counters and its own
+lateness. ``TestbedNetwork`` adds the testbed's pages, names and certificate; a network of
+another kind (``testbed.lifecycle.Network``) needs only where its names resolve and which
+certificates the browser trusts."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from typing import Any
+
+from protolens.lab.network import Lateness
+from protolens.shaper import builtin_names
+from protolens.shaper.summary import truth_rows
+from protolens.testbed.lifecycle import Network
+
+
+class ShapedNetwork:
+    """A network that is up (brought up by ``prepare`` if needed, and then taken down by
+    ``close``)."""
+
+    __test__ = False
+    name = "shaped"
+
+    def __init__(self, net: Network[Any], owned: bool, server_cc: str | None) -> None:
+        self.net = net
+        self.owned = owned
+        self.server_cc = server_cc
+        self.conditions: Sequence[str] = builtin_names()
+
+    def browser_prefix(self) -> list[str]:
+        return self.net.exec_argv()
+
+    def host_rules(self) -> str | None:
+        return None
+
+    def spki(self) -> list[str]:
+        return []
+
+    def apply(self, condition: str) -> None:
+        if self.net.state.profile != condition:
+            self.net.shape(condition)
+
+    def before_load(self) -> None:
+        self.net.check()
+        self.net.flush_tcp_metrics()
+        self.net.stats(reset=True)
+
+    def after_load(self) -> tuple[list[dict[str, Any]], Lateness | None]:
+        stats = self.net.stats(reset=False)
+        lat = stats.get("lateness", {})
+        return truth_rows(stats), Lateness(max_ns=int(lat.get("max_ns", 0)),
+                                           p99_ns=int(lat.get("p99_ns", 0)))
+
+    def close(self) -> None:
+        if self.owned:
+            type(self.net).down(self.net.state.name, dict(os.environ))

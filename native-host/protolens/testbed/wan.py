@@ -1,0 +1,173 @@
+"""The wan path (adapter): a client namespace whose traffic goes through the shaper in a router
+namespace and is NATed out of the machine's default route, so real sites can be reached under a
+shaped link (``cc probe --wan`` fingerprints their servers). Its lifecycle is
+``lifecycle.Network``'s; this module builds the topology.
+
+    <name>-cli 198.18.1.2 --veth-- 198.18.1.1 <name>-rtr (shaper) 198.18.5.2 --veth--
+    198.18.5.1 root namespace --MASQUERADE--> uplink (the default route's device)
+
+In the root namespace it adds only: one veth end with a route to the client subnet through it,
+four iptables rules tagged ``protolens-wan-<name>`` (one MASQUERADE; FORWARD: accept to and
+from the uplink, drop the client's traffic to anywhere else) and
+``net.ipv4.ip_forward = 1`` (recorded first and restored by the last ``down``, testbed/hostcfg).
+``down`` removes all of it, also after a crash (state file, then discovery by name and tag)."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+from typing import Self
+
+from protolens.shaper.catalogue import load_profile
+from protolens.shaper.config import shaper_config
+from protolens.shaper.control import ShaperError
+from protolens.shaper.profile import ProfileError
+from protolens.shaper.records import Profile
+from protolens.testbed import hostcfg, procs
+from protolens.testbed.lifecycle import Network
+from protolens.testbed.links import ETC_NETNS
+from protolens.testbed.run import TestbedError, in_ns, run
+from protolens.testbed.topology import QUEUE_DOWN, QUEUE_UP, valid_name
+
+IP_FORWARD = "/proc/sys/net/ipv4/ip_forward"
+RTR_WAN_IP, HOST_WAN_IP = "198.18.5.2", "198.18.5.1"
+
+
+@dataclass(frozen=True)
+class WanState:
+    name: str
+    uplink: str
+    run_dir: str
+    profile_path: str
+    rules: list[list[str]] = field(default_factory=list)
+    """Root-namespace iptables rules as ``[table, chain, *spec]``, deleted by ``down``."""
+    shaper_pid: int | None = None
+    kind: str = "wan"
+    profile: str = "clean"
+    """The name of the profile the shaper runs."""
+
+    def pid(self, role: str) -> int | None:
+        return self.shaper_pid if role == "shaper" else None
+
+    def with_pid(self, role: str, pid: int) -> Self:
+        if role != "shaper":
+            raise ValueError(f"a wan network runs no {role}")
+        return replace(self, shaper_pid=pid)
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+
+def default_uplink() -> str:
+    words = run(["ip", "-4", "route", "show", "default"]).split()
+    if "dev" not in words:
+        raise TestbedError("no default route: nothing to NAT the wan network out of")
+    return words[words.index("dev") + 1]
+
+
+class WanNetwork(Network[WanState]):
+    """A wan network that is up."""
+
+    kind = "wan"
+    up_hint = "protolens cc wan up --name {name}"
+    down_hint = "protolens cc wan down --name {name}"
+
+    @classmethod
+    def read_state(cls, text: str) -> WanState:
+        return WanState(**json.loads(text))
+
+    @classmethod
+    def up(cls, name: str = "pl", uplink: str | None = None,
+           env: Mapping[str, str] | None = None) -> WanNetwork:
+        env = dict(os.environ) if env is None else env
+        if not valid_name(name):
+            raise TestbedError(f"bad name '{name}': 1-8 lowercase letters or digits")
+        clean, uplink = load_profile("clean"), uplink or default_uplink()
+        wn = cls._claim(name, env, lambda rd: WanState(name, uplink, str(rd), clean.path))
+
+        def build() -> None:
+            wn._build()
+            wn._load_shaper(shaper_config(clean))
+
+        wn._build_or_down(build)
+        return wn
+
+    @classmethod
+    def load(cls, name: str = "pl", env: Mapping[str, str] | None = None) -> Self:
+        wn = super().load(name, env)
+        if wn.state.shaper_pid is None or not procs.alive(wn.state.shaper_pid):
+            raise TestbedError(f"wan network '{name}': shaper not running")
+        return wn
+
+    def shape(self, profile: str | Profile) -> Profile:
+        """Switch the shaper to ``profile`` now (its schedule restarts)."""
+        try:
+            prof = profile if isinstance(profile, Profile) else load_profile(profile)
+            self._load_shaper(shaper_config(prof))
+        except (ShaperError, ProfileError) as exc:
+            raise TestbedError(str(exc)) from None
+        restorable = not prof.path.startswith("<")  # an in-memory one has no path to reload
+        self.state = replace(self.state, profile=prof.name,
+                             profile_path=prof.path if restorable else self.state.profile_path)
+        self._save()
+        return prof
+
+    # ---- internals ----
+    def _build(self) -> None:
+        t, name = self.topo, self.state.name
+        rw, (hw,) = f"{name}-rw", self.footprint.root_links
+        for ns in (t.cli_ns, t.rtr_ns):
+            run(["ip", "netns", "add", ns])
+            run(["ip", "-n", ns, "link", "set", "lo", "up"])
+        run(["ip", "-n", t.rtr_ns, "link", "add", t.rtr_cli_if, "type", "veth", "peer", "name",
+             t.cli_if, "netns", t.cli_ns])
+        run(["ip", "-n", t.rtr_ns, "link", "add", rw, "type", "veth", "peer", "name", hw,
+             "netns", "1"])
+        for ns, ifname, ip in ((t.cli_ns, t.cli_if, f"{t.cli_ip}/24"),
+                               (t.rtr_ns, t.rtr_cli_if, f"{t.rtr_cli_ip}/24"),
+                               (t.rtr_ns, rw, f"{RTR_WAN_IP}/30")):
+            run(["ip", "-n", ns, "addr", "add", ip, "dev", ifname])
+            run(in_ns(ns, ["ethtool", "-K", ifname, "tso", "off", "gso", "off", "gro", "off"]))
+            run(["ip", "-n", ns, "link", "set", ifname, "up"])
+        run(["ip", "addr", "add", f"{HOST_WAN_IP}/30", "dev", hw])
+        run(["ethtool", "-K", hw, "tso", "off", "gso", "off", "gro", "off"])
+        run(["ip", "link", "set", hw, "up"])
+        run(["ip", "route", "add", t.cli_net, "via", RTR_WAN_IP, "dev", hw])
+        run(["ip", "-n", t.cli_ns, "route", "add", "default", "via", t.rtr_cli_ip])
+        run(["ip", "-n", t.rtr_ns, "route", "add", "default", "via", HOST_WAN_IP])
+        run(in_ns(t.rtr_ns, ["sysctl", "-qw", "net.ipv4.ip_forward=1"]))
+        for ifname, q in ((t.rtr_cli_if, QUEUE_UP), (rw, QUEUE_DOWN)):
+            run(in_ns(t.rtr_ns, ["iptables", "-w", "-A", "FORWARD", "-i", ifname, "-j",
+                                 "NFQUEUE", "--queue-num", str(q), "--queue-bypass"]))
+        resolv = _resolv_conf(Path("/etc/resolv.conf"))
+        if resolv:
+            (ETC_NETNS / t.cli_ns).mkdir(parents=True, exist_ok=True)
+            (ETC_NETNS / t.cli_ns / "resolv.conf").write_text(resolv)
+        hostcfg.change(self.root, self.footprint.host_user, IP_FORWARD, "1", exclusive=False)
+        up, tag = self.state.uplink, ["-m", "comment", "--comment", str(self.footprint.rule_tag)]
+        rules = [["nat", "POSTROUTING", "-s", t.cli_net, "-o", up, *tag, "-j", "MASQUERADE"],
+                 ["filter", "FORWARD", "-i", hw, "-o", up, *tag, "-j", "ACCEPT"],
+                 ["filter", "FORWARD", "-i", up, "-o", hw, "-m", "conntrack", "--ctstate",
+                  "ESTABLISHED,RELATED", *tag, "-j", "ACCEPT"],
+                 # the client namespace leaves through the uplink only (inserted last: first)
+                 ["filter", "FORWARD", "-i", hw, "!", "-o", up, *tag, "-j", "DROP"]]
+        for table, chain, *spec in rules:
+            self.state = replace(self.state, rules=[*self.state.rules, [table, chain, *spec]])
+            self._save()  # recorded before it exists: down never misses one
+            verb = "-A" if table == "nat" else "-I"
+            run(["iptables", "-w", "-t", table, verb, chain, *spec])
+
+
+def _resolv_conf(path: Path) -> str | None:
+    """The host's resolver list if it names a non-loopback server (a 127.0.0.x stub resolver is
+    not reachable from the namespace), else None."""
+    try:
+        text = path.read_text()
+    except OSError:
+        return None
+    servers = [line.split()[1] for line in text.splitlines()
+               if line.startswith("nameserver") and len(line.split()) > 1]
+    return text if any(not s.startswith("127.") and s != "::1" for s in servers) else None
