@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +27,11 @@ from protolens.browser.launch import LoadResult, run_load
 from protolens.lab import proxied
 from protolens.lab.load import LoadSpec, failure_reason, flag_reason, load_row
 from protolens.lab.network import LabNetwork, Lateness
+from protolens.lab.path_rtt import ProfileRtt, host_rtts
 from protolens.lab.plan import PlannedLoad
 from protolens.store import Connection, DatabaseError, StoreError, open_ro, open_rw
 from protolens.store import lab as labstore
+from protolens.store import paths as pathstore
 from protolens.store import policy as policystore
 from protolens.store.tx import transaction
 
@@ -132,7 +134,9 @@ def start_proxy(network: LabNetwork) -> ProxyProcess:
     if setup is None:
         raise ValueError(f"the {network.name} network cannot run the lab proxy")
     prefix, hosts, upstream_ca = setup()
-    return start(hosts=hosts, upstream_ca=upstream_ca, prefix=prefix)
+    # real sites: the proxy resolves every host itself, in the network's client namespace
+    return start(hosts=hosts, upstream_ca=upstream_ca, prefix=prefix,
+                 resolve=bool(getattr(network, "proxy_resolves", False)))
 
 
 def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNetwork,
@@ -145,6 +149,9 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     flows, lateness = network.after_load()
     report = proxy.report(reset=True) if proxy is not None and ran.rules else None
     row = record(ran, flows, lateness, report, network.server_cc, opts)
+    rtt_of = getattr(network, "profile_rtt", None)
+    if ran.result.ok and rtt_of is not None:
+        store_rtts(opts.db, load.load_id, rtt_of(planned.condition))
     progress.flagged += row["flagged"]
     if row["reason"]:
         progress.failures.append(f"{planned.page}/{planned.arm}/{planned.condition}: "
@@ -214,6 +221,14 @@ def record(ran: Browsed, flows: Sequence[Mapping[str, Any]], lateness: Lateness 
     if res.ok and not opts.keep_profiles:
         _remove(ran.scratch)
     return row
+
+
+def store_rtts(db: Path, load_id: str, prof: ProfileRtt) -> None:
+    """Per navigation of the load and host: its base RTT from the connections' set-up beside
+    the profile's (``lab/path_rtt.py``), the path's own share."""
+    with closing(open_rw(db, time.time() * 1000)) as conn:
+        for nav, conns in pathstore.load_connections(conn, load_id).items():
+            pathstore.record_rtts(conn, nav, [asdict(h) for h in host_rtts(conns, prof)])
 
 
 def _store_policies(conn: Connection, load_id: str, arm: Arm,
