@@ -105,13 +105,36 @@ def test_lab_run_bad_arguments_start_nothing(tmp_path: Path, args: list[str],
     assert not db.exists()
 
 
-def test_urls_mode_refuses_testbed_conditions(tmp_path: Path) -> None:
-    urls = tmp_path / "urls.txt"
-    urls.write_text("https://example.org/\n")
-    out = CliRunner().invoke(main, ["lab", "run", "--urls", str(urls), "--conditions", "wifi",
-                                    "--db", str(tmp_path / "x.db")])
-    assert out.exit_code == 2
-    assert "needs the testbed" in out.output
+@pytest.mark.parametrize(("args", "message"), [
+    (["--conditions", "none,wifi"], "cannot be mixed with shaper profiles"),
+    (["--conditions", "ecmp-congested"], "cannot apply to real sites"),
+    (["--conditions", "marsnet"], "unknown profile 'marsnet'"),
+    (["--conditions", "wifi", "--ca", "/nope/ca.pem"], "--ca /nope/ca.pem: no such file"),
+    (["--bbr-host", "a.test"], "--bbr-host needs the testbed"),
+])
+def test_real_sites_refuse_what_cannot_apply(tmp_path: Path, args: list[str],
+                                             message: str) -> None:
+    db = tmp_path / "never.db"
+    out = CliRunner().invoke(main, ["lab", "run", "https://example.org/", *args,
+                                    "--db", str(db)])
+    assert out.exit_code == 2, out.output
+    assert message in out.output
+    assert len(out.output.strip().splitlines()) == 1
+    assert not db.exists()
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["ftp://example.org/"], "argument: not an http(s) URL: 'ftp://example.org/'"),
+    (["https://example.org/", "--pages", "student-small"], "give either --pages"),
+    (["--pages", "student-small", "--uplink", "eth0"], "apply to real sites"),
+])
+def test_url_arguments_are_checked_and_start_nothing(tmp_path: Path, args: list[str],
+                                                     message: str) -> None:
+    db = tmp_path / "never.db"
+    out = CliRunner().invoke(main, ["lab", "run", *args, "--db", str(db)])
+    assert out.exit_code == 2, out.output
+    assert message in out.output
+    assert not db.exists()
 
 
 @pytest.mark.parametrize(("content", "message"), [
