@@ -134,6 +134,13 @@ class WanNetwork(Network[WanState]):
         rw, (hw,) = f"{name}-rw", self.footprint.root_links
         for ns in (t.cli_ns, t.rtr_ns):
             run(["ip", "netns", "add", ns])
+            # IPv4 only, as the testbed: the NAT is IPv4, and an IPv6 link-local address that
+            # leaves DAD a second after the link comes up is an address change to Chromium's
+            # NetworkChangeNotifier, which fails the first load's requests with
+            # ERR_NETWORK_CHANGED (seen on the first load of a fresh wan network)
+            for key in ("all", "default"):
+                run(in_ns(ns, ["sysctl", "-qw", f"net.ipv6.conf.{key}.disable_ipv6=1"]),
+                    check=False)
             run(["ip", "-n", ns, "link", "set", "lo", "up"])
         run(["ip", "-n", t.rtr_ns, "link", "add", t.rtr_cli_if, "type", "veth", "peer", "name",
              t.cli_if, "netns", t.cli_ns])
