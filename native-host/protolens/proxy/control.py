@@ -76,8 +76,10 @@ class ProxyProcess:
             raise ProxyError(f"lab proxy: {reply.get('error', 'no reply')}")
         return reply
 
-    def configure(self, rules: Sequence[Mapping[str, Any]]) -> None:
-        self.call({"cmd": "configure", "rules": list(rules)})
+    def configure(self, rules: Sequence[Mapping[str, Any]], every_host: str | None = None
+                  ) -> None:
+        """This load's rules, and the arm for hosts no rule names (``every_host``)."""
+        self.call({"cmd": "configure", "rules": list(rules), "every_host": every_host})
 
     def report(self, reset: bool = False) -> dict[str, Any]:
         return self.call({"cmd": "report", "reset": reset})

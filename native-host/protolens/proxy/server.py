@@ -24,7 +24,7 @@ import h11
 
 from protolens.certs import ProxyCA, issue_leaf
 from protolens.policy.file import from_stored
-from protolens.policy.rules import Rule
+from protolens.policy.rules import Rule, parse_arm
 from protolens.proxy import peer
 from protolens.proxy.browser_side import BrowserH2, browser_h1
 from protolens.proxy.core import (
@@ -36,6 +36,7 @@ from protolens.proxy.core import (
     decide,
     is_loopback,
     parse_authority,
+    with_every_host,
 )
 from protolens.proxy.streams import pipe
 from protolens.proxy.targets import Limits, connection_cap, is_numeric_host, usable_addresses
@@ -61,6 +62,9 @@ class Config:
     """Real sites (the wan path): a host not in ``hosts`` is resolved by the system resolver
     where the proxy runs (the client namespace's) and served at its first address that is not
     loopback, link-local or otherwise refused (``targets.usable_addresses``)."""
+    every_host: str | None = None
+    """The arm for a host no rule names (``core.with_every_host``), set per load by
+    ``configure``; None: such hosts are tunnelled."""
 
 
 class ProxyState:
@@ -159,7 +163,8 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
                 (peername[0], peername[1]), (sockname[0], sockname[1]), state.cfg.token))
         target = ev.target.decode("latin-1")
         hosts = await _hosts_for(state.cfg, target) if ok else state.cfg.hosts
-        d = decide(target, authorized=ok, hosts=hosts, rules=state.cfg.rules)
+        d = decide(target, authorized=ok, hosts=hosts,
+                   rules=with_every_host(state.cfg.rules, target, state.cfg.every_host))
         if isinstance(d, Refuse):
             state.refused.append({"target": target, "status": d.status, "reason": d.reason})
             await _refuse(writer, conn, d.status, d.reason)
@@ -258,7 +263,8 @@ async def _intercept(state: ProxyState, host: str, d: Intercept, reader: asyncio
 
 async def handle_control(state: ProxyState, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter) -> None:
-    """JSON lines: {"cmd": "configure", "rules": [...]} | {"cmd": "report", "reset": bool}
+    """JSON lines: {"cmd": "configure", "rules": [...], "every_host": arm?}
+    | {"cmd": "report", "reset": bool}
     | {"cmd": "ping"}. Each gets one JSON line back."""
     try:
         while line := await reader.readline():
@@ -269,6 +275,8 @@ async def handle_control(state: ProxyState, reader: asyncio.StreamReader,
                     state.report(reset=True)
                     state.cfg.rules = from_stored(msg.get("rules") or []) if msg.get(
                         "rules") else []
+                    every = msg.get("every_host")
+                    state.cfg.every_host = str(parse_arm(str(every))) if every else None
                     reply: dict[str, Any] = {"ok": True, "rules": len(state.cfg.rules)}
                 elif cmd == "report":
                     reply = {"ok": True, **state.report(bool(msg.get("reset")))}
