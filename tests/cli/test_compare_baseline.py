@@ -125,3 +125,26 @@ def test_a_store_without_the_campaign_or_no_common_cell_is_one_line(db: Path,
     code, _, err = run("--baseline-db", str(tmp_path / "missing.db"), "--campaign", "slow",
                        "--db", str(db))
     assert code == 2 and "no such file" in err
+
+
+def test_plot_delta_cdf_against_a_baseline_draws_each_page_arm_cells_change(
+        db: Path, tmp_path: Path) -> None:
+    from protolens.plots import figures
+    from protolens.store import open_ro
+    from protolens.store.compare import plot_navigations
+
+    with closing(open_ro(db)) as conn:
+        base, slow = (plot_navigations(conn, name) for name in ("base", "slow"))
+    fig = figures.delta_cdf(figures.baseline_rows(base, slow), "current", "baseline", "t")
+    (line,) = [ln for ln in fig.axes[0].lines if not str(ln.get_label()).startswith("_")]
+    assert str(line.get_label()) == "wifi (2 pages)"
+    q, p = sorted(line.get_xdata()[1:])  # seconds: q unchanged, p 250 ms slower
+    assert abs(q) < 0.05 and 0.2 < p < 0.3
+    out = tmp_path / "d.svg"
+    r = CliRunner().invoke(main, ["plot", "delta-cdf", "--baseline", "base", "--campaign",
+                                  "slow", "--db", str(db), "--out", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.read_text().startswith("<?xml")
+    r = CliRunner().invoke(main, ["plot", "speedup", "--baseline", "base", "--campaign",
+                                  "slow", "--db", str(db), "--out", str(tmp_path / "s.svg")])
+    assert r.exit_code == 2 and "--baseline applies to delta-cdf only" in r.output
