@@ -71,6 +71,22 @@ def test_a_hosts_base_rtt_is_its_smallest_set_up_and_the_rest_is_the_paths() -> 
 
 
 def test_the_note_says_which_dominates() -> None:
-    assert "path slower than the profile" in rtt_note(50.0, 80.0)
-    assert "profile slower than the path" in rtt_note(50.0, 3.0)
+    assert "path slower than profile" in rtt_note(50.0, 80.0)
+    assert "profile slower than path" in rtt_note(50.0, 3.0)
     assert rtt_note(None, 3.0) == ""
+
+
+def test_the_path_table_takes_each_hosts_smallest_set_up_over_the_loads() -> None:
+    from protolens.lab.path_rtt import by_cell, path_table
+
+    def row(host: str, observed: float, profile: float = 50.0) -> dict[str, object]:
+        return {"page": "https://a.example/", "condition": "wifi", "host": host,
+                "observed_rtt_ms": observed, "profile_rtt_ms": profile, "source": "tcp"}
+
+    table = path_table([row("a.example", 56.0), row("a.example", 51.5), row("far.example", 140)])
+    assert [(r["host"], r["path_rtt_ms"], r["loads"]) for r in table] == [
+        ("a.example", 1.5, 2), ("far.example", 90.0, 1)]
+    assert table[0]["note"].startswith("profile slower than path")
+    assert table[1]["note"].startswith("path slower than profile")
+    assert by_cell(table) == {("https://a.example/", "wifi"): {
+        "profile_rtt_ms": 50.0, "path_rtt_ms": {"a.example": 1.5, "far.example": 90.0}}}

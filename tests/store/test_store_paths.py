@@ -43,3 +43,35 @@ def test_runs_and_host_rtts_round_trip(tmp_path: Path) -> None:
             [(r["host"], r["observed_rtt_ms"], r["path_rtt_ms"]) for r in rows]
         assert all(r["condition"] == "wifi" and r["arm"] == "h2" for r in stored)
         assert pathstore.campaign_rtts(conn, "other") == []
+
+
+def test_report_shows_the_profiles_rtt_and_each_hosts_path(tmp_path: Path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from protolens.cli import main
+
+    db = tmp_path / "s.db"
+    with closing(open_rw(db, time.time() * 1000)) as conn:
+        labstore.ensure_campaign(conn, "c", seed=1, spec={}, version="t", now_ms=0.0)
+        for rep, connect in enumerate((130.0, 120.0), 1):
+            load_id = str(uuid.uuid4())
+            rec = make_record(n_requests=4, seed=40 + rep, family="h2", source="lab")
+            for c in rec["connections"]:
+                c.update(remote_ip="198.18.6.2", connect_ms=connect, tls_ms=30.0,
+                         setup_ms=connect, dns_ms=None)
+            ingest(conn, parse_record(rec), {"campaign": "c", "arm": "h2", "condition": "wifi",
+                                             "repetition": rep, "page": "p",
+                                             "load_id": load_id}, now_ms=0.0)
+            for nav, conns in pathstore.load_connections(conn, load_id).items():
+                pathstore.record_rtts(conn, nav, [asdict(h) for h in host_rtts(
+                    conns, ProfileRtt(50.0, 50.0, 50.0))])
+    out = CliRunner().invoke(main, ["report", "--campaign", "c", "--db", str(db), "--json"])
+    assert out.exit_code == 0, out.output
+    (row,) = json.loads(out.stdout)
+    # the smaller of the two loads' set-ups (120 - 30 = 90 ms): 40 ms over the profile's 50
+    assert row["profile_rtt_ms"] == 50.0 and row["path_rtt_ms"] == {"a.test": 40.0,
+                                                                    "b.test": 40.0}
+    table = CliRunner().invoke(main, ["report", "--campaign", "c", "--db", str(db)])
+    assert "profile slower than path (50 > 40 ms)" in table.stdout

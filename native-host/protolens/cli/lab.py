@@ -20,12 +20,14 @@ from protolens.cli.output import emit, output_options
 from protolens.cli.reproduce import reproduce_cmd
 from protolens.lab import campaign as camp
 from protolens.lab import real_sites
+from protolens.lab.path_rtt import by_cell, path_table
 from protolens.lab.report import report_rows
 from protolens.lab.runner import LAB_QUIET_MS
 from protolens.messaging.lab import MAX_QUIET_MS
 from protolens.paths import default_db, extension_dir
 from protolens.store import StoreError, open_ro
 from protolens.store import lab as labstore
+from protolens.store import paths as pathstore
 
 
 def _csv(text: str | None) -> list[str]:
@@ -238,7 +240,8 @@ def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
                by_cc: bool = False, dataset: Path | None = None,
                include_incomplete: bool = False) -> None:
     """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image and the
-    visual metrics (SpeedIndex ...); PLT and SpeedIndex ratio to h2.
+    visual metrics (SpeedIndex ...); PLT and SpeedIndex ratio to h2; the profile's RTT and each
+    host's path RTT on top of it (real sites add their own).
 
     Example: protolens report --campaign wifi-test --json
     """
@@ -268,9 +271,22 @@ def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
                 raise UserError(f"no campaign named {campaign!r} (see: protolens lab campaigns)")
             rows = report_rows(labstore.campaign_navigations(conn, campaign), warm=warm,
                                include_incomplete=include_incomplete)
+            paths = path_table(pathstore.campaign_rtts(conn, campaign)) if not warm else []
     except StoreError as exc:
         raise UserError(str(exc)) from None
-    _emit_report(rows, campaign, warm, fmt, include_incomplete)
+    _emit_report(_with_paths(rows, paths), campaign, warm, fmt, include_incomplete)
+    if paths and fmt == "table":
+        emit(paths, fmt, title="Round trips: the profile's, and each host's path on top of it "
+                               "(smallest set-up over the loads)",
+             columns=["page", "condition", "host", "profile_rtt_ms", "path_rtt_ms", "loads",
+                      "note"])
+
+
+def _with_paths(rows: list[dict[str, Any]], paths: list[dict[str, Any]]
+                ) -> list[dict[str, Any]]:
+    """Each report row with its cell's profile RTT and per-host path RTT, where stored."""
+    cells = by_cell(paths)
+    return [r | cells.get((r["page"], r["condition"]), {}) for r in rows] if cells else rows
 
 
 def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str,

@@ -13,6 +13,7 @@ the path and are left out.
 from __future__ import annotations
 
 import statistics
+from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
@@ -129,6 +130,35 @@ def rtt_note(profile_ms: float | None, path_ms: float | None) -> str:
     if profile_ms is None or path_ms is None:
         return ""
     if path_ms > profile_ms:
-        return (f"path slower than the profile: the site's own {path_ms:.0f} ms exceed the "
-                f"profile's {profile_ms:.0f} ms")
-    return f"profile slower than the path ({profile_ms:.0f} ms against {max(path_ms, 0):.0f} ms)"
+        return f"path slower than profile ({path_ms:.0f} > {profile_ms:.0f} ms)"
+    return f"profile slower than path ({profile_ms:.0f} > {max(path_ms, 0):.0f} ms)"
+
+
+def path_table(rows: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Per page x condition x host over a campaign's stored rows (``store/paths.py``
+    ``campaign_rtts``): the profile's RTT, the host's base RTT (the smallest over the loads: a
+    load's own bytes queue in the shaper's buffer ahead of a later connection's set-up), the
+    path's share of it and which of the two dominates."""
+    cells: dict[tuple[str, str, str], list[Mapping[str, Any]]] = defaultdict(list)
+    for r in rows:
+        cells[(str(r["page"]), str(r["condition"]), str(r["host"]))].append(r)
+    out = []
+    for (page, cond, host), got in sorted(cells.items()):
+        best = min(got, key=lambda r: float(r["observed_rtt_ms"]))
+        profile = float(best["profile_rtt_ms"])
+        path = round(float(best["observed_rtt_ms"]) - profile, 3)
+        out.append({"page": page, "condition": cond, "host": host, "profile_rtt_ms": profile,
+                    "path_rtt_ms": path, "base_rtt_ms": float(best["observed_rtt_ms"]),
+                    "source": best["source"], "loads": len(got), "note": rtt_note(profile, path)})
+    return out
+
+
+def by_cell(table: Iterable[Mapping[str, Any]]) -> dict[tuple[str, str], dict[str, Any]]:
+    """Per page x condition: the profile's RTT and each host's path RTT (``report``'s columns
+    ``profile_rtt_ms`` and ``path_rtt_ms``)."""
+    out: dict[tuple[str, str], dict[str, Any]] = {}
+    for r in table:
+        cell = out.setdefault((r["page"], r["condition"]),
+                              {"profile_rtt_ms": r["profile_rtt_ms"], "path_rtt_ms": {}})
+        cell["path_rtt_ms"][r["host"]] = r["path_rtt_ms"]
+    return out
