@@ -148,3 +148,21 @@ def test_plot_delta_cdf_against_a_baseline_draws_each_page_arm_cells_change(
     r = CliRunner().invoke(main, ["plot", "speedup", "--baseline", "base", "--campaign",
                                   "slow", "--db", str(db), "--out", str(tmp_path / "s.svg")])
     assert r.exit_code == 2 and "--baseline applies to delta-cdf only" in r.output
+
+
+def test_everyday_browsing_of_two_stores(tmp_path: Path) -> None:
+    def store(path: Path, mean: float) -> Path:
+        with closing(open_rw(path, time.time() * 1000)) as conn:
+            for plt in values(mean):
+                rec = make_record(n_requests=3, seed=uuid.uuid4().int % 2**31, family="h2",
+                                  source="passive")
+                rec["milestones"]["load_ms"] = float(plt)
+                ingest(conn, parse_record(rec), {}, now_ms=0.0)
+        return path
+
+    before, after = store(tmp_path / "b.db", 1000), store(tmp_path / "a.db", 1400)
+    code, out, err = run("--baseline-db", str(before), "--source", "passive", "--db",
+                         str(after), "--json", "--fail-on-regression", "20")
+    assert code == 1, err
+    (row,) = json.loads(out)
+    assert (row["arm"], row["condition"], row["outcome"]) == ("h2", "all", "above")
