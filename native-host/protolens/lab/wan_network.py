@@ -56,6 +56,10 @@ class WanLabNetwork(ShapedNetwork):
         elif uplink and wan.state.uplink != uplink:
             raise TestbedError(f"wan network '{name}' NATs out of {wan.state.uplink}, the "
                                f"campaign asks for {uplink}: protolens cc wan down --name {name}")
+        elif resolvers and list(resolvers) != list(wan.state.resolvers):
+            raise TestbedError(f"wan network '{name}' asks {', '.join(wan.state.resolvers) or 'no'}"
+                               f" name servers, the campaign {', '.join(resolvers)}: protolens "
+                               f"cc wan down --name {name}")
         net = cls(wan, owned, ca)
         if not wan.state.resolvers:
             net.close()
