@@ -40,20 +40,26 @@ def check_url(url: str, where: str) -> str:
 def check_real_conditions(conditions: Sequence[str]) -> None:
     """Real sites take either ``none`` alone (the user's own network) or shaper profiles (the
     wan path), each one that can apply to real sites."""
-    from protolens.lab.path_rtt import wan_refusal
-    from protolens.shaper import ProfileError, load_profile
     if "none" in conditions:
         if tuple(conditions) != DIRECT:
             raise CampaignError("condition none (your own network, unshaped) cannot be mixed "
                                 "with shaper profiles; 'clean' is the wan path unshaped")
         return
     for condition in conditions:
-        try:
-            refusal = wan_refusal(load_profile(condition))
-        except ProfileError as exc:
-            raise CampaignError(str(exc)) from None
+        refusal = condition_refusal(condition)
         if refusal:
             raise CampaignError(refusal)
+
+
+def condition_refusal(condition: str) -> str | None:
+    """Why shaper profile ``condition`` cannot apply to real sites (unknown, or
+    ``path_rtt.wan_refusal``), in one line; None if it can."""
+    from protolens.lab.path_rtt import wan_refusal
+    from protolens.shaper import ProfileError, load_profile
+    try:
+        return wan_refusal(load_profile(condition))
+    except ProfileError as exc:
+        return str(exc)
 
 
 def real_targets(urls: Sequence[str]) -> dict[str, Target]:

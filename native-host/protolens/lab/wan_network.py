@@ -12,9 +12,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from protolens.lab.path_rtt import profile_settings, wan_refusal
+from protolens.lab.path_rtt import profile_settings
+from protolens.lab.real_sites import condition_refusal
 from protolens.lab.shaped_network import ShapedNetwork
-from protolens.shaper import ProfileError, load_profile
+from protolens.shaper import load_profile
 from protolens.testbed import procs
 from protolens.testbed.run import TestbedError
 from protolens.testbed.wan import WanNetwork
@@ -72,10 +73,7 @@ class WanLabNetwork(ShapedNetwork):
     def apply(self, condition: str) -> None:
         if self.net.state.profile == condition:
             return
-        try:
-            refusal = wan_refusal(load_profile(condition))
-        except ProfileError as exc:
-            raise TestbedError(str(exc)) from None
+        refusal = condition_refusal(condition)
         if refusal:
             raise TestbedError(refusal)
         self.net.shape(condition)
