@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from protolens.certs import _pem, _write_key, make_ca, make_leaf, new_key
+from protolens.pages.content import png
 from protolens.testbed.caddy import global_options
 
 NS, HOST_IF, NS_IF = "plinet", "plinet-h", "plinet-n"
@@ -76,8 +77,10 @@ def _site(root: Path) -> None:
     imgs = []
     for i in range(IMAGES):
         host = list(HOSTS)[i % 2]
-        (root / "www" / host / "page" / f"{i}.bin").write_bytes(bytes([i]) * 30_000)
-        imgs.append(f'<img src="https://{host}/page/{i}.bin" alt="">')
+        # valid images: Chromium stops reading an image it cannot decode, and the record then
+        # says the load was cut short ("stopped")
+        (root / "www" / host / "page" / f"{i}.png").write_bytes(png(30_000, f"standin-{i}"))
+        imgs.append(f'<img src="https://{host}/page/{i}.png" alt="">')
     (root / "www" / "www.example.com" / "page" / "index.html").write_text(
         PAGE.format(imgs="\n".join(imgs)))
     (root / "www" / "www.example.com" / "big.bin").write_bytes(bytes(range(256)) * 8192)
