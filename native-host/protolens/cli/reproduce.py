@@ -148,7 +148,7 @@ def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None
         out = Path(time.strftime("reproduction-%Y%m%d-%H%M%S.md"))
     opts = camp.Settings(db=db_path(db), chromium=chromium,
                          extension=extension_dir(os.environ), timeout_s=timeout_s,
-                         retries=retries)
+                         retries=retries, progress_to_stderr=as_json)
     done: list[Reproduction] = []
     for exp in exps:
         try:

@@ -10,8 +10,9 @@ from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from protolens import __version__
@@ -131,6 +132,8 @@ class Settings:
     """Capture paint progress for the visual metrics (``--no-visual`` turns it off)."""
     save_log: bool = False
     """Keep each load's raw DevTools events beside its record (``--save-log``)."""
+    progress_to_stderr: bool = False
+    """Progress on stderr: stdout carries a document (``lab reproduce --json``)."""
 
 
 @dataclass
@@ -243,7 +246,8 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
                                      version=__version__, now_ms=time.time() * 1000)
             pathstore.record_run(conn, spec.name, time.time() * 1000,
                                  _network_info(network, spec.conditions))
-        outcome.counts = _run_with_bar(todo, targets_for(spec, network), network, opts, outcome)
+        outcome.counts = _run_with_bar(todo, targets_for(spec, network), network, opts, outcome,
+                                       sys.stderr if settings.progress_to_stderr else sys.stdout)
     except KeyboardInterrupt:
         outcome.interrupted = True
     except TestbedError as exc:  # e.g. the shaper died mid-campaign: what ran is stored
@@ -314,8 +318,8 @@ def _network(spec: CampaignSpec) -> LabNetwork:
 
 
 def _run_with_bar(todo: Sequence[PlannedLoad], targets: dict[str, Target], network: LabNetwork,
-                  opts: RunOptions, outcome: Outcome) -> Counts:
-    if not sys.stdout.isatty():  # a file or CI log: a redrawn bar shows nothing until the end
+                  opts: RunOptions, outcome: Outcome, out: TextIO) -> Counts:
+    if not out.isatty():  # a file or CI log: a redrawn bar shows nothing until the end
         plain = PlainProgress.of(outcome.campaign, (_cell(p) for p in todo), time.monotonic())
 
         def line(counts: Counts, load: PlannedLoad) -> None:
@@ -324,12 +328,12 @@ def _run_with_bar(todo: Sequence[PlannedLoad], targets: dict[str, Target], netwo
             text = plain.tick(counts.done, counts.failed, _cell(load), advanced,
                               time.monotonic())
             if text:
-                print(text, flush=True)
+                print(text, file=out, flush=True)
 
         return run_campaign(todo, targets, network, opts, on_progress=line)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("failed {task.fields[failed]}"), TimeRemainingColumn())
-    with Progress(*columns, transient=False) as bar:
+    with Progress(*columns, transient=False, console=Console(file=out)) as bar:
         task = bar.add_task(outcome.campaign, total=len(todo), failed=0)
 
         def tick(counts: Counts, load: PlannedLoad) -> None:
