@@ -135,6 +135,7 @@ def test_every_arms_protocol_on_the_wire_is_the_recorded_one(
     db, net, _ = campaign
     for arm, load in loads(db).items():
         assert not [r["url"] for r in load["requests"] if r["failed"]], arm
+        assert not load["nav"]["incomplete"], (arm, load["nav"]["incomplete_reasons"])
         hits = seen(net, load)
         wire = {host: {h["family"] for h in hits if h["host"] == host} for host in HOSTS}
         recorded = {host: {r["family"] for r in load["requests"] if r["host"] == host}
