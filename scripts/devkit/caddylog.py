@@ -21,6 +21,19 @@ class Hit:
     status: int
     size: int
     """Response body bytes caddy wrote."""
+    method: str = "GET"
+    port: int | None = None
+    """The port named in the Host header (None when it names none)."""
+    start: float = 0.0
+    """When caddy began the request, epoch seconds (``ts``, logged at its end, less ``duration``):
+    a WebSocket or a stream is logged only when it closes, long after the page that opened it."""
+    duration: float = 0.0
+    """Seconds from the request's arrival to caddy's last byte (or the stream's close)."""
+
+
+def _port(host: str) -> int | None:
+    _, sep, port = host.rpartition(":")
+    return int(port) if sep and port.isdigit() else None
 
 
 def read_hits(path: Path, start: int = 0, end: int | None = None) -> list[Hit]:
@@ -36,5 +49,15 @@ def read_hits(path: Path, start: int = 0, end: int | None = None) -> list[Hit]:
                 continue
             hits.append(Hit(host=req["host"].split(":")[0], uri=req["uri"],
                             family=FAMILY[req["proto"]], client_port=int(req["remote_port"]),
-                            status=int(entry["status"]), size=int(entry["size"])))
+                            status=int(entry["status"]), size=int(entry["size"]),
+                            method=str(req.get("method", "GET")),
+                            port=_port(req["host"]),
+                            start=float(entry["ts"]) - float(entry.get("duration", 0.0)),
+                            duration=float(entry.get("duration", 0.0))))
     return hits
+
+
+def hits_between(path: Path, start: float, end: float) -> list[Hit]:
+    """Every request caddy began between epoch seconds ``start`` and ``end``, whenever it was
+    logged: the requests of one page of a browser that loads several."""
+    return [h for h in read_hits(path) if start <= h.start < end]

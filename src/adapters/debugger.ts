@@ -119,7 +119,9 @@ export class DebuggerRecorder {
   /** Records to the sink; with the log tap on, each one's log to the log sink. */
   private handOut(tabId: number, records: NavigationRecord[], busy: boolean, t = this.tabs.get(tabId)): void {
     for (const r of records) this.sink(tabId, r, busy);
-    if (t?.tap) for (const log of t.tap.tap.records(records, busy)) this.logSink(log, t.tap.options);
+    if (t?.tap) {
+      for (const log of t.tap.tap.records(records, busy)) this.logSink(log, log.joined === true ? { ...t.tap.options, joined: true } : t.tap.options);
+    }
   }
 
   private onEvent(source: chrome.debugger.DebuggerSession, method: string, params?: object): void {

@@ -9,7 +9,7 @@ import { applyDetail, originOf } from "../record/url-detail.ts";
 import type { Histogram } from "../visual/histogram.ts";
 import { navigationVisuals } from "../visual/metrics.ts";
 import {
-  NOT_SEEN, RECORD_SCHEMA, type BrowserInfo, type IncompleteReason, type NavigationRecord, type NetworkInfo, type NotSeen,
+  NOT_SEEN, RECORD_SCHEMA, type BrowserInfo, type IncompleteReason, type Milestones, type NavigationRecord, type NetworkInfo, type NotSeen,
   type RequestEntry, type Source, type UrlDetail,
 } from "../record/types.ts";
 
@@ -37,38 +37,63 @@ export interface BuildOptions {
   notSeen?: readonly NotSeen[];
 }
 
-/** What the tab's DevTools session could not see of this load: a service worker's own fetches
- * run in the worker's target, which the tab's session is not attached to (docs/RECORD.md);
- * `known`: what the recorder saw it could not see (a shared worker's script never ended). */
-function notSeen(requests: readonly RequestEntry[], known: readonly NotSeen[]): NotSeen[] {
+/** What the tab's DevTools session could not see of this load (docs/RECORD.md "What DevTools
+ * cannot see"): a service worker's own fetches run in the worker's target, which the tab's
+ * session is not attached to; CDP gives a WebSocket no connection id or protocol, and a
+ * download's transfer goes to the browser's download manager; `known`: what the recorder saw it
+ * could not see (a shared worker's script never ended, Early Hints preloads). */
+function notSeen(nav: Navigation, requests: readonly RequestEntry[], known: readonly NotSeen[]): NotSeen[] {
   const out = new Set<NotSeen>(known);
   if (requests.some((r) => r.from_service_worker)) out.add("service_worker_fetches");
+  if (requests.some((r) => r.resource_type === "WebSocket")) out.add("websocket_connections");
+  if (nav.downloads > 0) out.add("download_transfers");
   return NOT_SEEN.filter((n) => out.has(n));
 }
 
-export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
-  const at = (s: number | null): number | null => (s === null ? null : relativeMs(s, nav.zero));
-  // epoch seconds of the zero: the main request's wallTime/timestamp pair maps wall to monotonic
-  const zeroWall = nav.zeroWall ?? nav.wallTime - (nav.t0 - nav.zero);
-  const atWall = (s: number | null): number | null => (s === null ? null : relativeMs(s, zeroWall));
+/** The record's requests, every redirect hop one, in order of start. */
+function entries(nav: Navigation, detail: UrlDetail): RequestEntry[] {
   const requests: RequestEntry[] = [];
   for (const hops of nav.requests.values()) {
-    for (const h of hops) requests.push(toEntry(h, nav.zero, o.urlDetail));
+    for (const h of hops) requests.push(toEntry(h, nav.zero, detail));
   }
-  requests.sort((a, b) => a.start_ms - b.start_ms);
-  const mainHops = nav.requests.get(nav.mainKey) ?? [];
-  const finalHop = mainHops[mainHops.length - 1];
-  const finalUrl = finalHop?.url ?? nav.url ?? "";
+  return requests.sort((a, b) => a.start_ms - b.start_ms);
+}
+
+/** The milestones: lifecycle events (monotonic), LCP and painted frames (wall clock). */
+function milestones(
+  nav: Navigation, requests: readonly RequestEntry[], zeroWall: number, visualOf: BuildOptions["visual"],
+): Milestones {
+  const at = (s: number | null): number | null => (s === null ? null : relativeMs(s, nav.zero));
+  const atWall = (s: number | null): number | null => (s === null ? null : relativeMs(s, zeroWall));
   const main = requests.filter((r) => r.is_main_document);
-  const mainFinal = main[main.length - 1];
   const images = requests.filter((r) => r.resource_type === "Image" && !r.failed && r.end_ms !== null);
-  const firstImage = images.length ? Math.min(...images.map((r) => r.end_ms ?? Infinity)) : null;
-  const visual = o.visual ? navigationVisuals(
-    o.visual.frames.map((f) => ({ t: atWall(f.wall) ?? 0, histogram: f.histogram })), at(o.visual.commitAt)) : null;
+  const visual = visualOf ? navigationVisuals(
+    visualOf.frames.map((f) => ({ t: atWall(f.wall) ?? 0, histogram: f.histogram })), at(visualOf.commitAt)) : null;
   const ms = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v * 1000) / 1000);
+  return {
+    ttfb_ms: main[main.length - 1]?.first_byte_ms ?? null,
+    fcp_ms: at(nav.fcpAt),
+    lcp_ms: atWall(nav.lcpWall),
+    dcl_ms: at(nav.dclAt),
+    load_ms: at(nav.loadAt),
+    first_image_ms: images.length ? Math.min(...images.map((r) => r.end_ms ?? Infinity)) : null,
+    first_visual_change_ms: ms(visual?.first_visual_change_ms),
+    speed_index_ms: ms(visual?.speed_index_ms),
+    visual_complete_85_ms: ms(visual?.visual_complete_85_ms),
+    visual_complete_99_ms: ms(visual?.visual_complete_99_ms),
+    last_visual_change_ms: ms(visual?.last_visual_change_ms),
+  };
+}
+
+export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
+  // epoch seconds of the zero: the main request's wallTime/timestamp pair maps wall to monotonic
+  const zeroWall = nav.zeroWall ?? nav.wallTime - (nav.t0 - nav.zero);
+  const requests = entries(nav, o.urlDetail);
+  const mainHops = nav.requests.get(nav.mainKey) ?? [];
+  const finalUrl = mainHops[mainHops.length - 1]?.url ?? nav.url ?? "";
+  const main = requests.filter((r) => r.is_main_document);
   const reasons = [...(o.reasons ?? [])];
-  const warm =
-    mainFinal?.connection_reused === true ||
+  const warm = main[main.length - 1]?.connection_reused === true ||
     requests.some((r) => r.from_disk_cache || r.from_memory_cache);
   return {
     schema: RECORD_SCHEMA,
@@ -92,21 +117,9 @@ export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord 
       incomplete_reasons: reasons,
       open_at_end: nav.open(true),
       downloads: nav.downloads,
-      not_seen: notSeen(requests, o.notSeen ?? []),
+      not_seen: notSeen(nav, requests, o.notSeen ?? []),
     },
-    milestones: {
-      ttfb_ms: mainFinal?.first_byte_ms ?? null,
-      fcp_ms: at(nav.fcpAt),
-      lcp_ms: atWall(nav.lcpWall),
-      dcl_ms: at(nav.dclAt),
-      load_ms: at(nav.loadAt),
-      first_image_ms: firstImage,
-      first_visual_change_ms: ms(visual?.first_visual_change_ms),
-      speed_index_ms: ms(visual?.speed_index_ms),
-      visual_complete_85_ms: ms(visual?.visual_complete_85_ms),
-      visual_complete_99_ms: ms(visual?.visual_complete_99_ms),
-      last_visual_change_ms: ms(visual?.last_visual_change_ms),
-    },
+    milestones: milestones(nav, requests, zeroWall, o.visual),
     requests,
     connections: connectionsOf(requests),
     hosts: hostsOf(requests),

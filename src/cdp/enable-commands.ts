@@ -59,6 +59,15 @@ export const TAB_COMMANDS: readonly Command[] = [
 ];
 
 /**
+ * Commands the recorder is better for but can do without: a refusal changes nothing else.
+ * ServiceWorker.enable reports the page's service workers (registrations and their versions'
+ * lifecycle): a worker installing during a load fetches its script and its precache on its own
+ * target, which the tab's session is not attached to (AUTO_ATTACH), so the record can say so
+ * (docs/RECORD.md "What DevTools cannot see").
+ */
+export const OPTIONAL_COMMANDS: readonly Command[] = [{ method: "ServiceWorker.enable" }];
+
+/**
  * Paint progress for the visual metrics (src/visual/), only when they are asked for: the tab's
  * screencast, every frame Chromium shows, acknowledged and decoded by the session core
  * (src/cdp/session.ts). Chosen over trace screenshots because through chrome.debugger a

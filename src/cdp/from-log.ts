@@ -14,7 +14,7 @@ export function fromLog(events: Iterable<RawEvent>, options: RecorderOptions): N
   for (const ev of events) {
     const t = monotonicTime(ev);
     if (t !== null) out.push(...rec.poll(t));
-    out.push(...rec.push(ev));
+    out.push(...rec.push(ev, typeof ev.at === "number" ? ev.at : null, typeof ev.wallOffset === "number" ? ev.wallOffset : null));
   }
   out.push(...rec.flush());
   return out;

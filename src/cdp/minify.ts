@@ -16,6 +16,7 @@ export const KEPT_METHODS: ReadonlySet<string> = new Set([
   "Network.webSocketCreated", "Network.webSocketWillSendHandshakeRequest",
   "Network.webSocketHandshakeResponseReceived", "Network.webSocketFrameReceived", "Network.webSocketClosed",
   "Network.responseReceivedEarlyHints", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
+  "ServiceWorker.workerVersionUpdated",
   // wall-clock events: kept (without their arguments and stacks) so a replay shows they never
   // move the recorder's clock (src/cdp/event-clock.ts)
   "Runtime.consoleAPICalled", "Runtime.exceptionThrown",

@@ -34,13 +34,20 @@ export class Navigation {
   lcpWall: number | null = null;
   mainFailure: string | null = null;
   mainFailedAt: number | null = null;
+  /** The main frame stopped loading before its load event (the stop button, Page.stopLoading,
+   * window.stop()): Chromium then fires no load event, and the record settles here. */
+  stoppedAt: number | null = null;
   /** performance.timeOrigin in CDP seconds, from Performance.getMetrics (enable-commands.ts). */
   navStart: number | null = null;
   lastActivity: number;
   /** Epoch seconds of `zero` from the page's own performance.timeOrigin (late attach only). */
   zeroWall: number | null = null;
-  /** Downloads the page started (Page.downloadWillBegin of its frames). */
-  downloads = 0;
+  /** Downloads the page started (Page.downloadWillBegin of its frames, or a navigation answered
+   * with an attachment), by URL: each is counted once whichever way it showed. */
+  readonly downloadUrls = new Set<string>();
+  get downloads(): number {
+    return this.downloadUrls.size;
+  }
   /** How the record ended on its own (null: not yet, or cut from outside). */
   completion: Completion | null = null;
   /** A pending navigation that turned out to be a download: it makes no record. */
@@ -50,7 +57,9 @@ export class Navigation {
 
   constructor(
     readonly t0: number,
-    readonly wallTime: number,
+    /** Epoch seconds at t0; NaN until known (a navigation with no request of its own takes it
+     * from the tab's next request). */
+    public wallTime: number,
     readonly loaderId: string,
     readonly frameId: string,
     readonly mainKey: string,
@@ -98,7 +107,7 @@ export class Navigation {
   /** When the navigation counts as settled: its load event, its main document's failure, or,
    * for a soft navigation or a back/forward-cache restore (no load event), its start. */
   get settled(): number | null {
-    return this.loadAt ?? this.mainFailedAt ?? (this.kind === "navigation" ? null : this.t0);
+    return this.loadAt ?? this.mainFailedAt ?? this.stoppedAt ?? (this.kind === "navigation" ? null : this.t0);
   }
 
   /** Whether, at CDP time `now` (seconds), the record is done, and why (null: not yet). */

@@ -7,8 +7,14 @@ import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping";
 
 type Events = ProtocolMapping.Events;
 
+/** What a tapped log (src/replay/log-tap.ts) adds to an event that carries no time of its own, so
+ * a replay places it where the live recorder did: `at`, the CDP monotonic time (seconds) by the
+ * adapter's clock when it came (src/cdp/clock.ts), and `wallOffset`, the recorder's epoch minus
+ * monotonic seconds then (src/cdp/tab-state.ts). */
+interface Tapped { at?: number; wallOffset?: number }
+
 type CdpEvent = {
-  [M in keyof Events]: { method: M; params: Events[M][0]; sessionId?: string };
+  [M in keyof Events]: { method: M; params: Events[M][0]; sessionId?: string } & Tapped;
 }[keyof Events];
 
 /** The one event the session core relays that CDP has no type for: a screencast frame
@@ -17,7 +23,7 @@ type CdpEvent = {
  * it is not called `timestamp` because it is not CDP monotonic time (event-clock.ts). */
 export const FRAME_EVENT = "ProtoLens.frameHistogram";
 export interface FrameHistogramParams { wallTime: number; histogram: number[] }
-export type FrameEvent = { method: typeof FRAME_EVENT; params: FrameHistogramParams; sessionId?: string };
+export type FrameEvent = { method: typeof FRAME_EVENT; params: FrameHistogramParams; sessionId?: string } & Tapped;
 
 export type RawEvent = CdpEvent | FrameEvent;
 

@@ -50,15 +50,22 @@ export class Recorder {
     this.s = new TabState(options);
   }
 
+  /** Epoch minus CDP monotonic seconds, from the tab's last request (null before one came). */
+  get wallOffset(): number | null {
+    return this.s.wallOffset;
+  }
+
   /** A navigation is being recorded (the adapter keeps polling while true). */
   get active(): boolean {
     return this.s.nav !== null || this.s.pending !== null;
   }
 
   /** Feeds one event; returns records it completed (a navigation replaced by a new one). `now`:
-   * the adapter's CDP time when it has one, for events that carry no time of their own. */
-  push(ev: RawEvent, now: number | null = null): NavigationRecord[] {
+   * the adapter's CDP time when it has one, for events that carry no time of their own;
+   * `wallOffset`: a replayed log's (raw-event.ts), when nothing before it gave one. */
+  push(ev: RawEvent, now: number | null = null, wallOffset: number | null = null): NavigationRecord[] {
     const s = this.s;
+    s.wallOffset ??= wallOffset;
     const t = monotonicTime(ev) ?? now;
     if (t !== null && (s.now === null || t > s.now)) s.now = t;
     const soft = s.joined || s.nav !== null ? null : softAtAttach(ev, s);

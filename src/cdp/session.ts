@@ -18,7 +18,9 @@
  * sessionId; a command without one goes to the tab's own target.
  */
 import type { Protocol } from "devtools-protocol";
-import { CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, SCREENCAST, TAB_COMMANDS, loadMetricsEvent } from "./enable-commands.ts";
+import {
+  CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, OPTIONAL_COMMANDS, SCREENCAST, TAB_COMMANDS, loadMetricsEvent,
+} from "./enable-commands.ts";
 import { monotonicTime } from "./event-clock.ts";
 import { NAV_TIMING_EXPRESSION, navTimingEvent } from "./late.ts";
 import { FRAME_EVENT, type EventOf, type RawEvent } from "./raw-event.ts";
@@ -70,12 +72,14 @@ export class TabSession {
   }
 
   /** The tab's enable commands in order; a refusal ends the flow with a SessionError. The
-   * screencast comes last and may be refused: the record then has no visual metrics. */
+   * optional ones, then the screencast, may be refused: the record then goes without what they
+   * give (the screencast: visual metrics). */
   *enable(): Flow {
     for (const c of TAB_COMMANDS) {
       const r = yield* send(c.method, c.params ?? {});
       if (!r?.ok) throw new SessionError(`${c.method}: ${r?.ok === false ? r.error : "no reply"}`);
     }
+    for (const c of OPTIONAL_COMMANDS) yield* send(c.method, c.params ?? {});
     if (!this.visual) return;
     const r = yield* send(SCREENCAST.method, SCREENCAST.params ?? {});
     for (let waited = 0; r?.ok && !this.framed && !this.closed && waited < FIRST_FRAME_WAIT_MS; waited += FIRST_FRAME_STEP_MS) {
@@ -121,7 +125,8 @@ export class TabSession {
   }
 
   private push(ev: RawEvent, now: number | null = null): NavigationRecord[] {
-    this.log(ev);
+    const wallOffset = this.recorder.wallOffset;
+    this.log(now === null || monotonicTime(ev) !== null ? ev : { ...ev, at: now, ...(wallOffset === null ? {} : { wallOffset }) });
     return this.recorder.push(ev, now);
   }
 

@@ -23,6 +23,9 @@ export interface RecorderOptions {
   /** Attached for a same-document navigation already made to this URL (a single-page app's
    * route change in a tab let go idle): it starts at the first request seen. */
   softAttach?: string;
+  /** The tab's document was recorded before the first event (a tapped log of a same-document
+   * navigation or a restore, src/replay/log-tap.ts): requests are not a late join's sign. */
+  joined?: boolean;
 }
 
 /** Frames kept per navigation: an animated page paints 60 a second, and a frame's histogram is
@@ -61,8 +64,14 @@ export class TabState {
   documentLoaderId: string | null = null;
   /** WebSocket URLs by request key, from Network.webSocketCreated until their handshake. */
   readonly sockets = new Map<string, string>();
+  /** Requests the tab made while no navigation was being recorded (after one was), kept a short
+   * while: a same-document navigation or a back/forward-cache restore takes those that came just
+   * before its own event (ORPHAN_WINDOW_S), as chrome.debugger can deliver a page's requests
+   * before the Page event that caused them. */
+  readonly orphans = new Map<string, Hop[]>();
 
   constructor(readonly o: RecorderOptions) {
+    this.joined = o.joined === true;
     this.mainFrameId = o.mainFrameId ?? null;
     this.limits = { ...DEFAULT_LIMITS, ...o.limits };
   }
@@ -90,6 +99,15 @@ export class TabState {
     return null;
   }
 
+  /** The requests seen with no navigation that began at or after `since` (CDP seconds); the
+   * others are dropped. */
+  takeOrphans(since: number): Map<string, Hop[]> {
+    const out = new Map<string, Hop[]>();
+    for (const [k, hops] of this.orphans) if ((hops[0]?.start ?? -Infinity) >= since) out.set(k, hops);
+    this.orphans.clear();
+    return out;
+  }
+
   /** The navigation a request with `loaderId` belongs to: the pending one's own, or the current. */
   navFor(loaderId: string): Navigation | null {
     return this.pending !== null && loaderId === this.pending.loaderId ? this.pending : this.nav;
@@ -112,9 +130,9 @@ export class TabState {
   /** `nav` (the pending navigation, or a first one that never committed) is a download: it makes
    * no record, and counts once on the document shown. */
   markDownload(nav: Navigation): void {
-    if (nav.download) return;
     nav.download = true;
-    if (this.nav !== null && this.nav !== nav) this.nav.downloads += 1;
+    const url = nav.current(nav.mainKey)?.url;
+    if (this.nav !== null && this.nav !== nav && url !== undefined) this.nav.downloadUrls.add(url);
   }
 
   /** The pending navigation committed: the current one ends (aborted if before its load). */
@@ -140,8 +158,10 @@ export class TabState {
     return this.mainFrameId === null ? !this.childFrames.has(frameId) : frameId === this.mainFrameId;
   }
 
-  /** A navigation starts: it keeps, of the frames so far, only the screen shown last. */
+  /** A navigation starts: it keeps, of the frames so far, only the screen shown last; requests
+   * seen with no navigation before it are no longer anyone's. */
   begin(nav: Navigation, committed: boolean): void {
+    this.orphans.clear();
     const screen = this.frames.reduce<WallFrame | null>((a, f) => (a === null || f.wall >= a.wall ? f : a), null);
     this.frames = screen === null ? [] : [screen];
     this.framesOverflow = false;
@@ -192,6 +212,6 @@ function incompleteReasons(nav: Navigation, aborted: boolean): IncompleteReason[
   if (nav.completion === "cap_after_load") out.push("cap_after_load");
   if (nav.open(false) > 0) out.push("unfinished_requests");
   const cut = [...nav.requests.values()].some((hops) => hops.some((h) => !isLongLived(h) && cutShort(h)));
-  if (cut) out.push("stopped");
+  if (cut || (nav.stoppedAt !== null && nav.loadAt === null)) out.push("stopped");
   return out;
 }

@@ -19,7 +19,10 @@ export const INCOMPLETE_REASONS = [
   "aborted", "no_load_event", "load_event_missed", "unfinished_requests", "cap_after_load", "stopped",
 ] as const;
 /** What DevTools could not show of a load (docs/RECORD.md "What DevTools cannot see"). */
-export const NOT_SEEN = ["service_worker_fetches", "shared_worker_fetches", "requests_before_attach"] as const;
+export const NOT_SEEN = [
+  "service_worker_fetches", "shared_worker_fetches", "requests_before_attach", "early_hints_preloads",
+  "websocket_connections", "download_transfers",
+] as const;
 
 export type Family = (typeof FAMILIES)[number];
 export type UrlDetail = (typeof URL_DETAILS)[number];

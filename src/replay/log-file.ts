@@ -14,12 +14,17 @@ export class LogError extends Error {}
 
 function event(value: unknown, where: string): RawEvent {
   if (typeof value !== "object" || value === null || Array.isArray(value)) throw new LogError(`${where} is not an event object`);
-  const v = value as { method?: unknown; params?: unknown; sessionId?: unknown; targetType?: unknown };
+  const v = value as {
+    method?: unknown; params?: unknown; sessionId?: unknown; targetType?: unknown; at?: unknown; wallOffset?: unknown;
+  };
   if (typeof v.method !== "string" || v.method === "") throw new LogError(`${where} has no method`);
   const params = v.params ?? {};
   if (typeof params !== "object" || params === null || Array.isArray(params)) throw new LogError(`${where}: params is not an object`);
   const ev = { method: v.method, params } as RawEvent;
   if (typeof v.sessionId === "string" && v.sessionId !== "" && v.targetType !== "page") ev.sessionId = v.sessionId;
+  // the adapter's CDP time of an event without its own (a tapped log, src/cdp/raw-event.ts)
+  if (typeof v.at === "number" && Number.isFinite(v.at)) ev.at = v.at;
+  if (typeof v.wallOffset === "number" && Number.isFinite(v.wallOffset)) ev.wallOffset = v.wallOffset;
   return ev;
 }
 

@@ -21,7 +21,9 @@ import type { NavigationRecord } from "../record/types.ts";
 
 interface Entry { ev: RawEvent; idle: boolean }
 
-export interface TappedLog { record: NavigationRecord; events: RawEvent[] }
+/** `joined`: the log begins after the tab's document was recorded (a same-document navigation's
+ * or a restore's): replay it with ReplayOptions.joined. */
+export interface TappedLog { record: NavigationRecord; events: RawEvent[]; joined?: boolean }
 
 /** Logs larger than this many events are not kept (a page open for hours, a busy WebSocket). */
 export const MAX_EVENTS = 200_000;
@@ -35,6 +37,11 @@ function docRequest(e: Entry, mainFrameId: string | undefined): string | null {
       ev.params.redirectResponse !== undefined) return null;
   return mainFrameId === undefined || ev.params.frameId === mainFrameId ? ev.params.requestId : null;
 }
+
+/** A same-document navigation or a restore: no document request starts it, and it may take
+ * requests that came just before its own event (src/cdp/handlers/page.ts ORPHAN_WINDOW_S), so
+ * its log is every event since the record before it. */
+const withoutDocument = (r: NavigationRecord): boolean => r.page?.kind === "soft" || r.page?.kind === "bfcache";
 
 /** The CDP requestId of a record's main document (request_id is `requestId:hop`). */
 const mainDoc = (r: NavigationRecord): string | undefined =>
@@ -66,7 +73,9 @@ export class LogTap {
     const last = this.buf[this.buf.length - 1];
     const next = last !== undefined && (busy || last.idle) ? this.buf.pop() : undefined;
     const buf = this.buf;
-    const logs = this.overflow ? [] : records.map((record) => ({ record, events: this.cut(buf, record) }));
+    const logs = this.overflow ? [] : records.map((record): TappedLog => withoutDocument(record)
+      ? { record, events: buf.map((e) => e.ev), joined: true }
+      : { record, events: this.cut(buf, record) });
     // what the next navigation may need: from its document request on, if it began already
     const done = new Set(records.map(mainDoc));
     let from = buf.length;

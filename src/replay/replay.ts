@@ -19,6 +19,9 @@ export interface ReplayOptions {
   env?: RecordEnv;
   /** The stored record's id, given to the first record (a log of one navigation has one). */
   id?: string;
+  /** The log begins after the tab's document was recorded (a same-document navigation's or a
+   * restore's log): RecorderOptions.joined. */
+  joined?: boolean;
 }
 
 const NEUTRAL_ENV: RecordEnv = { browser: { name: "Chromium", version: "replay" }, extension_version: "replay", network: null };
@@ -38,6 +41,7 @@ export function replay(events: readonly RawEvent[], o: ReplayOptions = {}): Navi
     newId: ids(o.id),
     ...(typeof o.main_frame_id === "string" ? { mainFrameId: o.main_frame_id } : {}),
     ...(typeof o.quiet_ms === "number" ? { limits: { quietMs: o.quiet_ms } } : {}),
+    ...(o.joined === true ? { joined: true } : {}),
   });
 }
 
@@ -51,6 +55,7 @@ export function parseReplayOptions(value: unknown): ReplayOptions {
     if (k === "source" && (SOURCES as readonly unknown[]).includes(x)) out.source = x as Source;
     else if (k === "url_detail" && (URL_DETAILS as readonly unknown[]).includes(x)) out.url_detail = x as UrlDetail;
     else if (k === "visual" && typeof x === "boolean") out.visual = x;
+    else if (k === "joined" && typeof x === "boolean") out.joined = x;
     else if (k === "quiet_ms" && typeof x === "number" && Number.isFinite(x) && x > 0) out.quiet_ms = x;
     else if ((k === "main_frame_id" || k === "id") && typeof x === "string" && x !== "") out[k] = x;
     else if (k === "env" && isEnv(x)) out.env = x;

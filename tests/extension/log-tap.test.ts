@@ -41,7 +41,7 @@ function live(name: string, events: readonly RawEvent[]): { records: NavigationR
       for (let p = (clock ?? t) + POLL_S; clock !== null && p < t; p += POLL_S) handOut(session.poll(p), session.recorder.active);
       clock = Math.max(clock ?? t, t);
     }
-    drive(session.onEvent(ev));
+    drive(session.onEvent(ev, clock));
   }
   handOut(session.close(), false);
   return { records, logs };
@@ -57,11 +57,12 @@ describe.each(scenarios())("log tap on fixture %s", (name) => {
 
   it("each log replays to its record", () => {
     const o = goldenOptions(name);
-    for (const { record, events } of logs) {
+    for (const { record, events, joined } of logs) {
       // through the stored form: JSON lines, read back as protolens replay reads them
       const again = replay(parseLog(logText(events)), {
         id: record.id, source: o.source, url_detail: o.urlDetail, visual: o.visual, env: o.env,
         ...(o.mainFrameId === undefined ? {} : { main_frame_id: o.mainFrameId }),
+        ...(joined === true ? { joined } : {}),
       });
       expect(again).toEqual([record]);
     }

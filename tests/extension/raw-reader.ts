@@ -102,7 +102,9 @@ export function readTruth(events: readonly Raw[]): TruthNavigation[] {
       }
       continue;
     }
-    const h = current.get(key);
+    // a request the tab sent whose response comes on the child's target (a worker's script, an
+    // OOPIF's document: same requestId), read from the child's session
+    const h = current.get(key) ?? current.get(`|${str(p.requestId)}`);
     if (e.method === "Network.responseReceived" && h) { h.response = obj(p.response); responseFacts(h); }
     else if (e.method === "Network.requestServedFromCache" && h) { h.cached = true; responseFacts(h); }
     else if (e.method === "Network.loadingFinished" && h && h.bytes === null) h.bytes = Math.round(num(p.encodedDataLength) ?? 0);

@@ -358,3 +358,105 @@ describe("a soft navigation the extension attached for (a tab let go idle)", () 
     expect(r?.page).toMatchObject({ kind: "navigation", url: PAGE, not_seen: [] });
   });
 });
+
+describe("loading stopped before the load event", () => {
+  it("the main frame's frameStoppedLoading settles the record: it ends at the quiet, stopped, not aborted", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("never", `${PAGE}never.png`, 100.03));
+    rec.push({ method: "Network.loadingFailed", params: { requestId: "never", timestamp: 101.5, type: "Image", errorText: "net::ERR_ABORTED", canceled: true } });
+    rec.push({ method: "Page.frameStoppedLoading", params: { frameId: FRAME } }, 101.5);
+    expect(rec.poll(103.4)).toEqual([]);
+    const [r] = rec.poll(103.6);
+    expect(r?.page).toMatchObject({ aborted: false, incomplete: true, incomplete_reasons: ["stopped"] });
+    expect(r?.milestones.load_ms).toBeNull();
+  });
+
+  it("after the load event it changes nothing", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    loaded(rec);
+    rec.push({ method: "Page.frameStoppedLoading", params: { frameId: FRAME } }, 100.2);
+    const [r] = rec.poll(102.2);
+    expect(r?.page).toMatchObject({ incomplete: false, incomplete_reasons: [] });
+  });
+});
+
+describe("103 Early Hints", () => {
+  it("a main document's hints with preloads are declared unseen; other hints are nothing", () => {
+    const hints = (link: string, id = "L1"): RawEvent => ({
+      method: "Network.responseReceivedEarlyHints", params: { requestId: id, headers: { Link: link } },
+    });
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(hints("</hints/a.css>; rel=preload; as=style"));
+    rec.push(committed("L1", PAGE));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(request("img", `${PAGE}a.png`, 100.03));
+    rec.push(hints("</x.css>; rel=preload", "img")); // not the document's: nothing
+    rec.push(finished("img", 100.04, 10));
+    rec.push(lifecycle("load", "L1", 100.1));
+    expect(rec.poll(102.2)[0]?.page.not_seen).toEqual(["early_hints_preloads"]);
+    const quiet = new Recorder(options({ mainFrameId: FRAME }));
+    loaded(quiet);
+    quiet.push(hints("</a.css>; rel=preconnect"));
+    expect(quiet.poll(102.2)[0]?.page.not_seen).toEqual([]);
+  });
+});
+
+describe("a page's requests delivered before the Page event that caused them", () => {
+  const pushState = (url: string): RawEvent => ({
+    method: "Page.navigatedWithinDocument", params: { frameId: FRAME, url, navigationType: "historyApi" },
+  });
+
+  it("a soft navigation takes the requests that came just before its event, and starts at the first", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    loaded(rec);
+    expect(rec.poll(102.2)).toHaveLength(1);
+    rec.push(request("old", `${PAGE}beacon`, 102.5)); // long before: nobody's
+    for (const ev of fetched("api", `${PAGE}api/2.json`, 104.0, 300)) rec.push(ev);
+    rec.push(pushState(`${PAGE}route/2`), 104.01);
+    const [soft] = rec.poll(106.1);
+    expect(soft?.page.kind).toBe("soft");
+    expect(soft?.requests.map((q) => [q.url, q.start_ms, q.encoded_bytes])).toEqual([[`${PAGE}api/2.json`, 0, 300]]);
+  });
+
+  it("a restored page's own request comes with its restore", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    loaded(rec);
+    rec.poll(102.2);
+    for (const ev of fetched("shown", `${PAGE}shown?persisted=1`, 105.0, 50)) rec.push(ev);
+    const restore = committed("L1", PAGE) as Extract<RawEvent, { method: "Page.frameNavigated" }>;
+    restore.params.type = "BackForwardCacheRestore";
+    rec.push(restore, 105.05);
+    const [r] = rec.poll(107.1);
+    expect(r?.page.kind).toBe("bfcache");
+    expect(r?.requests.map((q) => q.url)).toEqual([`${PAGE}shown?persisted=1`]);
+  });
+});
+
+describe("a service worker installing during a load", () => {
+  const version = (status: string): RawEvent => ({
+    method: "ServiceWorker.workerVersionUpdated",
+    params: { versions: [{ versionId: "1", registrationId: "1", scriptURL: `${PAGE}sw.js`, runningStatus: "running", status }] },
+  } as RawEvent);
+
+  it("says its own fetches were not seen; an activated one changes nothing", () => {
+    const rec = new Recorder(options({ mainFrameId: FRAME }));
+    rec.push(navigation("L1", PAGE, 100));
+    rec.push(committed("L1", PAGE));
+    rec.push(version("installing"));
+    rec.push(received("L1", 100.01, response(PAGE)));
+    rec.push(finished("L1", 100.02, 500));
+    rec.push(lifecycle("load", "L1", 100.1));
+    expect(rec.poll(102.2)[0]?.page.not_seen).toEqual(["service_worker_fetches"]);
+    const quiet = new Recorder(options({ mainFrameId: FRAME }));
+    quiet.push(navigation("L1", PAGE, 100));
+    quiet.push(version("activated"));
+    for (const ev of [received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500), lifecycle("load", "L1", 100.1)]) quiet.push(ev);
+    expect(quiet.poll(102.2)[0]?.page.not_seen).toEqual([]);
+  });
+});

@@ -2,7 +2,7 @@
  * replayed through it as the extension's adapter would drive it. */
 import { describe, expect, it } from "vitest";
 import { fixedIds, golden, readLog, scenarios } from "../../scripts/fixture-io.ts";
-import { CHILD_COMMANDS, LOAD_METRICS_TITLE, SCREENCAST, TAB_COMMANDS } from "../../src/cdp/enable-commands.ts";
+import { CHILD_COMMANDS, LOAD_METRICS_TITLE, OPTIONAL_COMMANDS, SCREENCAST, TAB_COMMANDS } from "../../src/cdp/enable-commands.ts";
 import { monotonicTime } from "../../src/cdp/event-clock.ts";
 import { NAV_TIMING_BINDING, NAV_TIMING_EXPRESSION } from "../../src/cdp/late.ts";
 import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
@@ -41,7 +41,7 @@ const attached = (sessionId: string): RawEvent => ({
 describe("session core: enable", () => {
   it("sends the tab's enable commands in order, on the tab's own session", () => {
     const io = drive(new TabSession(OPTIONS).enable());
-    expect(sends(io)).toEqual(TAB_COMMANDS.map((c) => `tab ${c.method}`));
+    expect(sends(io)).toEqual([...TAB_COMMANDS, ...OPTIONAL_COMMANDS].map((c) => `tab ${c.method}`));
   });
 
   it("stops at the first refused command with a SessionError", () => {
@@ -61,7 +61,13 @@ describe("session core: screencast frames (visual metrics)", () => {
   it("starts the screencast last, only with visual metrics on, and goes on if it is refused", () => {
     expect(sends(drive(new TabSession(OPTIONS).enable()))).not.toContain(`tab ${SCREENCAST.method}`);
     const io = drive(new TabSession({ ...OPTIONS, visual: true }).enable(), (w) => (w.method === SCREENCAST.method ? FAIL : OK));
-    expect(sends(io)).toEqual([...TAB_COMMANDS, SCREENCAST].map((c) => `tab ${c.method}`));
+    expect(sends(io)).toEqual([...TAB_COMMANDS, ...OPTIONAL_COMMANDS, SCREENCAST].map((c) => `tab ${c.method}`));
+  });
+
+  it("goes on when an optional command is refused", () => {
+    const optional = new Set(OPTIONAL_COMMANDS.map((c) => c.method));
+    const io = drive(new TabSession({ ...OPTIONS, visual: true }).enable(), (w) => (optional.has(w.method) ? FAIL : OK));
+    expect(sends(io)).toEqual([...TAB_COMMANDS, ...OPTIONAL_COMMANDS, SCREENCAST].map((c) => `tab ${c.method}`));
   });
 
   it("waits for the first frame after starting the screencast (the screen the next load starts on), at most so long", () => {

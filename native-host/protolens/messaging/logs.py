@@ -25,7 +25,7 @@ MAX_UNPACKED = 512 << 20
 MAX_OPTIONS = 8 << 10
 """Largest ``options`` object, as JSON."""
 OPTION_KEYS = frozenset({"source", "url_detail", "visual", "quiet_ms", "main_frame_id", "env",
-                         "id"})
+                         "id", "joined"})
 """What the recorder was given (src/replay/replay.ts ReplayOptions); the node script checks
 their values when it replays."""
 _CHUNK = 1 << 20

@@ -27,7 +27,8 @@ app's route change), a back/forward-cache restore (docs/RECORD.md "Kinds")."""
 INCOMPLETE_REASONS = ("aborted", "no_load_event", "load_event_missed", "unfinished_requests",
                       "cap_after_load", "stopped")
 """``page.incomplete_reasons`` items (docs/RECORD.md "Incomplete records")."""
-NOT_SEEN = ("service_worker_fetches", "shared_worker_fetches", "requests_before_attach")
+NOT_SEEN = ("service_worker_fetches", "shared_worker_fetches", "requests_before_attach",
+            "early_hints_preloads", "websocket_connections", "download_transfers")
 """``page.not_seen`` items: what DevTools could not show of a load (docs/RECORD.md)."""
 SERVER_CCS = ("cubic", "cubic-nohystart", "bbr", "reno")
 """Server congestion controls a lab campaign can ask for (``--server-cc``): the ``server_cc``

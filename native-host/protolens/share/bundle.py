@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import hashlib
 import io
-import ipaddress
 import json
 import os
 import tarfile
@@ -23,6 +22,12 @@ from pathlib import Path
 from typing import Any
 
 from protolens.record import columns
+from protolens.share.bundle_rules import HOST_COLUMNS as HOST_COLUMNS
+from protolens.share.bundle_rules import TABLES as TABLES
+from protolens.share.bundle_rules import BundleError as BundleError
+from protolens.share.bundle_rules import ip_literal as ip_literal
+from protolens.share.bundle_rules import lite_schema as lite_schema
+from protolens.share.bundle_rules import out_of_range as out_of_range
 
 # pyarrow (160 MB installed) belongs to the extras: the core install writes and checks its own
 # bundles with share/parquet_lite.py and share/bundle_lite.py, so every use below imports it
@@ -38,8 +43,6 @@ MANIFEST = "manifest.json"
 MAX_MEMBER = 4 << 30
 """Largest table file accepted (bytes)."""
 
-TABLES = columns.BUNDLE_TABLES
-"""Every table of a bundle, in insertion order (navigations first)."""
 
 
 def has_pyarrow() -> bool:
@@ -48,11 +51,6 @@ def has_pyarrow() -> bool:
     except ImportError:
         return False
     return True
-
-
-def lite_schema(name: str, version: int = BUNDLE_SCHEMA) -> list[tuple[str, str]]:
-    """Table ``name``'s columns as (name, arrow type name) pairs, without pyarrow."""
-    return [(c.name, c.arrow) for c in columns.bundled(name, version)]
 
 
 def schema_of(name: str, version: int = BUNDLE_SCHEMA) -> Any:
@@ -103,10 +101,6 @@ def upgrade(name: str, table: Any) -> Any:
         out.append(table.column(field.name) if field.name in table.column_names
                    else pa.nulls(table.num_rows, field.type))
     return pa.Table.from_arrays(out, schema=SCHEMAS[name])
-
-
-class BundleError(Exception):
-    """A bundle that cannot be imported: unreadable, corrupt, tampered with, or out of range."""
 
 
 @dataclass(frozen=True)
@@ -217,24 +211,6 @@ def _check_manifest(path: Path, manifest: Any) -> dict[str, Any]:
     return manifest
 
 
-HOST_COLUMNS = {"navigations": ("origin", "url"), "requests": ("host", "url"),
-                 "connections": ("host",), "hosts": ("host",)}
-
-
-def ip_literal(value: str) -> bool:
-    """``203.0.113.7``, ``[2001:db8::1]:443`` or ``https://10.0.0.1:8443`` names an IP."""
-    host = value.split("://", 1)[-1].split("/", 1)[0]
-    if host.startswith("["):
-        host = host[1:].split("]", 1)[0]
-    elif host.count(":") == 1:
-        host = host.split(":", 1)[0]
-    try:
-        ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    return True
-
-
 def _check_column(table: Any, c: columns.Column) -> str | None:
     """What is wrong with column ``c`` of ``table`` against its ranges, or None."""
     import pyarrow as pa
@@ -260,19 +236,6 @@ def _check_column(table: Any, c: columns.Column) -> str | None:
         return None
     mm = pc.min_max(values).as_py()
     return out_of_range(c, mm["min"], mm["max"])
-
-
-def out_of_range(c: columns.Column, low: float, high: float) -> str | None:
-    """What is wrong with a column whose values run from ``low`` to ``high``, or None."""
-    if c.min is not None and low < c.min:
-        return f"negative value {low}" if c.min == 0 else f"value {low} below {_num(c.min)}"
-    if c.max is not None and high > c.max:
-        return f"value {high} above {_num(c.max)}"
-    return None
-
-
-def _num(x: float) -> str:
-    return "2^53" if x == columns.MAX_COUNT else f"{x:.15g}"
 
 
 def _check_shares(table: Any) -> str | None:

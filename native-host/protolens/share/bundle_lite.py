@@ -13,7 +13,7 @@ from typing import Any
 
 from protolens.record import columns
 from protolens.share import parquet_lite
-from protolens.share.bundle import (
+from protolens.share.bundle_rules import (
     HOST_COLUMNS,
     TABLES,
     BundleError,

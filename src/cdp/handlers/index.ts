@@ -7,11 +7,11 @@ import type { TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
 import {
   onDataReceived, onLoadingFailed, onLoadingFinished, onRequestServedFromCache, onRequestWillBeSent,
-  onResponseReceived,
+  onResponseReceived, onResponseReceivedEarlyHints,
 } from "./network.ts";
 import {
-  onAttachedToTarget, onDomContentEventFired, onDownloadWillBegin, onFrameAttached, onFrameNavigated, onLifecycleEvent,
-  onLoadEventFired, onNavigatedWithinDocument,
+  onAttachedToTarget, onDomContentEventFired, onDownloadWillBegin, onFrameAttached, onFrameNavigated, onFrameStoppedLoading,
+  onLifecycleEvent, onLoadEventFired, onNavigatedWithinDocument, onWorkerVersionUpdated,
 } from "./page.ts";
 import { onFrameHistogram } from "./paint.ts";
 import { onBindingCalled, onMetrics } from "./runtime.ts";
@@ -30,6 +30,7 @@ export const HANDLERS = {
   "Network.loadingFinished": onLoadingFinished,
   "Network.loadingFailed": onLoadingFailed,
   "Network.requestServedFromCache": onRequestServedFromCache,
+  "Network.responseReceivedEarlyHints": onResponseReceivedEarlyHints,
   "Network.webSocketCreated": onWebSocketCreated,
   "Network.webSocketWillSendHandshakeRequest": onWebSocketWillSendHandshakeRequest,
   "Network.webSocketHandshakeResponseReceived": onWebSocketHandshakeResponseReceived,
@@ -41,6 +42,8 @@ export const HANDLERS = {
   "Page.loadEventFired": onLoadEventFired,
   "Page.domContentEventFired": onDomContentEventFired,
   "Page.navigatedWithinDocument": onNavigatedWithinDocument,
+  "Page.frameStoppedLoading": onFrameStoppedLoading,
+  "ServiceWorker.workerVersionUpdated": onWorkerVersionUpdated,
   "Page.downloadWillBegin": onDownloadWillBegin,
   "Target.attachedToTarget": onAttachedToTarget,
   "Runtime.bindingCalled": onBindingCalled,

@@ -22,6 +22,7 @@ function activity(s: TabState, ev: RawEvent, h: Hop, at: number): void {
 export function onRequestWillBeSent(s: TabState, ev: EventOf<"Network.requestWillBeSent">): Out {
   const p = ev.params;
   s.wallOffset = p.wallTime - p.timestamp;
+  if (s.nav !== null && Number.isNaN(s.nav.wallTime) && s.nav.kind !== "navigation") s.nav.wallTime = s.nav.t0 + s.wallOffset;
   const k = s.key(ev, p.requestId);
   const owner = [s.nav, s.pending].find((n) => n?.requests.has(k)) ?? null;
   const prev = owner?.requests.get(k);
@@ -41,8 +42,16 @@ export function onRequestWillBeSent(s: TabState, ev: EventOf<"Network.requestWil
     nav.requests.set(k, [hop]);
     if (nav === s.nav && !s.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
     if (!isLongLived(hop)) nav.touch(p.timestamp);
+  } else if (!nav && s.joined && isHttp(p.request.url) && !s.orphans.has(k)) {
+    s.orphans.set(k, [newHop(p, 0, false)]);
   }
   return [];
+}
+
+/** A request seen while no navigation was recorded (TabState.orphans), or undefined. */
+function orphan(s: TabState, ev: RawEvent, requestId: string): Hop | undefined {
+  const hops = s.orphans.get(s.key(ev, requestId));
+  return hops?.[hops.length - 1];
 }
 
 /** A navigation's response the browser saves instead of showing (RFC 6266 section 4.2): how a
@@ -88,7 +97,7 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
     s.nav?.requests.set(s.key(ev, p.requestId), [hop]);
     return out;
   }
-  const h = s.hopOf(ev, p.requestId);
+  const h = s.hopOf(ev, p.requestId) ?? orphan(s, ev, p.requestId);
   if (nav?.late && !h && isHttp(p.response.url)) {
     // joined late: a request sent before the renderer's agent was enabled
     const k = s.key(ev, p.requestId);
@@ -106,7 +115,7 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
 }
 
 export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">): Out {
-  const h = s.hopOf(ev, ev.params.requestId);
+  const h = s.hopOf(ev, ev.params.requestId) ?? orphan(s, ev, ev.params.requestId);
   if (h) {
     h.bodyBytes += ev.params.dataLength;
     activity(s, ev, h, ev.params.timestamp);
@@ -115,7 +124,7 @@ export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">)
 }
 
 export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinished">): Out {
-  const h = s.hopOf(ev, ev.params.requestId);
+  const h = s.hopOf(ev, ev.params.requestId) ?? orphan(s, ev, ev.params.requestId);
   if (h && h.end === null) {
     h.end = ev.params.timestamp;
     h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength));
@@ -142,6 +151,19 @@ export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed"
       return s.abandonPending();
     }
   }
+  return [];
+}
+
+/** A 103 Early Hints response to the main document: the browser fetches its `Link: rel=preload`
+ * resources before the document's own response (RFC 8297), and DevTools reports none of those
+ * requests to the tab (Chromium 156: the hinted objects are in caddy's log, not in the events).
+ * The record says so rather than staying silent. */
+export function onResponseReceivedEarlyHints(s: TabState, ev: EventOf<"Network.responseReceivedEarlyHints">): Out {
+  const h = s.hopOf(ev, ev.params.requestId);
+  const nav = s.ownerOf(ev, ev.params.requestId);
+  const link = Object.entries(ev.params.headers).find(([k]) => k.toLowerCase() === "link")?.[1] ?? "";
+  if (nav !== null && h?.isMain === true && /rel\s*=\s*"?(preload|modulepreload)/i.test(link) &&
+      !nav.blind.includes("early_hints_preloads")) nav.blind.push("early_hints_preloads");
   return [];
 }
 

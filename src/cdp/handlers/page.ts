@@ -37,17 +37,32 @@ export function onFrameNavigated(s: TabState, ev: EventOf<"Page.frameNavigated">
   return out;
 }
 
+/** How long before its own event a same-document navigation or a restore takes the tab's
+ * requests that came with no navigation: chrome.debugger delivered a single-page app's fetch a
+ * few milliseconds before the Page.navigatedWithinDocument of the pushState that preceded it
+ * (Chromium 156, the real-web test site); half a second is the lab's network quiet. */
+export const ORPHAN_WINDOW_S = 0.5;
+
 /** A navigation that loads no document: it starts now (the event has no time of its own: the
- * recorder's latest CDP time), ends the one before it and is placed on the wall clock by the
- * tab's last request. A same-document navigation while the document is still loading is part
- * of that load (a single-page app settling its first route), not a navigation of its own. */
+ * recorder's latest CDP time), or at the first of the requests that came just before it with no
+ * navigation to take them; it ends the one before it and is placed on the wall clock by the
+ * tab's last request (or, when none came before, its next one). A same-document navigation while
+ * the document is still loading is part of that load (a single-page app settling its first
+ * route), not a navigation of its own. */
 function startWithoutDocument(s: TabState, kind: "soft" | "bfcache", url: string, loaderId: string): Out {
   const now = s.now;
   if (now === null) return [];
   if (kind === "soft" && s.nav !== null && s.nav.kind === "navigation" && s.nav.settled === null) return [];
   const out = s.finish(true);
-  const wall = s.wallOffset === null ? NaN : now + s.wallOffset;
-  s.begin(new Navigation(now, wall, loaderId, s.mainFrameId ?? "", `|${kind}@${now}`, null, kind, url), true);
+  const adopted = s.takeOrphans(now - ORPHAN_WINDOW_S);
+  const t0 = Math.min(now, ...[...adopted.values()].map((hops) => hops[0]?.start ?? now));
+  const wall = s.wallOffset === null ? NaN : t0 + s.wallOffset;
+  const nav = new Navigation(t0, wall, loaderId, s.mainFrameId ?? "", `|${kind}@${t0}`, null, kind, url);
+  for (const [k, hops] of adopted) {
+    nav.requests.set(k, hops);
+    for (const h of hops) nav.touch(h.end ?? h.responseAt ?? h.start);
+  }
+  s.begin(nav, true);
   return out;
 }
 
@@ -56,8 +71,21 @@ export function onNavigatedWithinDocument(s: TabState, ev: EventOf<"Page.navigat
   // a fragment (#anchor) scrolls; only the History API (pushState, replaceState, traversal)
   // is how single-page apps change route
   if (ev.sessionId !== undefined || p.frameId !== s.mainFrameId || p.navigationType !== "historyApi") return [];
-  const loaderId = s.documentLoaderId ?? s.nav?.loaderId;
-  return loaderId === undefined ? [] : startWithoutDocument(s, "soft", p.url, loaderId);
+  // the document's loader, when seen (a replayed log may begin at this event: its requests then
+  // go to it whatever their loader, as every request of a committed navigation does)
+  return startWithoutDocument(s, "soft", p.url, s.documentLoaderId ?? s.nav?.loaderId ?? "");
+}
+
+/** A service worker's version going through its lifecycle (ServiceWorker domain, optional:
+ * enable-commands.ts OPTIONAL_COMMANDS) while a navigation is recorded: installing, it fetches
+ * its script and precache on its own target, which the tab is not attached to. */
+export function onWorkerVersionUpdated(s: TabState, ev: EventOf<"ServiceWorker.workerVersionUpdated">): Out {
+  const nav = s.nav ?? s.pending;
+  const busy = ev.params.versions.some((v) => v.status !== "activated" && v.status !== "redundant");
+  if (nav !== null && ev.sessionId === undefined && busy && !nav.blind.includes("service_worker_fetches")) {
+    nav.blind.push("service_worker_fetches");
+  }
+  return [];
 }
 
 /** A download: a navigation to it never commits (the document stays), so the pending
@@ -69,7 +97,7 @@ export function onDownloadWillBegin(s: TabState, ev: EventOf<"Page.downloadWillB
   const mainUrl = (n: typeof s.nav): string | undefined => n?.current(n.mainKey)?.url;
   if (s.pending !== null && mainUrl(s.pending) === url) s.markDownload(s.pending);
   else if (s.nav !== null && !s.committed && mainUrl(s.nav) === url) s.markDownload(s.nav);
-  else if (s.nav !== null) s.nav.downloads += 1; // a download by script or a link with `download`
+  else if (s.nav !== null) s.nav.downloadUrls.add(url); // by script, a link with `download`, or counted already
   return [];
 }
 
@@ -99,6 +127,18 @@ function milestone(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
   if (p.name === "load") nav.loadAt ??= p.timestamp;
   else if (p.name === "DOMContentLoaded") nav.dclAt ??= p.timestamp;
   else if (p.name === "firstContentfulPaint") nav.fcpAt ??= p.timestamp;
+  return [];
+}
+
+/** The main frame stopped loading: after its load event (as every load ends) nothing changes;
+ * before it, the load was stopped and no load event will come (measured with Chromium 156: after
+ * window.stop() or Page.stopLoading on a page with an object the server never finished, only
+ * this event). The event has no time of its own: the recorder's latest CDP time. */
+export function onFrameStoppedLoading(s: TabState, ev: EventOf<"Page.frameStoppedLoading">): Out {
+  const nav = s.nav;
+  if (nav?.kind !== "navigation" || ev.sessionId !== undefined || ev.params.frameId !== s.mainFrameId || !s.committed ||
+      nav.loadAt !== null || nav.mainFailure !== null || s.now === null) return [];
+  nav.stoppedAt ??= s.now;
   return [];
 }
 

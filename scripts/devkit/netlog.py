@@ -1,0 +1,170 @@
+"""Reads Chromium's NetLog: the wire witness for connections and bytes (tests and benchmarks).
+
+Chromium started with ``--log-net-log=FILE --net-log-capture-mode=Default`` writes every socket's
+events, byte counts included (payloads only in mode Everything: net/log/net_log_capture_mode.h).
+The file is one JSON object, ``{"constants": {...},\\n"events": [\\n`` then one event a line; a
+browser that is killed never writes the closing ``]}``, so the reader takes the lines it can
+(as Chromium's own netlog viewer does with a truncated log).
+
+Per connection, keyed by the browser's local port (the client port in caddy's access log):
+
+- TCP (h1, h2): ``TCP_CONNECT`` gives the local and remote address; ``SOCKET_BYTES_RECEIVED`` /
+  ``_SENT`` are the bytes read from and written to the kernel (TLS records, handshake included);
+  ``SSL_SOCKET_BYTES_RECEIVED`` the plaintext HTTP bytes after TLS;
+- QUIC (h3): a ``QUIC_SESSION`` source per connection, its host; ``QUIC_SESSION_PACKET_RECEIVED``
+  carries ``self_address`` (the local port) and each packet's size, ``QUIC_SESSION_PACKET_SENT``
+  each sent packet's size, ``QUIC_SESSION_STREAM_FRAME_RECEIVED`` each STREAM frame's data
+  length (HTTP/3 above QUIC: the analogue of TLS plaintext); ``QUIC_SESSION_CLOSED`` gives the
+  close reason (an idle timeout is one too); no stream frame at all means the session never
+  carried a request (a failed handshake).
+
+    conns = read_connections(Path("netlog.json"))   # {local_port: WireConn}
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+KEPT = ("TCP_CONNECT", "SOCKET_BYTES_RECEIVED", "SOCKET_BYTES_SENT", "SSL_SOCKET_BYTES_RECEIVED",
+        "QUIC_SESSION", "QUIC_SESSION_PACKET_RECEIVED", "QUIC_SESSION_PACKET_SENT",
+        "QUIC_SESSION_CLOSED", "QUIC_SESSION_STREAM_FRAME_RECEIVED")
+"""The event types this reader uses (``trim`` keeps only these)."""
+
+
+@dataclass
+class WireConn:
+    kind: str
+    """"tcp" or "quic"."""
+    local_port: int
+    remote: str
+    """Remote address as ``ip:port``."""
+    host: str | None = None
+    """The server's name (QUIC sessions name it; TCP sockets do not)."""
+    bytes_in: int = 0
+    """Bytes received: TCP bytes read from the socket, or QUIC packet bytes."""
+    bytes_out: int = 0
+    plain_in: int = 0
+    """TCP only: bytes TLS handed up (HTTP/1.1 or HTTP/2 frames); 0 for QUIC."""
+    tls: bool = False
+    """TCP only: TLS ran on the socket (plain HTTP has no SSL_SOCKET_BYTES events)."""
+    stream_frames: int = 0
+    """QUIC only: STREAM frames received (0: the session carried no request)."""
+    stream_bytes: int = 0
+    """QUIC only: the STREAM frames' data (HTTP/3 frames, QPACK and control streams)."""
+    error: str | None = None
+    """QUIC only: why the session closed, when it closed with an error."""
+    sources: set[int] = field(default_factory=set)
+
+    @property
+    def app_in(self) -> int:
+        """HTTP bytes received: TLS plaintext (TCP), the socket's bytes (plain HTTP), or QUIC
+        stream data: what a browser's per-request wire counts add up to."""
+        if self.kind == "quic":
+            return self.stream_bytes
+        return self.plain_in if self.tls else self.bytes_in
+
+
+def read_events(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """(constants, events) of a NetLog file, complete or cut off after any line."""
+    with path.open() as f:
+        head = f.readline()
+        if not head.startswith('{"constants":'):
+            raise ValueError(f"{path}: not a NetLog file (no constants on its first line)")
+        constants = json.loads(head[len('{"constants":'):].rstrip().rstrip(","))
+        events = []
+        for line in f:
+            line = line.strip().rstrip(",")
+            if line.endswith("]}"):  # a closed log's last event
+                line = line[:-2]
+            if not line.startswith("{"):
+                continue
+            try:
+                events.append(json.loads(line))
+            except json.JSONDecodeError:  # the half-written last line of a killed browser
+                continue
+    return constants, events
+
+
+def _named(constants: dict[str, Any], events: Iterable[dict[str, Any]]
+           ) -> Iterator[tuple[str, dict[str, Any]]]:
+    names = {v: k for k, v in constants["logEventTypes"].items()}
+    for ev in events:
+        yield names.get(ev["type"], ""), ev
+
+
+def _port(address: str) -> int:
+    return int(address.rsplit(":", 1)[1])
+
+
+def connections(constants: dict[str, Any], events: Iterable[dict[str, Any]]
+                ) -> dict[int, WireConn]:
+    """Every TCP socket that connected and every QUIC session that got a packet, by local port."""
+    tcp: dict[int, WireConn] = {}
+    quic: dict[int, WireConn] = {}
+    quic_host: dict[int, str] = {}
+    for name, ev in _named(constants, events):
+        src, params = ev["source"]["id"], ev.get("params") or {}
+        if name == "TCP_CONNECT" and "local_address" in params:
+            tcp[src] = WireConn("tcp", _port(params["local_address"]), params["remote_address"])
+        elif name in ("SOCKET_BYTES_RECEIVED", "SOCKET_BYTES_SENT",
+                      "SSL_SOCKET_BYTES_RECEIVED") and src in tcp:
+            n = int(params.get("byte_count", 0))
+            if name == "SOCKET_BYTES_RECEIVED":
+                tcp[src].bytes_in += n
+            elif name == "SOCKET_BYTES_SENT":
+                tcp[src].bytes_out += n
+            else:
+                tcp[src].plain_in += n
+                tcp[src].tls = True
+        elif name == "QUIC_SESSION" and "host" in params:
+            quic_host[src] = str(params["host"])
+        elif name == "QUIC_SESSION_PACKET_RECEIVED":
+            conn = quic.get(src)
+            if conn is None:
+                conn = quic[src] = WireConn("quic", _port(params["self_address"]),
+                                            params["peer_address"], host=quic_host.get(src))
+            conn.bytes_in += int(params.get("size", 0))
+        elif name == "QUIC_SESSION_PACKET_SENT" and src in quic:
+            quic[src].bytes_out += int(params.get("size", 0))
+        elif name == "QUIC_SESSION_STREAM_FRAME_RECEIVED" and src in quic:
+            quic[src].stream_frames += 1
+            quic[src].stream_bytes += int(params.get("length", 0))
+        elif name == "QUIC_SESSION_CLOSED" and src in quic and params.get("quic_error"):
+            quic[src].error = str(params.get("details", params["quic_error"]))
+    out: dict[int, WireConn] = {}
+    for src, conn in [*tcp.items(), *quic.items()]:
+        conn.sources.add(src)
+        out[conn.local_port] = conn
+    return out
+
+
+def read_connections(path: Path) -> dict[int, WireConn]:
+    return connections(*read_events(path))
+
+
+def trim(path: Path, dest: Path, ports: set[int] | None = None) -> int:
+    """Write a smaller NetLog of the same form holding only the events this reader uses (and,
+    with ``ports``, only those connections): a real log cut to a unit-test fixture. Returns the
+    number of events kept."""
+    constants, events = read_events(path)
+    names = {v: k for k, v in constants["logEventTypes"].items()}
+    keep_types = {constants["logEventTypes"][n] for n in KEPT if n in constants["logEventTypes"]}
+    if ports is not None:
+        keep_src = {s for c in connections(constants, events).values() if c.local_port in ports
+                    for s in c.sources}
+    kept = [ev for ev in events if ev["type"] in keep_types
+            and (ports is None or ev["source"]["id"] in keep_src)]
+    small = {"logEventTypes": {names[t]: t for t in keep_types},
+             "logSourceType": constants.get("logSourceType", {}),
+             "timeTickOffset": constants.get("timeTickOffset")}
+    with dest.open("w") as f:
+        f.write('{"constants":' + json.dumps(small, sort_keys=True) + ",\n")
+        f.write('"events": [\n')
+        for ev in kept:
+            ev.get("params", {}).pop("certificates", None)
+            f.write(json.dumps(ev, sort_keys=True) + ",\n")
+    return len(kept)

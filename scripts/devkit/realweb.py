@@ -1,0 +1,244 @@
+"""The "real web" test site: pages that behave as real sites do, each with its ground truth.
+
+caddy serves scripts/devkit/realweb_www over HTTPS (h1, h2, h3 on one port; a.test to f.test)
+and plain HTTP on a second port (http -> https); what a file server cannot do (WebSocket,
+EventSource, 103 Early Hints, an object that never finishes, a beacon sink) comes from
+realweb_backend.py behind caddy's reverse_proxy, in a thread of its own. Every request is in
+caddy's JSON access log (scripts/devkit/caddylog.py), the independent witness of the tests.
+
+    with serve_realweb(tmp_path) as site:
+        site.url("/console/noisy.html")          # https://a.test:PORT/console/noisy.html
+        site.url("/redir/plain.html", http=True) # http://a.test:HTTP_PORT/redir/plain.html
+
+Pages (``PAGES``): the console twins, a service worker, a cross-origin iframe, workers, streams
+that stay open, redirects (script, meta refresh, a 301/302 chain across hosts, http -> https),
+103 Early Hints, preload/prefetch/CORS/data:/blob:, cacheable objects, an Alt-Svc upgrade, a
+soft navigation, a back/forward-cache restore, window.stop(), a page that never loads, a download.
+Nothing is cacheable (``no-store``) except /cache/* (max-age=3600) and /bf/* (a no-store document
+is never put in the back/forward cache: web.dev "bfcache", Cache-Control: no-store).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import random
+import shutil
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from PIL import Image
+
+from scripts.devkit.realweb_backend import start_backend
+from scripts.devkit.site import free_port, make_cert, run_caddy
+
+WWW = Path(__file__).resolve().parent / "realweb_www"
+HOSTS = ("a.test", "b.test", "c.test", "d.test", "e.test", "f.test")
+"""e.test serves only the streams that stay open and f.test only the service worker's page, so
+their connections are theirs alone (DevTools cannot see a service worker's own fetches)."""
+
+IMAGES = {
+    **{f"a.test/console/img/{n}.png": 6000 + 900 * n for n in range(1, 7)},
+    "f.test/sw/a.png": 5000, "f.test/sw/b.png": 7000,
+    "a.test/frame/top.png": 6000, "b.test/frame/inner.png": 9000,
+    "a.test/stream/s.png": 4000,
+    "a.test/redir/landing.png": 5000, "c.test/redir/chain.png": 5000,
+    "a.test/hints/hint.png": 8000,
+    "a.test/misc/preloaded.png": 6000,
+    "a.test/cache/c1.png": 7000, "a.test/cache/c2.png": 8000, "a.test/cache/c3.png": 9000,
+    "a.test/spa/v1.png": 5000, "a.test/spa/v2.png": 6000,
+    "a.test/bf/one.png": 5000,
+    "a.test/stop/ok.png": 3000, "a.test/hang/ok.png": 3000,
+    **{f"d.test/altsvc/e{n}.png": 6000 for n in (1, 2)},
+    **{f"d.test/altsvc/late{n}.png": 12000 for n in (1, 2, 3, 4)},
+}
+"""Generated PNGs (host/path -> approximate bytes): random pixels, so they do not compress."""
+DOWNLOAD_BYTES = 20_000
+
+CADDYFILE = """{{
+  admin off
+  auto_https disable_redirects
+  skip_install_trust
+  servers {{
+    protocols h1 h2 h3
+  }}
+}}
+a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port}, e.test:{port}, f.test:{port} {{
+  bind 127.0.0.1
+  tls {cert} {key}
+  root * {www}/{{http.request.host}}
+  log {{
+    output file {log}
+    format json
+  }}
+  @chain1 {{
+    host a.test
+    path /redir/chain
+  }}
+  redir @chain1 https://b.test:{port}/redir/hop2 301
+  @chain2 {{
+    host b.test
+    path /redir/hop2
+  }}
+  redir @chain2 https://c.test:{port}/redir/landing.html 302
+  @preflight {{
+    host b.test
+    method OPTIONS
+    path /api/*
+  }}
+  @api {{
+    host b.test
+    path /api/*
+  }}
+  header @api Access-Control-Allow-Origin "https://a.test:{port}"
+  header @api Access-Control-Allow-Headers "x-proto"
+  respond @preflight 204
+  @nostore not path /cache/* /bf/*
+  header @nostore Cache-Control "no-store"
+  header /cache/* Cache-Control "max-age=3600"
+  header /download/file.bin Content-Disposition "attachment; filename=file.bin"
+  @backend path /ws /sse /hints/ /slow/* /beacon
+  reverse_proxy @backend 127.0.0.1:{backend} {{
+    flush_interval -1
+  }}
+  file_server
+}}
+http://a.test:{http_port} {{
+  bind 127.0.0.1
+  log {{
+    output file {log}
+    format json
+  }}
+  redir https://a.test:{port}{{uri}} 301
+}}
+"""
+
+
+@dataclass(frozen=True)
+class RealWeb:
+    port: int
+    """HTTPS on TCP (h1, h2) and UDP (h3)."""
+    http_port: int
+    """Plain HTTP, a.test only: every request is redirected to HTTPS (301)."""
+    spki: str
+    """base64 sha256 of the certificate's SPKI (--ignore-certificate-errors-spki-list)."""
+    access_log: Path
+    """caddy's JSON access log for both ports."""
+    backend_log: Path
+    """The backend's own log (devkit/realweb_backend.py): caddy logs no request whose proxied
+    response the browser aborted (reverseproxy: "aborting with incomplete response")."""
+    files: dict[str, int]
+    """"host/path" -> bytes of every static file served (index.html as its directory)."""
+
+    def url(self, path: str, host: str = "a.test", http: bool = False) -> str:
+        if http:
+            return f"http://{host}:{self.http_port}{path}"
+        return f"https://{host}:{self.port}{path}"
+
+    @property
+    def origins(self) -> list[str]:
+        return [f"{h}:{self.port}" for h in HOSTS]
+
+
+def _png(seed: int, size: int) -> bytes:
+    """A PNG of about ``size`` bytes: random pixels do not compress (3 bytes a pixel)."""
+    rng = random.Random(seed)
+    side = max(4, int((size / 3) ** 0.5))
+    img = Image.frombytes("RGB", (side, side), rng.randbytes(side * side * 3))
+    buf = io.BytesIO()
+    img.save(buf, "PNG")
+    return buf.getvalue()
+
+
+def build_www(dest: Path, port: int) -> dict[str, int]:
+    """Copy the static tree into ``dest`` with ``{PORT}`` filled in, and generate the binaries."""
+    shutil.copytree(WWW, dest)
+    for path in dest.rglob("*"):
+        if path.is_file() and path.suffix in (".html", ".js"):
+            path.write_text(path.read_text().replace("{PORT}", str(port)))
+    for i, (rel, size) in enumerate(sorted(IMAGES.items())):
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_bytes(_png(i, size))
+    (dest / "a.test/download/file.bin").write_bytes(random.Random(7).randbytes(DOWNLOAD_BYTES))
+    files = {}
+    for path in sorted(dest.rglob("*")):
+        if path.is_file():
+            rel = path.relative_to(dest).as_posix()
+            files[rel[: -len("index.html")] if rel.endswith("/index.html") else rel] = \
+                path.stat().st_size
+    return files
+
+
+@contextmanager
+def _backend_thread(port: int, log: Path) -> Iterator[None]:
+    loop = asyncio.new_event_loop()
+    ready = threading.Event()
+    server: list[asyncio.Server] = []
+
+    def run() -> None:
+        asyncio.set_event_loop(loop)
+        server.append(loop.run_until_complete(start_backend(port, log)))
+        ready.set()
+        loop.run_forever()
+
+    thread = threading.Thread(target=run, name="realweb-backend", daemon=True)
+    thread.start()
+    if not ready.wait(10):
+        raise RuntimeError("the realweb backend did not start")
+    try:
+        yield
+    finally:
+        async def close() -> None:
+            server[0].close()
+            tasks = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+        asyncio.run_coroutine_threadsafe(close(), loop).result(10)
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(10)
+
+
+@contextmanager
+def serve_realweb(workdir: Path) -> Iterator[RealWeb]:
+    """caddy and the backend for the real-web site under ``workdir``; stopped on exit."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    port, http_port, backend = free_port(), free_port(), free_port()
+    home = workdir / "home"
+    home.mkdir(exist_ok=True)
+    www = workdir / "www"
+    if www.exists():
+        shutil.rmtree(www)
+    files = build_www(www, port)
+    cert, key, spki = make_cert(workdir, HOSTS)
+    access_log = workdir / "access.log"
+    access_log.touch()
+    caddyfile = workdir / "Caddyfile"
+    caddyfile.write_text(CADDYFILE.format(port=port, http_port=http_port, backend=backend,
+                                          cert=cert, key=key, www=www, log=access_log))
+    backend_log = workdir / "backend.log"
+    backend_log.touch()
+    with _backend_thread(backend, backend_log), \
+            run_caddy(caddyfile, port, home, workdir / "caddy.stderr"):
+        yield RealWeb(port=port, http_port=http_port, spki=spki, access_log=access_log,
+                      backend_log=backend_log, files=files)
+
+
+if __name__ == "__main__":  # manual use (and the fixture recorder): serve until Ctrl-C or SIGTERM
+    import signal
+    import sys
+    import tempfile
+    import time
+
+    # a background job of a non-interactive shell ignores SIGINT: SIGTERM stops it cleanly too
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    with tempfile.TemporaryDirectory() as d, serve_realweb(Path(d)) as s:
+        print(s.url("/"), s.spki, s.http_port, s.access_log, sep="\n", flush=True)
+        try:
+            while True:
+                time.sleep(3600)
+        except KeyboardInterrupt:
+            sys.exit(0)

@@ -1,0 +1,78 @@
+"""The real-web pages in the order one driven lab browser loads them (devkit/drive.py).
+
+Each step names what it does and how many records it waits for; a step that may make a record
+the recorder does not make yet (a back/forward-cache restore) waits 0 and settles instead, and
+the tests say what should be there. The order matters where a page needs the one before it: the
+service worker's second load is controlled, the cache's second load is warm (memory cache, same
+renderer), the third comes after a cross-site page (d.test: another renderer, so disk cache).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from scripts.devkit.drive import Driven, Step
+from scripts.devkit.realweb import RealWeb
+
+FIRST = "/console/quiet.html"
+STOP_AFTER_S = 1.5
+"""The user presses stop this long after navigating to the page that never loads."""
+
+
+SW_READY = """Promise.race([navigator.serviceWorker.ready.then(() => true),
+  new Promise((done) => setTimeout(() => done(window.swError || 'not ready in 10 s'), 10000))])"""
+"""Resolves once the worker is active (its second load is then controlled), or says why not."""
+
+
+def await_js(d: Driven, expr: str) -> Any:
+    r = d.cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True,
+                                        "awaitPromise": True}, d.session)
+    return r["result"].get("value")
+
+
+def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[str, Step]:
+    """Every step (or those in ``names``) after the first page; returns name -> Step."""
+    def nav(path: str, host: str = "a.test", http: bool = False) -> Any:
+        return lambda: d.navigate(site.url(path, host, http))
+
+    def stop_later() -> None:
+        d.navigate(site.url("/hang/"))
+        time.sleep(STOP_AFTER_S)
+        d.cdp.send("Page.stopLoading", {}, d.session)
+
+    plan: list[tuple[str, Any, int, float]] = [
+        ("sw-install", nav("/sw/", "f.test"), 1, 0.0),
+        ("sw-ready", lambda: await_js(d, SW_READY), 0, 0),
+        ("sw-controlled", nav("/sw/", "f.test"), 1, 0.0),
+        ("frame", nav("/frame/"), 1, 0.0),
+        ("workers", nav("/workers/"), 1, 0.0),
+        ("stream", nav("/stream/"), 1, 0.0),
+        ("redirect-script", nav("/redir/script.html"), 1, 1.5),
+        ("redirect-meta", nav("/redir/meta.html"), 1, 1.5),
+        ("redirect-chain", nav("/redir/chain"), 1, 0.0),
+        ("http-to-https", nav("/redir/plain.html", http=True), 1, 0.0),
+        ("early-hints", nav("/hints/"), 1, 0.0),
+        ("misc", nav("/misc/"), 1, 0.0),
+        ("cache-cold", nav("/cache/"), 1, 0.0),
+        ("cache-memory", nav("/cache/"), 1, 0.0),
+        ("altsvc", nav("/altsvc/", "d.test"), 1, 0.0),
+        ("cache-disk", nav("/cache/"), 1, 0.0),
+        ("soft", nav("/spa/"), 1, 2.0),
+        ("bf-one", nav("/bf/one.html"), 1, 0.0),
+        ("bf-two", nav("/bf/two.html"), 1, 0.0),
+        ("bf-back", lambda: d.js("history.back(), true"), 0, 3.0),
+        ("window-stop", nav("/stop/"), 1, 0.0),
+        ("user-stop", stop_later, 1, 0.0),
+        ("download", nav("/download/"), 1, 1.0),
+        # last: while the recorder takes console time for its clock, every record after this
+        # page's would end at once (the noisy twin is still compared with the quiet one)
+        ("console-noisy", nav("/console/noisy.html"), 1, 0.0),
+    ]
+    d.steps[0].name = "console-quiet"
+    d.idle_url = site.url("/idle.html")
+    out = {"console-quiet": d.steps[0]}
+    for name, action, expect, settle in plan:
+        if names is None or name in names:
+            out[name] = d.step(name, action, expect, settle_s=settle)
+    return out

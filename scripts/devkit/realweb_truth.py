@@ -1,0 +1,179 @@
+"""What a driven browser's records say against caddy's log and the NetLog, page by page (tests).
+
+Records are read from the store as the host stored them (every column of ``navigations`` and
+``requests``, so contract fields the recorder gains, such as ``kind`` or ``open_at_end``, are
+there once the store has them); caddy's hits are sliced by request start between one step's
+start and the next's (devkit/caddylog.py ``Hit.start``).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from scripts.devkit.caddylog import Hit
+from scripts.devkit.drive import Step
+
+
+@dataclass
+class Page:
+    name: str
+    navs: list[dict[str, Any]]
+    """The step's records (navigations rows), in the order stored; each has "requests"."""
+    hits: list[Hit]
+    """caddy's requests begun during the step."""
+    seconds: float = 0.0
+    """How long the step waited for its records."""
+    timed_out: bool = False
+    """No record came within the step's time (devkit/drive.py Step.timed_out)."""
+    aborted: list[Hit] = field(default_factory=list)
+    """Requests the backend got that caddy never logged (aborted responses: no client port)."""
+
+    def nav(self, path: str) -> dict[str, Any]:
+        """The record whose URL's path (and query) is ``path``."""
+        assert not self.timed_out, f"{self.name}: no record within the step's time"
+        found = [n for n in self.navs if _target(n["url"]) == path]
+        assert len(found) == 1, f"{self.name}: {len(found)} records of {path}: " \
+                                f"{[n['url'] for n in self.navs]}"
+        return found[0]
+
+    def requests(self) -> list[dict[str, Any]]:
+        return [r for n in self.navs for r in n["requests"]]
+
+
+def _target(url: str) -> str:
+    u = urlsplit(url)
+    return u.path + (f"?{u.query}" if u.query else "")
+
+
+def key(url: str, method: str) -> tuple[str, int | None, str, str]:
+    """(host, port, path?query, method): a request as both the record and caddy name it."""
+    u = urlsplit(url)
+    return (u.hostname or "", u.port, _target(url), method)
+
+
+def hit_key(h: Hit) -> tuple[str, int | None, str, str]:
+    return (h.host, h.port, h.uri, h.method)
+
+
+def on_network(req: dict[str, Any]) -> bool:
+    """A request that reached a server (not a cache hit, not data: or blob:)."""
+    return (urlsplit(req["url"]).scheme in ("http", "https", "ws", "wss")
+            and not req["from_memory_cache"] and not req["from_disk_cache"]
+            and not (req["from_service_worker"] and req["connection_id"] is None))
+
+
+def read_navs(db: Path, ids: list[str]) -> list[dict[str, Any]]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        conn.row_factory = sqlite3.Row
+        out = []
+        for nav_id in ids:
+            nav = dict(conn.execute("SELECT * FROM navigations WHERE id = ?", (nav_id,)).fetchone())
+            nav["requests"] = [dict(r) for r in conn.execute(
+                "SELECT * FROM requests WHERE navigation_id = ? ORDER BY seq", (nav_id,))]
+            out.append(nav)
+    return out
+
+
+def pages(db: Path, steps: dict[str, Step], hits: list[Hit], aborted: list[Hit]
+          ) -> dict[str, Page]:
+    order = sorted(steps.values(), key=lambda s: s.started)
+    out = {}
+    for i, step in enumerate(order):
+        end = order[i + 1].started if i + 1 < len(order) else float("inf")
+        out[step.name] = Page(step.name, read_navs(db, step.ids),
+                              [h for h in hits if step.started <= h.start < end],
+                              step.ended - step.started, step.timed_out,
+                              [h for h in aborted if step.started <= h.start < end])
+    return out
+
+
+def aborted_hits(backend_log: Path, caddy: list[Hit]) -> list[Hit]:
+    """Requests the backend received that caddy never logged (their response was aborted), as
+    hits without a client port."""
+    logged = Counter((h.host, h.port, h.uri) for h in caddy)
+    out = []
+    for line in backend_log.read_text().splitlines():
+        e = json.loads(line)
+        host, _, port = e["host"].rpartition(":")
+        k = (host, int(port) if port.isdigit() else None, e["uri"])
+        if logged[k] > 0:
+            logged[k] -= 1
+            continue
+        out.append(Hit(host=host, uri=e["uri"], family="", client_port=0, status=0, size=0,
+                       method=e["method"], port=k[1], start=float(e["ts"])))
+    return out
+
+
+UNSEEN = {"service_worker_fetches": ("/sw/sw.js", "/sw/precache.json"),
+          "shared_worker_fetches": ("/workers/w2.json",),
+          "early_hints_preloads": ("/hints/hint.css", "/hints/hint.png"),
+          "download_transfers": ("/download/file.bin",)}
+"""What a record may leave out when it says DevTools could not see it (``page.not_seen``): the
+requests of the site's service worker and shared worker themselves, the objects its 103 Early
+Hints preload (fetched once more by the page, so one of each), the download's transfer
+(docs/RECORD.md). Each declared path is taken off caddy's requests once."""
+
+
+def declared(nav: dict[str, Any]) -> list[str]:
+    """The record's ``not_seen``."""
+    return list(json.loads(nav.get("not_seen") or "[]"))
+
+
+def unseen_request(nav: dict[str, Any], req: dict[str, Any]) -> bool:
+    """A request its record keeps but says it could not see on the wire: a WebSocket (CDP gives
+    it no connection or protocol), a shared worker's script (answered on the worker's target)."""
+    kinds = declared(nav)
+    return (("websocket_connections" in kinds and req["resource_type"] == "WebSocket") or
+            ("shared_worker_fetches" in kinds and req["resource_type"] == "Script" and
+             req["family"] is None and req["end_ms"] is None))
+
+
+def unseen_hits(page: Page) -> list[Hit]:
+    """caddy's hits that a record of the page declares unseen (``UNSEEN``), and the worker's
+    fetches behind requests the service worker answered (the site's worker fetches each request
+    it answers): their connections carry bytes no record can hold."""
+    kinds_of = [declared(n) for n in page.navs]
+    paths = {p for kinds in kinds_of for kind in kinds for p in UNSEEN.get(kind, ())}
+    pairs = zip(page.navs, kinds_of, strict=True)
+    answered = {key(r["url"], r["method"] or "GET") for n, kinds in pairs
+                if "service_worker_fetches" in kinds for r in n["requests"]
+                if r["from_service_worker"]}
+    sockets = {key(r["url"], r["method"] or "GET") for n in page.navs for r in n["requests"]
+               if unseen_request(n, r)}
+    return [h for h in page.hits if h.uri in paths or hit_key(h) in answered or
+            hit_key(h) in sockets]
+
+
+def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
+    """(served but not recorded, recorded but not served), per request key; served = caddy's
+    log and the backend's aborted requests, less the requests a record of the page declares
+    unseen. A step without its record fails here."""
+    assert not page.timed_out, f"{page.name}: no record within the step's time"
+    # the site's worker answers every request with its own fetch of the same URL (sw.js): a
+    # request the worker answered is one of caddy's when the record says the worker's fetches
+    # were not seen
+    through = {n["id"] for n in page.navs
+               if "service_worker_fetches" in json.loads(n.get("not_seen") or "[]")}
+    recorded = Counter(key(r["url"], r["method"] or "GET") for r in page.requests()
+                       if on_network(r) or (r["from_service_worker"]
+                                            and r["navigation_id"] in through))
+    unseen = {path for n in page.navs for kind in declared(n) for path in UNSEEN.get(kind, ())}
+    served = Counter(hit_key(h) for h in page.hits + page.aborted)
+    served -= Counter(hit_key(h) for h in {h.uri: h for h in page.hits + page.aborted
+                                            if h.uri in unseen}.values())
+    return served - recorded, recorded - served
+
+
+def contract(nav: dict[str, Any], field: str) -> Any:
+    """A contract field of the record (docs: HELPERS "Record fields being added"), JSON lists
+    decoded; an AssertionError naming it while the store has no such column."""
+    if field not in nav:
+        raise AssertionError(f"the stored record has no {field!r} (contract field not stored yet)")
+    value = nav[field]
+    return json.loads(value) if isinstance(value, str) and value.startswith("[") else value

@@ -1,0 +1,1 @@
+fetch('w1.json').then((r) => r.json()).then((j) => postMessage(j));

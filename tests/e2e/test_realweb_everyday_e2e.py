@@ -1,0 +1,83 @@
+"""End to end, everyday recording mode: the real-web pages whose recording differs from the lab's
+(scripts/devkit/realweb.py), in an everyday browser as a user has it (scripts/devkit/drive.py
+``driven_everyday``: recording switched on from the options page, h2, the recorder's own 2 s quiet,
+the debugger attached at each navigation and let go once the tab is idle).
+
+- a service worker: the first load installs it (its own requests go to the server then), the
+  second is controlled (every subresource answered by the worker: from_service_worker);
+- a soft navigation (history.pushState 600 ms after load, inside the everyday quiet): a record of
+  kind "soft" with the requests the new view made;
+- a redirect by script: the page left behind is recorded too, and says so if it never loaded.
+Each page's requests are also checked against caddy's access log. Cost: one browser start,
+about 25 s.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from scripts.devkit.caddylog import read_hits
+from scripts.devkit.drive import driven_everyday
+from scripts.devkit.realweb import RealWeb, serve_realweb
+from scripts.devkit.realweb_plan import SW_READY, await_js
+from scripts.devkit.realweb_truth import Page, aborted_hits, contract, key, pages, request_diff
+
+pytestmark = pytest.mark.e2e
+
+STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script")
+
+
+@pytest.fixture(scope="module")
+def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealWeb, dict[str, Page]]]:
+    work = tmp_path_factory.mktemp("realweb-everyday")
+    db = work / "store.db"
+    with serve_realweb(work / "site") as site, \
+            driven_everyday(work, spki=site.spki, db=db) as d:
+        def nav(path: str, host: str = "a.test") -> Any:
+            return lambda: d.navigate(site.url(path, host))
+        steps = {
+            "sw-install": d.step("sw-install", nav("/sw/", "f.test"), 1),
+            "sw-ready": d.step("sw-ready", lambda: await_js(d, SW_READY), 0),
+            "sw-controlled": d.step("sw-controlled", nav("/sw/", "f.test"), 1),
+            "soft": d.step("soft", nav("/spa/"), 1, settle_s=3.0),
+            "redirect-script": d.step("redirect-script", nav("/redir/script.html"), 1,
+                                      settle_s=3.0),
+        }
+    hits = read_hits(site.access_log)
+    yield site, pages(db, steps, hits, aborted_hits(site.backend_log, hits))
+
+
+@pytest.mark.parametrize("name", STEPS)
+def test_requests_recorded_are_the_requests_caddy_served(
+        loaded: tuple[RealWeb, dict[str, Page]], name: str) -> None:
+    missing, extra = request_diff(loaded[1][name])
+    assert not missing and not extra, f"not recorded: {dict(missing)}; not served: {dict(extra)}"
+
+
+def test_service_worker_controls_the_second_load(loaded: tuple[RealWeb, dict[str, Page]]) -> None:
+    _, done = loaded
+    assert {"/sw/sw.js", "/sw/precache.json"} <= {h.uri for h in done["sw-install"].hits}
+    subs = [r for r in done["sw-controlled"].nav("/sw/")["requests"] if not r["is_main_document"]]
+    assert len(subs) == 3 and all(r["from_service_worker"] for r in subs), subs
+
+
+def test_soft_navigation_is_a_record_of_its_own_kind(
+        loaded: tuple[RealWeb, dict[str, Page]]) -> None:
+    page = loaded[1]["soft"]
+    assert contract(page.nav("/spa/"), "kind") == "navigation"
+    soft = page.nav("/spa/view2")
+    assert contract(soft, "kind") == "soft"
+    assert {key(r["url"], "GET")[2] for r in soft["requests"]} >= {"/spa/view2.json",
+                                                                    "/spa/v2.png"}
+
+
+def test_script_redirect_records_both_documents(loaded: tuple[RealWeb, dict[str, Page]]) -> None:
+    page = loaded[1]["redirect-script"]
+    landing = page.nav("/redir/landing.html?from=script")
+    assert landing["load_ms"] is not None and landing["fcp_ms"] is not None
+    first = page.nav("/redir/script.html")
+    if first["load_ms"] is None:
+        assert first["aborted"] or contract(first, "incomplete"), first
