@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.cli.run import protolens
-from tests.testbed.conftest import lab_available
+from tests.testbed.conftest import lab_available, wan_traces
 
 pytestmark = pytest.mark.netns
 NAME, NET_NS, HOST_IF, NET_IF = "ccw", "ccinet", "ccin-h", "ccin-n"
@@ -26,16 +26,7 @@ def sh(*argv: str, check: bool = True) -> str:
 
 
 def traces() -> dict[str, object]:
-    """Everything a wan network could leave in the root namespace."""
-    return {"netns": sorted(n for n in sh("ip", "netns", "list").split() if n.startswith(NAME)),
-            "rules": [line for t in ("nat", "filter") for line in
-                      sh("iptables", "-w", "-t", t, "-S").splitlines()
-                      if f"protolens-wan-{NAME}" in line],
-            "route": sh("ip", "-4", "route", "show", "198.18.1.0/24"),
-            "link": sh("ip", "-br", "link", "show", f"{NAME}-hw", check=False),
-            "ip_forward": Path("/proc/sys/net/ipv4/ip_forward").read_text(),
-            "etc": sorted(p.name for p in Path("/etc/netns").glob(f"{NAME}-*"))
-            if Path("/etc/netns").exists() else []}
+    return wan_traces(NAME)
 
 
 @pytest.fixture

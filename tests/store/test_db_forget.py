@@ -48,7 +48,7 @@ def counts(path: Path) -> dict[str, int]:
     try:
         return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0]
                 for t in ("navigations", "requests", "connections", "hosts", "navigation_policies",
-                          "navigation_logs")}
+                          "navigation_logs", "navigation_rtts")}
     finally:
         conn.close()
 
@@ -65,7 +65,8 @@ def test_forget_site_deletes_its_pages_and_subdomains_and_says_how_many(db: Path
     deleted = {r["table"]: r["deleted"] for r in json.loads(out)}
     # a.test (4 requests) and www.a.test (5), not xa.test nor b.test
     assert deleted == {"navigations": 2, "requests": 9, "connections": 4, "hosts": 4,
-                       "navigation_policies": 1, "navigation_logs": 0}
+                       "navigation_policies": 1, "navigation_logs": 0,
+                       "navigation_rtts": 0}
     after = counts(db)
     assert {t: before[t] - after[t] for t in before} == deleted
     conn = sqlite3.connect(db)

@@ -21,7 +21,7 @@ APPLIED_NAMES = (
     "m001_initial", "m002_views", "m003_lab", "m004_policy", "m005_research",
     "m006_research_views", "m007_policy_rule_ids", "m008_late_attach", "m009_fairness",
     "m010_cc_probes", "m011_contributions", "m012_visual_metrics", "m013_real_web",
-    "m014_navigation_logs",
+    "m014_navigation_logs", "m015_paths",
 )
 
 

@@ -46,3 +46,21 @@ def in_client(tb: Any, argv: list[str], timeout: float = 60) -> subprocess.Compl
 
 def python_in(argv_prefix: list[str], script: str, *args: str) -> list[str]:
     return [*argv_prefix, sys.executable, str(HERE / script), *args]
+
+
+def wan_traces(name: str) -> dict[str, object]:
+    """Everything a wan network called ``name`` could leave in the root namespace (and its
+    state under /run)."""
+    def sh(*argv: str) -> str:
+        return subprocess.run(argv, capture_output=True, text=True).stdout
+
+    return {"netns": sorted(n for n in sh("ip", "netns", "list").split() if n.startswith(name)),
+            "rules": [line for t in ("nat", "filter") for line in
+                      sh("iptables", "-w", "-t", t, "-S").splitlines()
+                      if f"protolens-wan-{name}" in line],
+            "route": sh("ip", "-4", "route", "show", "198.18.1.0/24"),
+            "link": sh("ip", "-br", "link", "show", f"{name}-hw"),
+            "ip_forward": Path("/proc/sys/net/ipv4/ip_forward").read_text(),
+            "run": Path(f"/run/protolens/testbed/wan-{name}").exists(),
+            "etc": sorted(p.name for p in Path("/etc/netns").glob(f"{name}-*"))
+            if Path("/etc/netns").exists() else []}

@@ -196,20 +196,24 @@ def wan_group() -> None:
 @click.option("--name", default="pl", show_default=True, help="Network name (namespaces).")
 @click.option("--uplink", metavar="IF", help="Interface to NAT out of (default: the default "
               "route's).")
-def wan_up(name: str, uplink: str | None) -> None:
+@click.option("--resolver", "resolvers", multiple=True, metavar="IP",
+              help="Name server the client namespace asks (repeatable; default: the host's, "
+                   "or the servers behind a systemd-resolved stub).")
+def wan_up(name: str, uplink: str | None, resolvers: tuple[str, ...] = ()) -> None:
     """Create the wan network.
 
     Example: protolens cc wan up --name pl
     """
     from protolens.testbed.wan import WanNetwork
     try:
-        wn = WanNetwork.up(name, uplink)
+        wn = WanNetwork.up(name, uplink, resolvers=resolvers)
     except TestbedError as exc:
         raise UserError(str(exc)) from None
     for line in wn.reaped:
         click.echo(line, err=True)
+    names = ", ".join(wn.state.resolvers) or "none reachable (give --resolver IP)"
     click.echo(f"wan network '{name}' up: client {wn.topo.cli_ns}, NAT out of "
-               f"{wn.state.uplink}")
+               f"{wn.state.uplink}, name servers {names}")
 
 
 @wan_group.command("down")

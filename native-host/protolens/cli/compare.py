@@ -22,6 +22,10 @@ def _arms(text: str | None) -> list[str] | None:
     return arms or None
 
 
+def _csv_arms(text: str | None) -> list[str] | None:
+    return [a.strip() for a in text.split(",") if a.strip()] if text else None
+
+
 @click.command("compare")
 @click.option("--campaign", help="A lab campaign's name (see: protolens lab campaigns).")
 @click.option("--source", type=click.Choice(["passive", "experiment"]),
@@ -52,17 +56,43 @@ def _arms(text: str | None) -> list[str] | None:
 @click.option("--spark-master", help="With --engine spark: a cluster URL (default local[*]).")
 @click.option("--include-incomplete", is_flag=True,
               help="Keep loads whose record is incomplete (left out by default, and counted).")
+@click.option("--baseline", metavar="CAMPAIGN",
+              help="Compare --campaign against this baseline campaign, cell by cell (page x "
+                   "arm x condition): the change with its 95% interval and a verdict.")
+@click.option("--baseline-db", type=click.Path(dir_okay=False, path_type=Path),
+              help="The baseline's store (default: --db); alone, the same campaign or "
+                   "--source in the two stores.")
+@click.option("--fail-on-regression", "fail_pct", type=click.FloatRange(0, 10_000),
+              metavar="PCT", help="With a baseline: exit 1 when any cell is surely (its 95% "
+                                  "interval wholly) more than PCT% slower than the baseline's "
+                                  "median.")
 @db_option
 @output_options
 def compare_cmd(campaign: str | None, source: str | None, domain: str | None, metric: str,
                 arms: str | None, warm: bool, seed: int, resamples: int,
                 bundles: tuple[Path, ...], db: Path | None, fmt: str,
                 by_cc: bool = False, dataset: Path | None = None, engine: str = "duckdb",
-                spark_master: str | None = None, include_incomplete: bool = False) -> None:
-    """Compare arms (or protocols) per page and condition, with 95% intervals and a verdict.
+                spark_master: str | None = None, include_incomplete: bool = False,
+                baseline: str | None = None, baseline_db: Path | None = None,
+                fail_pct: float | None = None) -> None:
+    """Compare arms (or protocols) per page and condition, with 95% intervals and a verdict;
+    or, with a baseline, the current campaign against it cell by cell.
 
     Example: protolens compare --campaign ifip18-loss --metric speed_index --csv
+
+    Example: protolens compare --baseline before --campaign after --fail-on-regression 5
     """
+    if baseline is not None or baseline_db is not None:
+        if bundles or dataset is not None or by_cc or domain is not None:
+            raise UserError("--baseline: not with --bundle, --dataset, --by-cc or --domain")
+        from protolens.cli.compare_baseline import baseline_compare
+        baseline_compare(baseline=baseline, baseline_db=baseline_db, campaign=campaign,
+                         source=source, db=db_path(db), metric=metric, warm=warm,
+                         include_incomplete=include_incomplete, arms=_csv_arms(arms),
+                         fmt=fmt, fail_pct=fail_pct)
+        return
+    if fail_pct is not None:
+        raise UserError("--fail-on-regression needs a baseline (--baseline or --baseline-db)")
     req = Request(campaign=campaign, source=source, domain=domain, metric=metric,
                   arms=_arms(arms), warm=warm, by_cc=by_cc, bundles=bundles, db=db,
                   dataset=dataset, engine=engine, spark_master=spark_master,

@@ -19,12 +19,15 @@ from protolens.cli.fairness import fairness_cmd
 from protolens.cli.output import emit, output_options
 from protolens.cli.reproduce import reproduce_cmd
 from protolens.lab import campaign as camp
+from protolens.lab import real_sites
+from protolens.lab.path_rtt import by_cell, path_table
 from protolens.lab.report import report_rows
 from protolens.lab.runner import LAB_QUIET_MS
 from protolens.messaging.lab import MAX_QUIET_MS
 from protolens.paths import default_db, extension_dir
 from protolens.store import StoreError, open_ro
 from protolens.store import lab as labstore
+from protolens.store import paths as pathstore
 
 
 def _csv(text: str | None) -> list[str]:
@@ -44,9 +47,12 @@ lab_group.add_command(fairness_cmd)
 
 
 @lab_group.command("run")
+@click.argument("url_args", metavar="[URL]...", nargs=-1)
 @click.option("--pages", help="Corpus pages, comma-separated (see: protolens testbed pages).")
 @click.option("--urls", "urls_file", type=click.Path(dir_okay=False, path_type=Path),
-              help="A file of real URLs, one per line: load those over your own network.")
+              help="A file of real URLs, one per line (or give URLs as arguments): with "
+                   "--conditions none over your own network, with shaper profiles through the "
+                   "shaper on the wan path (root).")
 @click.option("--arms", default="h1,h2,h3", show_default=True,
               help="Protocol arms: h1, h2, h3; through the lab proxy: h2-parallel:N (N 1-8), "
                    "proxy-h1, proxy-h2, proxy-h3, policy (with --policy).")
@@ -54,7 +60,8 @@ lab_group.add_command(fairness_cmd)
               help="Per-domain rules (TOML, docs/POLICY.md) for the 'policy' arm, which is "
                    "added to --arms if missing.")
 @click.option("--conditions", default="wifi", show_default=True,
-              help="Network conditions (testbed profiles); 'none' for real sites.")
+              help="Network conditions (shaper profiles, also for real sites); 'none': real "
+                   "sites over your own network, unshaped.")
 @click.option("--reps", default=3, show_default=True, type=click.IntRange(1, 1000))
 @click.option("--campaign", help="Campaign name (default: lab-<date>-<time>).")
 @click.option("--resume", "resume", metavar="CAMPAIGN", help="Run only what CAMPAIGN is missing.")
@@ -81,17 +88,33 @@ lab_group.add_command(fairness_cmd)
                    "protolens replay --navigation ID; never exported.")
 @click.option("--testbed", "testbed_name", default="pl", show_default=True,
               help="Testbed name (namespace prefix).")
+@click.option("--wan", "wan_name", default="plw", show_default=True,
+              help="Real sites under a profile: the wan network's name (brought up and down "
+                   "here unless it is up: protolens cc wan up).")
+@click.option("--uplink", metavar="IF",
+              help="Real sites: the interface the wan path NATs out of (default: the default "
+                   "route's).")
+@click.option("--resolver", "resolvers", multiple=True, metavar="IP",
+              help="Real sites: a name server the wan path's namespace asks (repeatable; "
+                   "default: the host's).")
+@click.option("--ca", "ca_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Real sites: also trust this CA (PEM), e.g. a staging server's.")
 @db_option
 def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: str, reps: int,
             campaign: str | None, resume: str | None, server_cc: str, seed: int | None,
             warm: bool, retries: int, timeout_s: float, chromium: str, testbed_name: str,
             db: Path | None, policy_file: Path | None = None,
             bbr_hosts: tuple[str, ...] = (), quiet_ms: int | None = None,
-            visual: bool = True, save_log: bool = False) -> None:
+            visual: bool = True, save_log: bool = False, url_args: tuple[str, ...] = (),
+            wan_name: str = "plw", uplink: str | None = None, resolvers: tuple[str, ...] = (),
+            ca_file: Path | None = None) -> None:
     """Load pages under every arm x condition x repetition; store every load.
 
     Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
     --conditions wifi,wifi-lossy --reps 5 --campaign wifi-test
+
+    Example: protolens lab run https://example.org/ --arms h1,h2,h3,h2-parallel:2
+    --conditions wifi,wifi-lossy,cell-poor --reps 5
     """
     db = db_path(db)
     if resume:
@@ -103,13 +126,15 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
         arm_list, policy = _csv(arms), _policy(policy_file)
         if policy and "policy" not in arm_list:
             arm_list.append("policy")
+        urls = _read_urls(urls_file) + _url_args(url_args)
         spec = camp.CampaignSpec(
             name=campaign or time.strftime("lab-%Y%m%d-%H%M%S"),
-            pages=tuple(_csv(pages)), urls=_read_urls(urls_file),
+            pages=tuple(_csv(pages)), urls=urls,
             arms=_arms(arm_list), conditions=tuple(_csv(conditions)), reps=reps, policy=policy,
             seed=seed if seed is not None else random.SystemRandom().randrange(2**31),
-            warm=warm, server_cc=server_cc if not urls_file else None, testbed=testbed_name,
-            bbr_hosts=bbr_hosts, quiet_ms=quiet_ms)
+            warm=warm, server_cc=server_cc if not urls else None, testbed=testbed_name,
+            bbr_hosts=bbr_hosts, quiet_ms=quiet_ms, wan=wan_name, uplink=uplink,
+            resolvers=resolvers, ca=str(ca_file.resolve()) if ca_file else None)
     opts = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
                          timeout_s=timeout_s, retries=retries, visual=visual,
                          save_log=save_log)
@@ -165,12 +190,20 @@ def _policy(path: Path | None) -> tuple[dict[str, Any], ...]:
         raise UserError(str(exc)) from None
 
 
+def _url_args(args: tuple[str, ...]) -> tuple[str, ...]:
+    """URLs given as arguments, checked as a file's are."""
+    try:
+        return tuple(real_sites.check_url(u, "argument") for u in args)
+    except camp.CampaignError as exc:
+        raise UserError(str(exc)) from None
+
+
 def _read_urls(path: Path | None) -> tuple[str, ...]:
     """The ``--urls`` file's URLs; its problems are one-line user errors like any other."""
     if path is None:
         return ()
     try:
-        return tuple(camp.read_urls(path))
+        return tuple(real_sites.read_urls(path))
     except camp.CampaignError as exc:
         raise UserError(str(exc)) from None
 
@@ -207,7 +240,8 @@ def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
                by_cc: bool = False, dataset: Path | None = None,
                include_incomplete: bool = False) -> None:
     """Per page x condition x arm: n, median and IQR of PLT, TTFB, FCP, first image and the
-    visual metrics (SpeedIndex ...); PLT and SpeedIndex ratio to h2.
+    visual metrics (SpeedIndex ...); PLT and SpeedIndex ratio to h2; the profile's RTT and each
+    host's path RTT on top of it (real sites add their own).
 
     Example: protolens report --campaign wifi-test --json
     """
@@ -237,9 +271,22 @@ def report_cmd(campaign: str | None, warm: bool, fmt: str, db: Path | None,
                 raise UserError(f"no campaign named {campaign!r} (see: protolens lab campaigns)")
             rows = report_rows(labstore.campaign_navigations(conn, campaign), warm=warm,
                                include_incomplete=include_incomplete)
+            paths = path_table(pathstore.campaign_rtts(conn, campaign)) if not warm else []
     except StoreError as exc:
         raise UserError(str(exc)) from None
-    _emit_report(rows, campaign, warm, fmt, include_incomplete)
+    _emit_report(_with_paths(rows, paths), campaign, warm, fmt, include_incomplete)
+    if paths and fmt == "table":
+        emit(paths, fmt, title="Round trips: the profile's, and each host's path on top of it "
+                               "(smallest set-up over the loads)",
+             columns=["page", "condition", "host", "profile_rtt_ms", "path_rtt_ms", "loads",
+                      "note"])
+
+
+def _with_paths(rows: list[dict[str, Any]], paths: list[dict[str, Any]]
+                ) -> list[dict[str, Any]]:
+    """Each report row with its cell's profile RTT and per-host path RTT, where stored."""
+    cells = by_cell(paths)
+    return [r | cells.get((r["page"], r["condition"]), {}) for r in rows] if cells else rows
 
 
 def _emit_report(rows: list[dict[str, Any]], campaign: str, warm: bool, fmt: str,

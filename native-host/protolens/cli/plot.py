@@ -65,8 +65,11 @@ def _waterfall(nav_id: str | None, db: Path | None) -> Figure:
 
 def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | None,
           limit: int, warm: bool, db: Path | None, nav_id: str | None = None,
-          host: str | None = None, data: Path | None = None, metric: str = "plt") -> Figure:
+          host: str | None = None, data: Path | None = None, metric: str = "plt",
+          baseline: str | None = None) -> Figure:
     """The figure for ``kind`` (the I/O around the pure figure functions)."""
+    if baseline is not None:
+        return _baseline_delta(kind, campaign, baseline, arms, warm, db, data, metric)
     if metric != "plt" and kind not in PER_LOAD:
         raise UserError(f"{kind}: --metric applies to {', '.join(PER_LOAD)} only")
     if kind == "waterfall":
@@ -100,6 +103,22 @@ def build(kind: str, campaign: str | None, arms: str | None, tcpstats: Path | No
     if kind == "delta-cdf":
         return figures.delta_cdf(rows, a, b, f"{a} vs {b}\n{campaign}", metric)
     return figures.speedup(rows, a, b, f"{b} against {a}\n{campaign}", metric)
+
+
+def _baseline_delta(kind: str, campaign: str | None, baseline: str, arms: str | None,
+                    warm: bool, db: Path | None, data: Path | None, metric: str) -> Figure:
+    """delta-cdf of the current campaign against a baseline, per page x arm x condition."""
+    if kind != "delta-cdf":
+        raise UserError(f"{kind}: --baseline applies to delta-cdf only")
+    if campaign is None or data is not None:
+        raise UserError("delta-cdf --baseline: give --campaign NAME (the current one) and a "
+                        "store (--db), not --dataset")
+    keep = [a.strip() for a in arms.split(",") if a.strip()] if arms else None
+    rows = figures.baseline_rows(
+        *([r for r in _store_rows(kind, db, name, warm, metric) if not keep or r["arm"] in keep]
+          for name in (baseline, campaign)))
+    return figures.delta_cdf(rows, "current", "baseline",
+                             f"{campaign} against {baseline} (page x arm)", metric)
 
 
 def _fairness(db: Path | None, campaign: str) -> Figure:
@@ -140,7 +159,11 @@ def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool,
 @click.option("--campaign", help="A lab campaign (all kinds except cwnd and waterfall).")
 @click.option("-o", "--out", "out", type=click.Path(dir_okay=False, path_type=Path),
               help="Output file: .png, .svg or .pdf (waterfall: waterfall-ID.png by default).")
-@click.option("--arms", help="Two arms A,B for delta-cdf and speedup (A is the reference).")
+@click.option("--arms", help="Two arms A,B for delta-cdf and speedup (A is the reference); "
+              "with --baseline, the arms to keep.")
+@click.option("--baseline", metavar="CAMPAIGN",
+              help="delta-cdf: the current --campaign against this baseline campaign, one value "
+                   "per page x arm, one line per condition.")
 @click.option("--tcpstats", type=click.Path(dir_okay=False, path_type=Path),
               help="cwnd: the JSON-lines file of: protolens testbed tcpstats --out FILE.")
 @click.option("--limit", type=click.IntRange(1, 500), default=40, show_default=True,
@@ -157,7 +180,7 @@ def _store_rows(kind: str, db: Path | None, campaign: str, warm: bool,
 def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | None,
              arms: str | None, tcpstats: Path | None, limit: int, warm: bool,
              db: Path | None, host: str | None = None, dataset: Path | None = None,
-             metric: str = "plt") -> None:
+             metric: str = "plt", baseline: str | None = None) -> None:
     """Draw a paper figure (plt-box, byte-shares, delta-cdf, speedup, cwnd, fairness, cc-queue:
     a CC probe's queue over time, CoNEXT'20 Fig. 2(a)) or one page load's connection waterfall
     (waterfall NAVIGATION_ID; docs/WATERFALL.md).
@@ -168,6 +191,8 @@ def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | No
     --out si.png
 
     Example: protolens plot waterfall 3f2a9c1e
+
+    Example: protolens plot delta-cdf --baseline before --campaign after --out delta.png
     """
     if out is None:
         if kind != "waterfall":
@@ -182,7 +207,7 @@ def plot_cmd(kind: str, nav_id: str | None, campaign: str | None, out: Path | No
                                 "ytick.labelsize": 7}):  # sizes for a two-column paper
         try:
             fig = build(kind, campaign, arms, tcpstats, limit, warm, db, nav_id, host, dataset,
-                        metric)
+                        metric, baseline)
         except figures.PlotError as exc:
             raise UserError(f"{kind}: {exc}") from None
         try:

@@ -15,8 +15,9 @@ from protolens.cli.db import db_option, db_path
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit
 from protolens.lab import campaign as camp
+from protolens.lab import real_sites
 from protolens.lab.experiments import EXPERIMENTS, Experiment, experiment
-from protolens.lab.reproduce import Reproduction, reproduce
+from protolens.lab.reproduce import RealSites, Reproduction, reproduce
 from protolens.paths import extension_dir
 from protolens.store import StoreError
 
@@ -64,13 +65,32 @@ def _write_report(reps: list[Reproduction], out: Path) -> None:
     click.echo(f"report: {out} ({len(names)} figures beside it)")
 
 
+def _real_sites(urls_file: Path | None, wan: str, uplink: str | None,
+                resolvers: tuple[str, ...], ca: Path | None) -> RealSites | None:
+    """``--urls`` and the wan path's settings, checked before anything runs."""
+    if urls_file is None:
+        if uplink or resolvers or ca:
+            raise UserError("--uplink, --resolver and --ca apply to real sites (--urls)")
+        return None
+    try:
+        urls = tuple(real_sites.read_urls(urls_file))
+    except camp.CampaignError as exc:
+        raise UserError(str(exc)) from None
+    return RealSites(urls, wan, uplink, resolvers, str(ca.resolve()) if ca else None)
+
+
 _HELP = f"""Run a paper's experiment on the testbed; print each claim beside a measured ratio with
     its 95% bootstrap interval and a verdict from that interval, untuned.
 
     NAME: {", ".join(e.name for e in EXPERIMENTS[:-1])} or {EXPERIMENTS[-1].name}; or --all.
     conext20-igor reruns the CC fingerprint's Table 1 (no browser; not part of --all).
 
+    With --urls FILE: the paper's conditions on those real sites (ifip18-wifi,
+    ifip18-parallel, student-study's network part).
+
     Example: protolens lab reproduce --all --quick --out report.md
+
+    Example: protolens lab reproduce student-study --quick --urls sites.txt
     """
 """The command's help, naming every experiment of ``lab/experiments.py``."""
 
@@ -90,10 +110,27 @@ _HELP = f"""Run a paper's experiment on the testbed; print each claim beside a m
 @click.option("--testbed", "testbed_name", default="plr", show_default=True,
               help="Testbed to use (brought up and down here if not running).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+@click.option("--urls", "urls_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="Run the paper's conditions on these real sites (a file, one URL a line) "
+                   "instead of the testbed's replicas, through the shaper on the wan path; "
+                   "only the experiments whose design allows it (--all: those).")
+@click.option("--wan", "wan_name", default="plw", show_default=True,
+              help="With --urls: the wan network's name.")
+@click.option("--uplink", metavar="IF", help="With --urls: the interface to NAT out of.")
+@click.option("--resolver", "resolvers", multiple=True, metavar="IP",
+              help="With --urls: a name server for the wan path's namespace (repeatable).")
+@click.option("--ca", "ca_file", type=click.Path(dir_okay=False, path_type=Path),
+              help="With --urls: also trust this CA (PEM).")
 @db_option
 def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None,
                   seed: int | None, out: Path | None, timeout_s: float, retries: int,
-                  chromium: str, testbed_name: str, as_json: bool, db: Path | None) -> None:
+                  chromium: str, testbed_name: str, as_json: bool, db: Path | None,
+                  urls_file: Path | None = None, wan_name: str = "plw",
+                  uplink: str | None = None, resolvers: tuple[str, ...] = (),
+                  ca_file: Path | None = None) -> None:
+    real = _real_sites(urls_file, wan_name, uplink, resolvers, ca_file)
+    if real is not None and name == "conext20-igor":
+        raise UserError("conext20-igor probes the testbed's servers: no --urls")
     if name == "conext20-igor" and not run_all:
         from protolens.cli.cc_reproduce import print_igor
         print_igor(quick, testbed_name, as_json, db)
@@ -105,15 +142,18 @@ def reproduce_cmd(name: str | None, run_all: bool, quick: bool, reps: int | None
         exps: list[Experiment] = list(EXPERIMENTS) if run_all else [experiment(name or "")]
     except KeyError as exc:
         raise UserError(str(exc.args[0])) from None
+    if real is not None and run_all:
+        exps = [e for e in exps if e.real_sites]
     if run_all and out is None:
         out = Path(time.strftime("reproduction-%Y%m%d-%H%M%S.md"))
     opts = camp.Settings(db=db_path(db), chromium=chromium,
                          extension=extension_dir(os.environ), timeout_s=timeout_s,
-                         retries=retries)
+                         retries=retries, progress_to_stderr=as_json)
     done: list[Reproduction] = []
     for exp in exps:
         try:
-            rep = reproduce(exp, opts, quick=quick, testbed=testbed_name, reps=reps, seed=seed)
+            rep = reproduce(exp, opts, quick=quick, testbed=testbed_name, reps=reps, seed=seed,
+                            real=real)
         except (camp.CampaignError, StoreError) as exc:
             raise UserError(str(exc)) from None
         done.append(rep)

@@ -10,26 +10,25 @@ from collections.abc import Sequence
 from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
-from urllib.parse import urlsplit
+from typing import Any, TextIO
 
+from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
 from protolens import __version__
 from protolens.arms import Arm, ArmError, known_arms, parse_lab_arm
+from protolens.lab.errors import CampaignError as CampaignError
 from protolens.lab.network import DirectNetwork, LabNetwork
 from protolens.lab.plan import PlannedLoad, missing, plan
 from protolens.lab.progress import PlainProgress
+from protolens.lab.real_sites import DIRECT, check_real_conditions, real_targets
 from protolens.lab.runner import LAB_QUIET_MS, RunOptions, Target, run_campaign
 from protolens.lab.runner import Progress as Counts
 from protolens.store import OperationalError, open_ro, open_rw
 from protolens.store import lab as labstore
+from protolens.store import paths as pathstore
 from protolens.store.cc import campaign_navigation
 from protolens.testbed.run import TestbedError
-
-
-class CampaignError(Exception):
-    """A campaign that cannot start; the message is one line for the user."""
 
 
 def parse_arms(texts: Sequence[str]) -> tuple[Arm, ...]:
@@ -78,6 +77,22 @@ class CampaignSpec:
     """The network quiet after load that ends each record (``--quiet-ms``). Left out, it is
     ``runner.LAB_QUIET_MS`` for testbed pages and None for real sites (the recorder's own 2 s,
     as in an everyday browser)."""
+    wan: str = "plw"
+    """Real sites under a profile: the wan network's name (``testbed/wan.py``)."""
+    uplink: str | None = None
+    """The interface the wan network NATs out of (default: the default route's)."""
+    resolvers: tuple[str, ...] = ()
+    """Name servers of the wan network's namespace (default: the host's)."""
+    ca: str | None = None
+    """A CA (PEM file) trusted besides the system's for real sites (``--ca``)."""
+
+    @property
+    def path(self) -> str:
+        """``testbed`` (corpus pages), ``direct`` (real sites, unshaped: condition ``none``) or
+        ``wan`` (real sites through the shaper)."""
+        if not self.urls:
+            return "testbed"
+        return "direct" if tuple(self.conditions) == DIRECT else "wan"
 
     def __post_init__(self) -> None:
         if self.quiet_ms is None and not self.urls:
@@ -99,6 +114,8 @@ class CampaignSpec:
                    testbed=str(data.get("testbed", "pl")),
                    policy=tuple(data.get("policy", ())),
                    bbr_hosts=tuple(data.get("bbr_hosts", ())),
+                   wan=str(data.get("wan", "plw")), uplink=data.get("uplink"),
+                   resolvers=tuple(data.get("resolvers", ())), ca=data.get("ca"),
                    # stored before lab runs chose a quiet: they ran with the recorder's 2 s
                    quiet_ms=data.get("quiet_ms", LEGACY_QUIET_MS))
 
@@ -115,6 +132,8 @@ class Settings:
     """Capture paint progress for the visual metrics (``--no-visual`` turns it off)."""
     save_log: bool = False
     """Keep each load's raw DevTools events beside its record (``--save-log``)."""
+    progress_to_stderr: bool = False
+    """Progress on stderr: stdout carries a document (``lab reproduce --json``)."""
 
 
 @dataclass
@@ -142,41 +161,23 @@ class Outcome:
         return "\n".join(lines)
 
 
-def read_urls(path: Path) -> list[str]:
-    """Real-site URLs, one per line; ``#`` comments and blank lines ignored."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except OSError as exc:
-        raise CampaignError(f"{path}: {exc.strerror}") from None
-    urls = [ln.strip() for ln in lines if ln.strip() and not ln.lstrip().startswith("#")]
-    for url in urls:
-        parts = urlsplit(url)
-        if parts.scheme not in ("http", "https") or not parts.hostname:
-            raise CampaignError(f"{path}: not an http(s) URL: {url!r}")
-    if not urls:
-        raise CampaignError(f"{path}: no URLs in it")
-    return urls
-
-
 def validate(spec: CampaignSpec, settings: Settings) -> None:
     """Refuse, with one line, anything that would fail later; start nothing."""
     if bool(spec.pages) == bool(spec.urls):
-        raise CampaignError("give either --pages (testbed) or --urls FILE (real sites)")
+        raise CampaignError("give either --pages (testbed) or real sites (--urls FILE, or URLs "
+                            "as arguments)")
     if not spec.arms:
         raise _unknown_arms(())
     if any(a.name == "policy" for a in spec.arms) and not spec.policy:
         raise CampaignError("arm 'policy' needs --policy FILE")
     if spec.urls and spec.bbr_hosts:
         raise CampaignError("--bbr-host needs the testbed (--pages)")
-    if spec.urls and any(a.proxied for a in spec.arms):
-        raise CampaignError("proxied arms (h2-parallel:N, proxy-*, policy) need the testbed: "
-                            "the lab proxy serves only testbed hosts")
+    if not spec.urls and (spec.uplink or spec.resolvers or spec.ca):
+        raise CampaignError("--uplink, --resolver and --ca apply to real sites (--urls)")
     if spec.urls:
-        allowed = DirectNetwork.conditions
-        bad = [c for c in spec.conditions if c not in allowed]
-        if bad:
-            raise CampaignError(f"condition {', '.join(bad)} needs the testbed; against real "
-                                f"sites (--urls) only {', '.join(allowed)} applies")
+        check_real_conditions(spec.conditions)
+        if spec.ca and not Path(spec.ca).is_file():
+            raise CampaignError(f"--ca {spec.ca}: no such file")
     else:
         from protolens.pages import catalog
         from protolens.shaper import ProfileError, load_profile
@@ -208,12 +209,7 @@ def _custom_pages() -> set[str]:
 
 def targets_for(spec: CampaignSpec, network: LabNetwork) -> dict[str, Target]:
     if spec.urls:
-        out = {}
-        for url in spec.urls:
-            parts = urlsplit(url)
-            port = parts.port or (443 if parts.scheme == "https" else 80)
-            out[url] = Target(url=url, origins=(f"{parts.hostname}:{port}",))
-        return out
+        return real_targets(spec.urls)
     from protolens.lab.testbed_network import TestbedNetwork
     assert isinstance(network, TestbedNetwork)
     return network.targets(spec.pages)
@@ -248,7 +244,10 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
         with closing(open_rw(settings.db, time.time() * 1000)) as conn:
             labstore.ensure_campaign(conn, spec.name, seed=seed, spec=spec.stored(),
                                      version=__version__, now_ms=time.time() * 1000)
-        outcome.counts = _run_with_bar(todo, targets_for(spec, network), network, opts, outcome)
+            pathstore.record_run(conn, spec.name, time.time() * 1000,
+                                 _network_info(network, spec.conditions))
+        outcome.counts = _run_with_bar(todo, targets_for(spec, network), network, opts, outcome,
+                                       sys.stderr if settings.progress_to_stderr else sys.stdout)
     except KeyboardInterrupt:
         outcome.interrupted = True
     except TestbedError as exc:  # e.g. the shaper died mid-campaign: what ran is stored
@@ -301,17 +300,26 @@ def _cell(load: PlannedLoad) -> tuple[str, str, str]:
     return (load.page, str(load.arm), load.condition)
 
 
+def _network_info(network: LabNetwork, conditions: Sequence[str]) -> dict[str, Any]:
+    info = getattr(network, "info", None)
+    return info(conditions) if info is not None else {"path": network.name}
+
+
 def _network(spec: CampaignSpec) -> LabNetwork:
-    if spec.urls:
+    if spec.path == "direct":
         return DirectNetwork()
+    if spec.path == "wan":
+        from protolens.lab.wan_network import WanLabNetwork
+        return WanLabNetwork.prepare(spec.wan, uplink=spec.uplink, resolvers=spec.resolvers,
+                                     ca=spec.ca)
     from protolens.lab.testbed_network import TestbedNetwork
     return TestbedNetwork.prepare(spec.testbed, server_cc=spec.server_cc or "cubic",
                                   pages=spec.pages, bbr_hosts=spec.bbr_hosts)
 
 
 def _run_with_bar(todo: Sequence[PlannedLoad], targets: dict[str, Target], network: LabNetwork,
-                  opts: RunOptions, outcome: Outcome) -> Counts:
-    if not sys.stdout.isatty():  # a file or CI log: a redrawn bar shows nothing until the end
+                  opts: RunOptions, outcome: Outcome, out: TextIO) -> Counts:
+    if not out.isatty():  # a file or CI log: a redrawn bar shows nothing until the end
         plain = PlainProgress.of(outcome.campaign, (_cell(p) for p in todo), time.monotonic())
 
         def line(counts: Counts, load: PlannedLoad) -> None:
@@ -320,12 +328,12 @@ def _run_with_bar(todo: Sequence[PlannedLoad], targets: dict[str, Target], netwo
             text = plain.tick(counts.done, counts.failed, _cell(load), advanced,
                               time.monotonic())
             if text:
-                print(text, flush=True)
+                print(text, file=out, flush=True)
 
         return run_campaign(todo, targets, network, opts, on_progress=line)
     columns = (TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                TextColumn("failed {task.fields[failed]}"), TimeRemainingColumn())
-    with Progress(*columns, transient=False) as bar:
+    with Progress(*columns, transient=False, console=Console(file=out)) as bar:
         task = bar.add_task(outcome.campaign, total=len(todo), failed=0)
 
         def tick(counts: Counts, load: PlannedLoad) -> None:

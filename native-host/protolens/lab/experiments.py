@@ -65,6 +65,10 @@ class Experiment:
     """``campaign`` (each part a lab campaign) or ``fairness`` (each part a ``lab fairness`` run:
     ``Part.arms`` holds the pairs, ``pages[0]`` and ``conditions[0]`` the page and
     bottleneck)."""
+    real_sites: tuple[str, ...] = ()
+    """The parts (suffixes) whose design holds on real sites (``--urls``): their claims compare
+    arms and client-side conditions only. Empty: the claims rest on what only the testbed
+    controls (the servers' CC, a page's make-up, a shared bottleneck)."""
 
 
 PARALLEL_ARMS = ("h1", "h2", "proxy-h2", "h2-parallel:2", "h3")
@@ -87,7 +91,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                    "cubic"),),
         quick=(Part("wifi", ("ifip18-wikipedia", "ifip18-facebook"), ("h1", "h2", "h3"),
                     ("wifi", "wifi-lossy"), 3, "cubic"),),
-        analyze=analyze_ifip18_wifi),
+        analyze=analyze_ifip18_wifi, real_sites=("wifi",)),
     Experiment(
         name="ifip18-parallel",
         paper="IFIP Networking 2018 (shared/seeds/000), Sec. V-B, H2-Parallel",
@@ -97,7 +101,7 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                    "cubic"),),
         quick=(Part("parallel", ("ifip18-wikipedia", "ifip18-facebook"), PARALLEL_ARMS,
                     ("wifi", "wifi-lossy"), 3, "cubic"),),
-        analyze=analyze_ifip18_parallel),
+        analyze=analyze_ifip18_parallel, real_sites=("parallel",)),
     Experiment(
         name="cell-large",
         paper="Akamai cellular poster (shared/seeds/001), Fig. 5(b)",
@@ -153,7 +157,8 @@ EXPERIMENTS: tuple[Experiment, ...] = (
                     STUDENT_NET, 3, "cubic"),
                Part("normal", ("student-many-small", "student-many-large"), ("h1", "h2", "h3"),
                     ("clean",), 3, "cubic", 120.0)),
-        analyze=analyze_student_study),
+        # the "normal" part's claims are about its two pages' make-up
+        analyze=analyze_student_study, real_sites=("net",)),
     Experiment(
         name="mininet-quic",
         paper="Zheng et al., Mininet study (shared/seeds/004), Sec. 4, scenario 1, Fig. 6",

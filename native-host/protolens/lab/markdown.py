@@ -62,6 +62,9 @@ def render(reps: Sequence[Reproduction], *, title: str, created: str, machine: s
         exp = r.experiment
         out += ["", f"## {exp.name}", "", f"Paper: {exp.paper}", "", f"> {exp.finding}", "",
                 "Campaigns: " + ", ".join(f"`{c}`" for c in r.campaigns.values()), ""]
+        if r.urls:
+            out += [f"On real sites, not the testbed's replicas ({', '.join(r.urls)}): real "
+                    "sites change over time, so a rerun measures the sites of today.", ""]
         if r.interrupted:
             out += ["**Interrupted**: no verdicts.", ""]
         if r.checks:

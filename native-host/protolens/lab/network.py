@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from protolens.lab.path_rtt import ProfileRtt
+
 
 @dataclass(frozen=True)
 class Lateness:
@@ -56,11 +58,23 @@ class LabNetwork(Protocol):
 
 
 class DirectNetwork:
-    """The user's own network: no shaping, no ground truth (``lab run --urls``)."""
+    """The user's own network: no shaping, no ground truth (``lab run --urls`` with condition
+    ``none``). The lab proxy runs beside the browser and resolves every host itself."""
 
     name: str = "direct"
     conditions: Sequence[str] = ("none",)
     server_cc: str | None = None
+    proxy_resolves = True
+
+    def proxy_setup(self) -> tuple[list[str], dict[str, str], str | None]:
+        return [], {}, None
+
+    def profile_rtt(self, condition: str) -> ProfileRtt:
+        """No profile: the whole round trip is the path's."""
+        return ProfileRtt(0.0, 0.0, 0.0)
+
+    def info(self, conditions: Sequence[str]) -> dict[str, Any]:
+        return {"path": "direct", "network": None, "uplink": None, "profiles": {}}
 
     def browser_prefix(self) -> list[str]:
         return []

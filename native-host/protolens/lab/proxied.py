@@ -11,7 +11,7 @@ from typing import Any
 from protolens.arms import Arm
 from protolens.policy.file import from_stored
 from protolens.policy.mechanism import Enforcement, enforcement, whole_browser
-from protolens.policy.rules import match
+from protolens.policy.rules import PolicyError, make_rule, match
 
 
 def arm_rules(arm: Arm, hosts: Sequence[str], policy: Sequence[Mapping[str, Any]]
@@ -21,6 +21,29 @@ def arm_rules(arm: Arm, hosts: Sequence[str], policy: Sequence[Mapping[str, Any]
     if arm.name == "policy":
         return [dict(r) for r in policy]
     return [{"domain": h, "arm": str(arm.upstream)} for h in dict.fromkeys(hosts)]
+
+
+def load_rules(arm: Arm, hosts: Sequence[str], policy: Sequence[Mapping[str, Any]],
+               real_sites: bool) -> tuple[list[dict[str, Any]], str | None]:
+    """What the proxy is configured with for a load: its rules, and the arm for hosts no rule
+    names. On real sites a page's hosts are known only after its load, so an arm other than
+    ``policy`` is that every-host arm instead of one rule per host."""
+    if real_sites and arm.name != "policy":
+        return [], str(arm.upstream)
+    return arm_rules(arm, hosts, policy), None
+
+
+def every_host_rules(hosts: Sequence[str], arm: str) -> list[dict[str, Any]]:
+    """The rules the proxy applied under an every-host arm: one per host a rule can name (an
+    address or a public suffix cannot, and was tunnelled: ``proxy.core.with_every_host``)."""
+    out = []
+    for h in dict.fromkeys(hosts):
+        try:
+            make_rule(h, arm)
+        except PolicyError:
+            continue
+        out.append({"domain": h, "arm": arm})
+    return out
 
 
 def applied(arm: Arm, hosts: Sequence[str], rules: Sequence[Mapping[str, Any]]

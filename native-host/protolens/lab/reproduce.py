@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from protolens.lab import campaign as camp
 from protolens.lab.estimate import Check
-from protolens.lab.experiments import Experiment, Finding, Part
+from protolens.lab.experiments import EXPERIMENTS, Experiment, Finding, Part
 from protolens.lab.fairness import parse_pairs, summary_rows
 from protolens.lab.report import report_rows
 from protolens.policy.file import to_stored
@@ -39,6 +39,8 @@ class Reproduction:
     interrupted: bool = False
     seconds: float = 0.0
     """Wall time of the whole reproduction."""
+    urls: tuple[str, ...] = ()
+    """Real sites the parts ran on instead of the testbed's replicas (``--urls``)."""
 
     @property
     def checks(self) -> list[Check]:
@@ -47,6 +49,10 @@ class Reproduction:
     @property
     def lines(self) -> list[str]:
         out: list[str] = []
+        if self.urls:
+            out.append(f"on {len(self.urls)} real site(s), not the testbed's replicas: real "
+                       "sites change over time, so a rerun measures the sites of today "
+                       f"(parts: {', '.join(self.campaigns)})")
         for f in self.findings:
             out.extend(f.lines() if isinstance(f, Check) else [f])
         return out
@@ -57,7 +63,29 @@ class Reproduction:
                 "campaigns": self.campaigns, "measured": self.lines,
                 "checks": [c.to_json() for c in self.checks], "rows": self.rows,
                 "failed_loads": sum(o.failed for o in self.outcomes),
-                "interrupted": self.interrupted, "seconds": round(self.seconds, 1)}
+                "interrupted": self.interrupted, "seconds": round(self.seconds, 1),
+                "real_sites": list(self.urls)}
+
+
+@dataclass(frozen=True)
+class RealSites:
+    """``lab reproduce --urls``: the sites, and the wan path's settings (``CampaignSpec``)."""
+
+    urls: tuple[str, ...]
+    wan: str = "plw"
+    uplink: str | None = None
+    resolvers: tuple[str, ...] = ()
+    ca: str | None = None
+
+
+def real_parts(exp: Experiment, quick: bool) -> tuple[Part, ...]:
+    """The parts of ``exp`` that run on real sites; ``CampaignError`` if none can."""
+    if not exp.real_sites:
+        raise camp.CampaignError(
+            f"{exp.name} cannot run on real sites: its claims rest on what only the testbed "
+            "controls (the servers' CC, a page's make-up, a shared bottleneck); these can: "
+            f"{', '.join(e.name for e in EXPERIMENTS if e.real_sites)}")
+    return tuple(p for p in (exp.quick if quick else exp.full) if p.suffix in exp.real_sites)
 
 
 def _run_fairness(part: Part, name: str, settings: camp.Settings, *, testbed: str,
@@ -72,13 +100,16 @@ def _run_fairness(part: Part, name: str, settings: camp.Settings, *, testbed: st
 
 
 def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed: str,
-              reps: int | None = None, seed: int | None = None) -> Reproduction:
-    """Run every part as its own campaign (same seed), then analyze the stored loads."""
+              reps: int | None = None, seed: int | None = None,
+              real: RealSites | None = None) -> Reproduction:
+    """Run every part as its own campaign (same seed), then analyze the stored loads; with
+    ``real``, the parts that can run on real sites, on those sites."""
     began = time.monotonic()
     stamp = time.strftime("%Y%m%d-%H%M%S")
     seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
-    rep = Reproduction(exp, quick)
-    for part in exp.quick if quick else exp.full:
+    parts = real_parts(exp, quick) if real else (exp.quick if quick else exp.full)
+    rep = Reproduction(exp, quick, urls=real.urls if real else ())
+    for part in parts:
         name = f"{exp.name}{'-quick' if quick else ''}-{stamp}-{part.suffix}"
         rep.campaigns[part.suffix] = name
         if exp.kind == "fairness":
@@ -93,6 +124,10 @@ def reproduce(exp: Experiment, settings: camp.Settings, *, quick: bool, testbed:
                                  conditions=part.conditions, reps=reps or part.reps, seed=seed,
                                  server_cc=part.server_cc, testbed=testbed, policy=policy,
                                  bbr_hosts=part.bbr_hosts)
+        if real is not None:  # the sites' own servers: their CC is theirs, not the part's
+            spec = replace(spec, pages=(), urls=real.urls, server_cc=None, quiet_ms=None,
+                           wan=real.wan, uplink=real.uplink, resolvers=real.resolvers,
+                           ca=real.ca)
         part_settings = replace(settings, timeout_s=max(settings.timeout_s, part.timeout_s))
         outcome = camp.run(spec, part_settings)
         rep.outcomes.append(outcome)

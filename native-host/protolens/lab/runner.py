@@ -17,7 +17,7 @@ import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,9 +27,11 @@ from protolens.browser.launch import LoadResult, run_load
 from protolens.lab import proxied
 from protolens.lab.load import LoadSpec, failure_reason, flag_reason, load_row
 from protolens.lab.network import LabNetwork, Lateness
+from protolens.lab.path_rtt import ProfileRtt, host_rtts
 from protolens.lab.plan import PlannedLoad
 from protolens.store import Connection, DatabaseError, StoreError, open_ro, open_rw
 from protolens.store import lab as labstore
+from protolens.store import paths as pathstore
 from protolens.store import policy as policystore
 from protolens.store.tx import transaction
 
@@ -132,7 +134,9 @@ def start_proxy(network: LabNetwork) -> ProxyProcess:
     if setup is None:
         raise ValueError(f"the {network.name} network cannot run the lab proxy")
     prefix, hosts, upstream_ca = setup()
-    return start(hosts=hosts, upstream_ca=upstream_ca, prefix=prefix)
+    # real sites: the proxy resolves every host itself, in the network's client namespace
+    return start(hosts=hosts, upstream_ca=upstream_ca, prefix=prefix,
+                 resolve=bool(getattr(network, "proxy_resolves", False)))
 
 
 def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNetwork,
@@ -143,8 +147,11 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     network.before_load()
     ran = browse(load, target, network, opts, proxy)
     flows, lateness = network.after_load()
-    report = proxy.report(reset=True) if proxy is not None and ran.rules else None
+    report = proxy.report(reset=True) if proxy is not None and ran.through_proxy else None
     row = record(ran, flows, lateness, report, network.server_cc, opts)
+    rtt_of = getattr(network, "profile_rtt", None)
+    if ran.result.ok and rtt_of is not None:
+        store_rtts(opts.db, load.load_id, rtt_of(planned.condition))
     progress.flagged += row["flagged"]
     if row["reason"]:
         progress.failures.append(f"{planned.page}/{planned.arm}/{planned.condition}: "
@@ -161,6 +168,12 @@ class Browsed:
     started_ms: float
     rules: list[dict[str, Any]]
     scratch: Path
+    every_host: str | None = None
+    """On real sites: the arm the proxy applied to every host (``proxied.load_rules``)."""
+
+    @property
+    def through_proxy(self) -> bool:
+        return bool(self.rules) or self.every_host is not None
 
 
 def browse(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions,
@@ -169,11 +182,13 @@ def browse(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions
     proxied) and wait until the host has stored its records, or the timeout. ``host_rules``
     replaces the network's name mapping (a fairness side talks to its own server address)."""
     rules: list[dict[str, Any]] = []
+    every: str | None = None
     spki, extra, prefix = list(network.spki()), [], list(network.browser_prefix())
     if proxy is not None and load.arm.proxied:
         hosts = [o.rsplit(":", 1)[0] for o in target.origins]
-        rules = proxied.arm_rules(load.arm, hosts, opts.policy)
-        proxy.configure(rules)
+        rules, every = proxied.load_rules(load.arm, hosts, opts.policy,
+                                          bool(getattr(network, "proxy_resolves", False)))
+        proxy.configure(rules, every)
         spki.append(proxy.ca.spki)
         extra = proxy.flags()
         prefix += proxy.env_prefix
@@ -191,7 +206,7 @@ def browse(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions
                                       logs=opts.save_log),
                       timeout_s=opts.timeout_s, prefix=prefix, quiet_ms=opts.quiet_ms,
                       poll_s=StoreWatch.POLL_S, visual=opts.visual, save_log=opts.save_log)
-    return Browsed(load, result, started_ms, rules, scratch)
+    return Browsed(load, result, started_ms, rules, scratch, every)
 
 
 def record(ran: Browsed, flows: Sequence[Mapping[str, Any]], lateness: Lateness | None,
@@ -210,14 +225,23 @@ def record(ran: Browsed, flows: Sequence[Mapping[str, Any]], lateness: Lateness 
         labstore.record_load(conn, row, flows)
         if res.ok:
             _store_policies(conn, ran.load.load_id, ran.load.arm, ran.rules,
-                            report if ran.rules else None)
+                            report if ran.through_proxy else None, ran.every_host)
     if res.ok and not opts.keep_profiles:
         _remove(ran.scratch)
     return row
 
 
+def store_rtts(db: Path, load_id: str, prof: ProfileRtt) -> None:
+    """Per navigation of the load and host: its base RTT from the connections' set-up beside
+    the profile's (``lab/path_rtt.py``), the path's own share."""
+    with closing(open_rw(db, time.time() * 1000)) as conn:
+        for nav, conns in pathstore.load_connections(conn, load_id).items():
+            pathstore.record_rtts(conn, nav, [asdict(h) for h in host_rtts(conns, prof)])
+
+
 def _store_policies(conn: Connection, load_id: str, arm: Arm,
-                    rules: list[dict[str, Any]], report: Mapping[str, Any] | None) -> None:
+                    rules: list[dict[str, Any]], report: Mapping[str, Any] | None,
+                    every_host: str | None = None) -> None:
     """Per navigation of the load: the policy and mechanism per host, and the proxy's upstream
     connections (``connections.upstream = 1``)."""
     starts = policystore.navigation_starts(conn, load_id)
@@ -225,7 +249,10 @@ def _store_policies(conn: Connection, load_id: str, arm: Arm,
     with transaction(conn):
         for nav, started in starts:
             hosts = policystore.navigation_hosts(conn, nav)
-            policystore.record_navigation_policies(conn, nav, proxied.applied(arm, hosts, rules))
+            nav_rules = rules if every_host is None else proxied.every_host_rules(hosts,
+                                                                                  every_host)
+            policystore.record_navigation_policies(conn, nav,
+                                                   proxied.applied(arm, hosts, nav_rules))
             if report is not None:
                 policystore.store_upstream(conn, nav, owners[nav], started)
 

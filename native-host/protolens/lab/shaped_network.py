@@ -11,7 +11,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from protolens.lab.network import Lateness
-from protolens.shaper import builtin_names
+from protolens.lab.path_rtt import ProfileRtt, profile_rtt, profile_settings
+from protolens.shaper import builtin_names, load_profile
 from protolens.shaper.summary import truth_rows
 from protolens.testbed.lifecycle import Network
 
@@ -28,6 +29,7 @@ class ShapedNetwork:
         self.owned = owned
         self.server_cc = server_cc
         self.conditions: Sequence[str] = builtin_names()
+        self._rtts: dict[str, ProfileRtt] = {}
 
     def browser_prefix(self) -> list[str]:
         return self.net.exec_argv()
@@ -37,6 +39,19 @@ class ShapedNetwork:
 
     def spki(self) -> list[str]:
         return []
+
+    def profile_rtt(self, condition: str) -> ProfileRtt:
+        """The RTT the shaper adds under ``condition`` (what a host's round trip is held to)."""
+        if condition not in self._rtts:
+            self._rtts[condition] = profile_rtt(load_profile(condition))
+        return self._rtts[condition]
+
+    def info(self, conditions: Sequence[str]) -> dict[str, Any]:
+        """What a campaign records of the path a run used: its kind and network, and each
+        condition's shaper settings."""
+        return {"path": self.name, "network": self.net.state.name, "uplink": None,
+                "server_cc": self.server_cc,
+                "profiles": {c: profile_settings(load_profile(c)) for c in conditions}}
 
     def apply(self, condition: str) -> None:
         if self.net.state.profile != condition:

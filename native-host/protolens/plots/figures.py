@@ -145,6 +145,14 @@ def page_deltas(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, metri
     return dict(out)
 
 
+def baseline_rows(baseline: Sequence[Mapping[str, Any]], current: Sequence[Mapping[str, Any]]
+                  ) -> list[dict[str, Any]]:
+    """Two campaigns' loads as ``delta_cdf`` reads two arms: each page x arm is one "page", and
+    the two sides (``baseline``, ``current``) its arms."""
+    return [{**r, "page": f"{r['page']} {r['arm']}", "arm": side}
+            for side, rows in (("baseline", baseline), ("current", current)) for r in rows]
+
+
 def delta_cdf(rows: Sequence[Mapping[str, Any]], arm_a: str, arm_b: str, title: str,
               metric: str = "plt") -> Figure:
     """CDF over pages of median PLT(a) - median PLT(b) (or of ``metric``: CoNEXT'20 Fig. 2(b)

@@ -25,6 +25,7 @@ def main(argv: list[str]) -> int:
                  upstream_ca=raw.get("upstream_ca"),
                  rules=from_stored(raw["rules"]) if raw.get("rules") else [],
                  check_process=bool(raw.get("check_process", True)),
+                 resolve=bool(raw.get("resolve", False)),
                  workdir=Path(raw["workdir"]) if raw.get("workdir") else None)
 
     def ready(port: int) -> None:

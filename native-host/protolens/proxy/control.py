@@ -76,8 +76,10 @@ class ProxyProcess:
             raise ProxyError(f"lab proxy: {reply.get('error', 'no reply')}")
         return reply
 
-    def configure(self, rules: Sequence[Mapping[str, Any]]) -> None:
-        self.call({"cmd": "configure", "rules": list(rules)})
+    def configure(self, rules: Sequence[Mapping[str, Any]], every_host: str | None = None
+                  ) -> None:
+        """This load's rules, and the arm for hosts no rule names (``every_host``)."""
+        self.call({"cmd": "configure", "rules": list(rules), "every_host": every_host})
 
     def report(self, reset: bool = False) -> dict[str, Any]:
         return self.call({"cmd": "report", "reset": reset})
@@ -97,9 +99,11 @@ class ProxyProcess:
 
 def start(*, hosts: Mapping[str, str], upstream_ca: str | None, prefix: Sequence[str] = (),
           env: Mapping[str, str] | None = None, rules: Sequence[Mapping[str, Any]] = (),
-          check_process: bool = True, listen: str = "127.0.0.1") -> ProxyProcess:
+          check_process: bool = True, listen: str = "127.0.0.1",
+          resolve: bool = False) -> ProxyProcess:
     """Start the proxy (under ``prefix``, e.g. ``ip netns exec <client ns>``); wait until it
-    listens."""
+    listens. ``resolve``: also serve hosts not in ``hosts``, resolved where it runs (real
+    sites)."""
     env = dict(os.environ if env is None else env)
     ca = ensure_ca(ca_dir(env), datetime.datetime.now(datetime.UTC))
     workdir = Path(tempfile.mkdtemp(prefix="protolens-proxy-"))
@@ -109,7 +113,7 @@ def start(*, hosts: Mapping[str, str], upstream_ca: str | None, prefix: Sequence
     cfg = {"token": token, "hosts": dict(hosts), "ca_dir": str(ca.directory),
            "upstream_ca": upstream_ca, "control": str(control), "port": 0,
            "rules": list(rules), "check_process": check_process, "listen": listen,
-           "workdir": str(workdir)}
+           "workdir": str(workdir), "resolve": resolve}
     cfg_path = workdir / "config.json"
     fd = os.open(cfg_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(fd, "w") as f:

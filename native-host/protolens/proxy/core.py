@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from protolens.arms import Arm
-from protolens.policy.rules import Rule, match
+from protolens.policy.rules import PolicyError, Rule, make_rule, match
 
 Headers = tuple[tuple[bytes, bytes], ...]
 
@@ -93,6 +93,21 @@ def decide(target: str, *, authorized: bool, hosts: Mapping[str, str],
     if rule is None or not rule.arm.translated:
         return Tunnel(ip, port)
     return Intercept(ip, port, rule.arm)
+
+
+def with_every_host(rules: Sequence[Rule], target: str, every_host: str | None
+                    ) -> Sequence[Rule]:
+    """``rules``, plus ``every_host``'s arm on ``target``'s host when no rule names it (real
+    sites: the hosts of a page are not known before its load, yet an arm such as
+    h2-parallel:N means every host). A host no rule can name (an address, a public suffix) is
+    left to ``decide``'s tunnel."""
+    parsed = parse_authority(target)
+    if every_host is None or parsed is None or match(rules, parsed[0]) is not None:
+        return rules
+    try:
+        return [*rules, make_rule(parsed[0], every_host)]
+    except PolicyError:
+        return rules
 
 
 def basic_credential(token: str) -> bytes:

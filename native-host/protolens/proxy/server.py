@@ -12,9 +12,10 @@ import datetime
 import json
 import os
 import resource
+import socket
 import ssl
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ import h11
 
 from protolens.certs import ProxyCA, issue_leaf
 from protolens.policy.file import from_stored
-from protolens.policy.rules import Rule
+from protolens.policy.rules import Rule, parse_arm
 from protolens.proxy import peer
 from protolens.proxy.browser_side import BrowserH2, browser_h1
 from protolens.proxy.core import (
@@ -34,9 +35,11 @@ from protolens.proxy.core import (
     check_basic,
     decide,
     is_loopback,
+    parse_authority,
+    with_every_host,
 )
 from protolens.proxy.streams import pipe
-from protolens.proxy.targets import Limits, connection_cap
+from protolens.proxy.targets import Limits, connection_cap, is_numeric_host, usable_addresses
 from protolens.proxy.upstream import Pool, Target, now_ms
 
 
@@ -55,6 +58,13 @@ class Config:
     """Private directory for the per-host leaf chains (removed by ``control.stop``)."""
     limits: Limits = field(default_factory=Limits)
     """Handshake time and connection cap (``targets.Limits``; idle tunnels are the browser's)."""
+    resolve: bool = False
+    """Real sites (the wan path): a host not in ``hosts`` is resolved by the system resolver
+    where the proxy runs (the client namespace's) and served at its first address that is not
+    loopback, link-local or otherwise refused (``targets.usable_addresses``)."""
+    every_host: str | None = None
+    """The arm for a host no rule names (``core.with_every_host``), set per load by
+    ``configure``; None: such hosts are tunnelled."""
 
 
 class ProxyState:
@@ -152,7 +162,9 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
             state.cfg.check_process and peer.process_has_token(
                 (peername[0], peername[1]), (sockname[0], sockname[1]), state.cfg.token))
         target = ev.target.decode("latin-1")
-        d = decide(target, authorized=ok, hosts=state.cfg.hosts, rules=state.cfg.rules)
+        hosts = await _hosts_for(state.cfg, target) if ok else state.cfg.hosts
+        d = decide(target, authorized=ok, hosts=hosts,
+                   rules=with_every_host(state.cfg.rules, target, state.cfg.every_host))
         if isinstance(d, Refuse):
             state.refused.append({"target": target, "status": d.status, "reason": d.reason})
             await _refuse(writer, conn, d.status, d.reason)
@@ -171,6 +183,27 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
     finally:
         state.active -= 1
         writer.close()
+
+
+async def _hosts_for(cfg: Config, target: str) -> Mapping[str, str]:
+    """The served hosts for this CONNECT: the configured map, plus (``cfg.resolve``) the
+    target's host at its first usable address; an unresolvable or refused one stays out, and
+    ``decide`` refuses it."""
+    parsed = parse_authority(target)
+    if not cfg.resolve or parsed is None or parsed[0] in cfg.hosts:
+        return cfg.hosts
+    host, port = parsed
+    if is_numeric_host(host):
+        addresses = [host]
+    else:
+        try:
+            infos = await asyncio.get_running_loop().getaddrinfo(host, port,
+                                                                 type=socket.SOCK_STREAM)
+        except OSError:
+            return cfg.hosts
+        addresses = list(dict.fromkeys(str(info[4][0]) for info in infos))
+    usable = usable_addresses(addresses, None, port)
+    return cfg.hosts if isinstance(usable, str) else {**cfg.hosts, host: usable[0]}
 
 
 async def _refuse(writer: asyncio.StreamWriter, conn: h11.Connection, status: int,
@@ -230,7 +263,8 @@ async def _intercept(state: ProxyState, host: str, d: Intercept, reader: asyncio
 
 async def handle_control(state: ProxyState, reader: asyncio.StreamReader,
                          writer: asyncio.StreamWriter) -> None:
-    """JSON lines: {"cmd": "configure", "rules": [...]} | {"cmd": "report", "reset": bool}
+    """JSON lines: {"cmd": "configure", "rules": [...], "every_host": arm?}
+    | {"cmd": "report", "reset": bool}
     | {"cmd": "ping"}. Each gets one JSON line back."""
     try:
         while line := await reader.readline():
@@ -241,6 +275,8 @@ async def handle_control(state: ProxyState, reader: asyncio.StreamReader,
                     state.report(reset=True)
                     state.cfg.rules = from_stored(msg.get("rules") or []) if msg.get(
                         "rules") else []
+                    every = msg.get("every_host")
+                    state.cfg.every_host = str(parse_arm(str(every))) if every else None
                     reply: dict[str, Any] = {"ok": True, "rules": len(state.cfg.rules)}
                 elif cmd == "report":
                     reply = {"ok": True, **state.report(bool(msg.get("reset")))}

@@ -376,6 +376,31 @@ def m014_navigation_logs(conn: sqlite3.Connection) -> None:
         ) STRICT""")
 
 
+def m015_paths(conn: sqlite3.Connection) -> None:
+    """``campaign_runs``: each run (or ``--resume``) of a campaign with the path it used
+    (testbed, wan or direct), the uplink and name servers, and each condition's shaper settings
+    (JSON, ``lab/path_rtt.py`` ``profile_settings``); ``navigation_rtts``: per navigation and
+    host, the base RTT its connections' set-up gave, the profile's RTT and their difference, the
+    path's own share (``lab/path_rtt.py``)."""
+    conn.execute("""
+        CREATE TABLE campaign_runs (
+            campaign TEXT NOT NULL REFERENCES campaigns (name) ON DELETE CASCADE,
+            started_at_ms REAL NOT NULL,
+            network TEXT NOT NULL
+        ) STRICT""")
+    conn.execute("""
+        CREATE TABLE navigation_rtts (
+            navigation_id TEXT NOT NULL REFERENCES navigations (id) ON DELETE CASCADE,
+            host TEXT NOT NULL,
+            observed_rtt_ms REAL NOT NULL,
+            profile_rtt_ms REAL NOT NULL,
+            path_rtt_ms REAL NOT NULL,
+            source TEXT NOT NULL CHECK (source IN ('tcp', 'quic')),
+            connections INTEGER NOT NULL,
+            PRIMARY KEY (navigation_id, host)
+        ) STRICT""")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
@@ -391,5 +416,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m012_visual_metrics", m012_visual_metrics),
     ("m013_real_web", m013_real_web),
     ("m014_navigation_logs", m014_navigation_logs),
+    ("m015_paths", m015_paths),
 )
 """Every migration in order. Append only."""

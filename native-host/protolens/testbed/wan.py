@@ -14,9 +14,10 @@ from the uplink, drop the client's traffic to anywhere else) and
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Self
@@ -48,6 +49,9 @@ class WanState:
     kind: str = "wan"
     profile: str = "clean"
     """The name of the profile the shaper runs."""
+    resolvers: list[str] = field(default_factory=list)
+    """The name servers the client namespace asks (its ``/etc/netns/<cli>/resolv.conf``); empty:
+    none reachable from it, names do not resolve there."""
 
     def pid(self, role: str) -> int | None:
         return self.shaper_pid if role == "shaper" else None
@@ -81,12 +85,21 @@ class WanNetwork(Network[WanState]):
 
     @classmethod
     def up(cls, name: str = "pl", uplink: str | None = None,
-           env: Mapping[str, str] | None = None) -> WanNetwork:
+           env: Mapping[str, str] | None = None,
+           resolvers: Sequence[str] = ()) -> WanNetwork:
+        """Bring it up; ``resolvers``: the name servers the client namespace asks (default: the
+        host's, when one is reachable from a namespace)."""
         env = dict(os.environ) if env is None else env
         if not valid_name(name):
             raise TestbedError(f"bad name '{name}': 1-8 lowercase letters or digits")
+        bad = [r for r in resolvers if not _is_address(r)]
+        if bad:
+            raise TestbedError(f"--resolver {bad[0]}: not an IP address")
         clean, uplink = load_profile("clean"), uplink or default_uplink()
-        wn = cls._claim(name, env, lambda rd: WanState(name, uplink, str(rd), clean.path))
+        resolv = resolv_conf(resolvers, HOST_RESOLV_CONFS)
+        wn = cls._claim(name, env, lambda rd: WanState(
+            name, uplink, str(rd), clean.path,
+            resolvers=nameservers(resolv) if resolv else []))
 
         def build() -> None:
             wn._build()
@@ -121,6 +134,13 @@ class WanNetwork(Network[WanState]):
         rw, (hw,) = f"{name}-rw", self.footprint.root_links
         for ns in (t.cli_ns, t.rtr_ns):
             run(["ip", "netns", "add", ns])
+            # IPv4 only, as the testbed: the NAT is IPv4, and an IPv6 link-local address that
+            # leaves DAD a second after the link comes up is an address change to Chromium's
+            # NetworkChangeNotifier, which fails the first load's requests with
+            # ERR_NETWORK_CHANGED (seen on the first load of a fresh wan network)
+            for key in ("all", "default"):
+                run(in_ns(ns, ["sysctl", "-qw", f"net.ipv6.conf.{key}.disable_ipv6=1"]),
+                    check=False)
             run(["ip", "-n", ns, "link", "set", "lo", "up"])
         run(["ip", "-n", t.rtr_ns, "link", "add", t.rtr_cli_if, "type", "veth", "peer", "name",
              t.cli_if, "netns", t.cli_ns])
@@ -142,10 +162,12 @@ class WanNetwork(Network[WanState]):
         for ifname, q in ((t.rtr_cli_if, QUEUE_UP), (rw, QUEUE_DOWN)):
             run(in_ns(t.rtr_ns, ["iptables", "-w", "-A", "FORWARD", "-i", ifname, "-j",
                                  "NFQUEUE", "--queue-num", str(q), "--queue-bypass"]))
-        resolv = _resolv_conf(Path("/etc/resolv.conf"))
-        if resolv:
+        if self.state.resolvers:
+            # ``ip netns exec`` bind-mounts this over /etc/resolv.conf (ip-netns(8)): the
+            # browser's resolver and getaddrinfo in the namespace both read it
             (ETC_NETNS / t.cli_ns).mkdir(parents=True, exist_ok=True)
-            (ETC_NETNS / t.cli_ns / "resolv.conf").write_text(resolv)
+            (ETC_NETNS / t.cli_ns / "resolv.conf").write_text(
+                "".join(f"nameserver {r}\n" for r in self.state.resolvers))
         hostcfg.change(self.root, self.footprint.host_user, IP_FORWARD, "1", exclusive=False)
         up, tag = self.state.uplink, ["-m", "comment", "--comment", str(self.footprint.rule_tag)]
         rules = [["nat", "POSTROUTING", "-s", t.cli_net, "-o", up, *tag, "-j", "MASQUERADE"],
@@ -161,13 +183,42 @@ class WanNetwork(Network[WanState]):
             run(["iptables", "-w", "-t", table, verb, chain, *spec])
 
 
-def _resolv_conf(path: Path) -> str | None:
-    """The host's resolver list if it names a non-loopback server (a 127.0.0.x stub resolver is
-    not reachable from the namespace), else None."""
+HOST_RESOLV_CONFS = (Path("/etc/resolv.conf"), Path("/run/systemd/resolve/resolv.conf"))
+"""Where the host's name servers are listed: the second is systemd-resolved's list of the
+servers behind its 127.0.0.53 stub (systemd-resolved.service(8)), which a namespace cannot
+reach."""
+
+
+def nameservers(text: str) -> list[str]:
+    """The ``nameserver`` addresses of a resolv.conf (resolv.conf(5)) that a namespace can
+    reach: not loopback (a 127.0.0.x stub listens in the root namespace only)."""
+    out = []
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) > 1 and words[0] == "nameserver" and _is_address(words[1]) \
+                and not ipaddress.ip_address(words[1].split("%")[0]).is_loopback:
+            out.append(words[1])
+    return out
+
+
+def resolv_conf(resolvers: Sequence[str], candidates: Sequence[Path]) -> str | None:
+    """The resolver list for the client namespace: ``resolvers`` if given, else the first of
+    the host's files that names a server reachable from a namespace; None if there is none."""
+    if resolvers:
+        return "".join(f"nameserver {r}\n" for r in resolvers)
+    for path in candidates:
+        try:
+            text = path.read_text()
+        except OSError:
+            continue
+        if nameservers(text):
+            return text
+    return None
+
+
+def _is_address(text: str) -> bool:
     try:
-        text = path.read_text()
-    except OSError:
-        return None
-    servers = [line.split()[1] for line in text.splitlines()
-               if line.startswith("nameserver") and len(line.split()) > 1]
-    return text if any(not s.startswith("127.") and s != "::1" for s in servers) else None
+        ipaddress.ip_address(text.split("%")[0])
+    except ValueError:
+        return False
+    return True
