@@ -1,5 +1,5 @@
 """From navigation rows to observations (pure): which column is the "group" (page or domain),
-the condition and the arm, for each kind of data (issue 5, item 1).
+the condition and the arm, for each kind of data.
 
 - a lab campaign: group = corpus page, condition and arm = the campaign's tags;
 - passive (everyday browsing): group = the page's domain (the origin's host), condition = "all",

@@ -1,4 +1,4 @@
-"""Comparison of arms across contributors, with the contributor as a stratum (pure; issue 11).
+"""Comparison of arms across contributors, with the contributor as a stratum (pure).
 
 Pooled data from many volunteers mix devices, access networks and places; in an A/B experiment
 every volunteer's browser runs both arms, so comparing arms within each volunteer removes those

@@ -1,4 +1,4 @@
-"""The collector (issue 11): an HTTPS service that takes volunteers' bundles, validates them as
+"""The collector: an HTTPS service that takes volunteers' bundles, validates them as
 ``merge`` does (``share/bundle.py``), and keeps them as a Hive-partitioned Parquet dataset with a
 catalog (``store/collector.py``).
 

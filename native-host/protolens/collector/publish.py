@@ -1,4 +1,4 @@
-"""``collector publish`` (issue 11, item 4): the open-data table. Which origins count and under
+"""``collector publish``: the open-data table. Which origins count and under
 which registrable domain (pure), and writing the table (CSV or Parquet, atomically).
 
 Only hosts in clear count: an anonymized host (``anon-<hex>``) is a token of one bundle, so it

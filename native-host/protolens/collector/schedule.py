@@ -1,4 +1,4 @@
-"""Uploads on a schedule while the browser runs (adapter; issue 11). The host process lives as
+"""Uploads on a schedule while the browser runs (adapter). The host process lives as
 long as the extension's native port, so a daemon thread (started by ``python -m protolens.host``,
 the composition root: ``host/`` sits below ``collector/``) runs ``collector/contribute.py``
 every ``PROTOLENS_CONTRIBUTE_INTERVAL_S`` seconds (default 900) while the options page's switch

@@ -3,7 +3,7 @@ written by the caller and named here by their file names).
 
 Per experiment: the paper and its finding, a table of every claim with the measured ratio, its
 95% bootstrap interval, n and the verdict, the context lines, the campaigns' per-cell medians, and
-the PLT figure. Issue 10, section 3 (``protolens lab reproduce --all``).
+the PLT figure. Written by ``protolens lab reproduce --all``.
 """
 
 from __future__ import annotations

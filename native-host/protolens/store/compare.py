@@ -81,7 +81,7 @@ def plot_connection_shares(conn: sqlite3.Connection, campaign: str, warm: bool =
                            ) -> list[dict[str, Any]]:
     """Each connection's byte share, per successful load of a campaign, as on the wire: the
     proxy's upstream connections where it reported them (an H2-Parallel load shows its N
-    connections, issue 6), else the browser's own."""
+    connections), else the browser's own."""
     return dicts(conn.execute(
         "SELECT s.navigation_id, n.page, n.condition, n.arm, n.repetition, s.connection_id, "
         "s.bytes, s.share, s.upstream "

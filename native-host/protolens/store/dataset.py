@@ -1,4 +1,4 @@
-"""SQL over a collector's Parquet dataset (issue 11), run by DuckDB (embedded) or handed to Spark
+"""SQL over a collector's Parquet dataset, run by DuckDB (embedded) or handed to Spark
 (``store/spark.py``): rows for ``compare --dataset`` and the cells of ``collector publish``.
 
 The dataset is Hive-partitioned (``table=<name>/day=<day>/<bundle>.parquet``, see

@@ -1,9 +1,8 @@
-"""The Spark engine for ``compare --dataset --engine spark`` (an SQL engine, so in ``store/``;
-issue 11): the scan of the
-collector's Parquet dataset, the filters, the join of navigations with their main document and
-the per-contributor, per-cell aggregation run in Spark SQL (``store/dataset.cells_sql``, the
-same text DuckDB runs); only one row per (contributor, cell) comes back to Python, where
-``analysis/stratified.py`` computes the statistics exactly as for DuckDB.
+"""The Spark engine for ``compare --dataset --engine spark`` (an SQL engine, so in ``store/``):
+the scan of the collector's Parquet dataset, the filters, the join of navigations with their
+main document and the per-contributor, per-cell aggregation run in Spark SQL
+(``store/dataset.cells_sql``, the same text DuckDB runs); only one row per (contributor, cell)
+comes back to Python, where ``analysis/stratified.py`` computes the statistics as for DuckDB.
 
 ``master``: ``local[*]`` by default (Spark in this process's machine), or a cluster URL such as
 ``spark://host:7077``. pyspark is imported here only, so other commands never start a JVM.
