@@ -82,7 +82,14 @@ def test_speed_index_matches_the_analytic_one(
           f"{nav['first_visual_change_ms']:.1f}/{nav['last_visual_change_ms']:.1f}, VC85/99 "
           f"{nav['visual_complete_85_ms']:.1f}/{nav['visual_complete_99_ms']:.1f}, "
           f"PLT {nav['load_ms']:.1f} ms")
-    assert abs(measured - analytic) <= max(TOLERANCE * analytic, FRAME_MS)
+    # the screencast shows what the browser painted: against the page's own Element Timing
+    # within 5% when the page reported it; against the blocks' arrival in caddy's log, no
+    # earlier than it and at most 10% later (the renderer paints each block a frame or a few
+    # after it arrives: 55-60 ms late in a CI run on two busy cores, the recorder agreeing with
+    # Element Timing to 10 ms)
+    if by_paint is not None:
+        assert abs(measured - by_paint) <= max(TOLERANCE * by_paint, FRAME_MS)
+    assert analytic - FRAME_MS <= measured <= analytic + max(2 * TOLERANCE * analytic, FRAME_MS)
     # nothing is shown before it arrives
     assert nav["first_visual_change_ms"] >= arrivals[0]
     assert nav["visual_complete_99_ms"] >= nav["visual_complete_85_ms"] >= arrivals[-1]
