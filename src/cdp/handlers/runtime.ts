@@ -14,26 +14,26 @@ import type { NavigationRecord } from "../../record/types.ts";
 
 type Out = NavigationRecord[];
 
-/** The binding's payload `{"t": epoch ms}`, or null for anything else. */
-function lcpEpochMs(payload: string): number | null {
+/** The binding's payload as an object, or null when it is not JSON of one. */
+function payloadObject(payload: string): Record<string, unknown> | null {
   try {
     const v: unknown = JSON.parse(payload);
-    if (typeof v !== "object" || v === null || !("t" in v)) return null;
-    return typeof v.t === "number" && Number.isFinite(v.t) && v.t > 0 ? v.t : null;
+    return typeof v === "object" && v !== null ? (v as Record<string, unknown>) : null;
   } catch {
     return null;
   }
 }
 
+/** The binding's payload `{"t": epoch ms}`, or null for anything else. */
+function lcpEpochMs(payload: string): number | null {
+  const t = payloadObject(payload)?.t;
+  return typeof t === "number" && Number.isFinite(t) && t > 0 ? t : null;
+}
+
 /** The binding's payload `{"sw": true}`: the page has a service worker its load did not use
  * (enable-commands.ts LCP_SCRIPT). */
 function workerReported(payload: string): boolean {
-  try {
-    const v: unknown = JSON.parse(payload);
-    return typeof v === "object" && v !== null && "sw" in v && v.sw === true;
-  } catch {
-    return false;
-  }
+  return payloadObject(payload)?.sw === true;
 }
 
 export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled">): Out {
