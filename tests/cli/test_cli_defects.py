@@ -118,3 +118,16 @@ def test_compare_refuses_a_zero_width_interval_in_one_line(tmp_path: Path) -> No
     assert code == 2 and err.count("\n") == 1 and "zero-width interval" in err, err
     (row,) = json.loads(out)
     assert row["outcome"] == "error" and row["ci_low_ms"] is None and not row["significant"]
+
+
+def test_a_relative_store_path_is_made_absolute_for_every_command(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lab's native host runs in Chromium's profile folder: a relative ``--db`` or
+    ``$PROTOLENS_DB`` handed to it as typed put the records in that folder, and ``lab run`` waited
+    for them in the user's (the e2e twin: tests/e2e/test_log_tap_e2e.py)."""
+    from protolens.cli.db import db_path
+    monkeypatch.chdir(tmp_path)
+    assert db_path(Path("s.db")) == tmp_path / "s.db"
+    monkeypatch.setenv("PROTOLENS_DB", "sub/t.db")
+    assert db_path(None) == tmp_path / "sub" / "t.db"
+    assert db_path(Path("/abs/x.db")) == Path("/abs/x.db")

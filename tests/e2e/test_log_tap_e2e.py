@@ -62,9 +62,10 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         server.shutdown()
 
 
-def cli(db: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def cli(db: Path, *args: str, check: bool = True,
+        cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "protolens.cli", *args], text=True,
-                          capture_output=True, check=check, timeout=300,
+                          capture_output=True, check=check, timeout=300, cwd=cwd,
                           env={**os.environ, "PROTOLENS_DB": str(db)})
 
 
@@ -99,11 +100,14 @@ def test_a_saved_log_replays_to_the_stored_record(site: str, tmp_path: Path) -> 
 
 
 def test_without_save_log_no_log_is_kept(site: str, tmp_path: Path) -> None:
+    """Also a relative ``--db``, as a user types it: the host runs in Chromium's profile folder
+    and once stored the record there, so the load timed out and the record was lost."""
     urls = tmp_path / "urls.txt"
     urls.write_text(site + "\n")
     db = tmp_path / "lab.db"
-    cli(db, "lab", "run", "--urls", str(urls), "--arms", "h1", "--conditions", "none",
-        "--reps", "1", "--campaign", "plain", "--no-visual", "--db", str(db))
+    cli(db, "lab", "run", "--urls", "urls.txt", "--arms", "h1", "--conditions", "none",
+        "--reps", "1", "--campaign", "plain", "--no-visual", "--db", "lab.db", "--timeout", "30",
+        cwd=tmp_path)
     conn = sqlite3.connect(db)
     assert conn.execute("SELECT count(*) FROM navigations").fetchone() == (1,)
     assert conn.execute("SELECT count(*) FROM navigation_logs").fetchone() == (0,)

@@ -69,7 +69,7 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
                             url_detail=url_detail, advance=advance, quiet_ms=quiet_ms,
                             visual=visual, save_log=save_log)
     env = scratch_env(os.environ, scratch / "xdg")
-    register_lab_host(udd, {"PROTOLENS_DB": str(db), "PROTOLENS_LAB_CONTEXT": str(ctx),
+    register_lab_host(udd, {"PROTOLENS_DB": str(db.absolute()), "PROTOLENS_LAB_CONTEXT": str(ctx),
                             **(host_env or {})})
     log = scratch / "chromium.log"
     started = time.monotonic()

@@ -31,7 +31,9 @@ def db_option(func: F) -> F:
 
 
 def db_path(db: Path | None) -> Path:
-    return db if db is not None else default_db(os.environ)
+    """The store's absolute path: the lab's native host runs in Chromium's profile folder, so a
+    relative ``--db`` (or ``$PROTOLENS_DB``) must not reach it as given."""
+    return (db if db is not None else default_db(os.environ)).absolute()
 
 
 def connect_ro(db: Path | None) -> Connection:
