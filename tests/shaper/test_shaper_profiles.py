@@ -14,7 +14,7 @@ from protolens.cli import main
 from protolens.shaper.catalogue import builtin_names, load_profile
 from protolens.shaper.config import shaper_config
 from protolens.shaper.profile import ProfileError, parse_profile
-from protolens.shaper.schedule import expand
+from protolens.shaper.schedule import expand, plays_once
 
 EXPECTED = {"clean", "fiber", "wifi", "wifi-lossy", "ecmp", "ecmp-congested", "cell-good",
             "cell-fair", "cell-passable", "cell-poor", "cell-very-poor", "jitter", "slowdown",
@@ -62,6 +62,16 @@ def test_slowdown_adds_15ms_every_100ms_up_to_300() -> None:
     assert all(b - a == 100_000_000 for a, b in zip(times, times[1:], strict=False))
     assert max(rtts.values()) == 300_000_000 and rtts[times[-1]] == 300_000_000
     assert tl.loop_ns == 0
+
+
+def test_only_a_schedule_without_loop_plays_once() -> None:
+    """A lab campaign restarts such a schedule for every load (lab/shaped_network.py)."""
+    assert plays_once(load_profile("slowdown"))
+    assert not [n for n in builtin_names() if n != "slowdown" and plays_once(load_profile(n))]
+    steps = '[schedule]\nkind = "steps"\nsteps = [{at_ms = 500, rtt_ms = 80}]\n'
+    assert plays_once(parse_profile(steps))
+    assert not plays_once(parse_profile(steps.replace('"steps"\n', '"steps"\nloop = true\n'
+                                                      'period_ms = 1000\n')))
 
 
 def test_cellular_schedule_is_deterministic_and_clustered() -> None:

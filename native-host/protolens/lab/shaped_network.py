@@ -13,6 +13,7 @@ from typing import Any
 from protolens.lab.network import Lateness
 from protolens.lab.path_rtt import ProfileRtt, profile_rtt, profile_settings
 from protolens.shaper import builtin_names, load_profile
+from protolens.shaper.schedule import plays_once
 from protolens.shaper.summary import truth_rows
 from protolens.testbed.lifecycle import Network
 
@@ -30,6 +31,9 @@ class ShapedNetwork:
         self.server_cc = server_cc
         self.conditions: Sequence[str] = builtin_names()
         self._rtts: dict[str, ProfileRtt] = {}
+        self._once: dict[str, bool] = {}
+        self._condition: str | None = None
+        """The condition applied last (``apply``)."""
 
     def browser_prefix(self) -> list[str]:
         return self.net.exec_argv()
@@ -46,6 +50,11 @@ class ShapedNetwork:
             self._rtts[condition] = profile_rtt(load_profile(condition))
         return self._rtts[condition]
 
+    def _plays_once(self, condition: str) -> bool:
+        if condition not in self._once:
+            self._once[condition] = plays_once(load_profile(condition))
+        return self._once[condition]
+
     def info(self, conditions: Sequence[str]) -> dict[str, Any]:
         """What a campaign records of the path a run used: its kind and network, and each
         condition's shaper settings."""
@@ -54,11 +63,16 @@ class ShapedNetwork:
                 "profiles": {c: profile_settings(load_profile(c)) for c in conditions}}
 
     def apply(self, condition: str) -> None:
+        self._condition = condition
         if self.net.state.profile != condition:
             self.net.shape(condition)
 
     def before_load(self) -> None:
         self.net.check()
+        if self._condition is not None and self._plays_once(self._condition):
+            # applied once per change of condition, a schedule that plays once (slowdown's
+            # ramp) would reach only the first load after it: each load gets it from the start
+            self.net.shape(self._condition)
         self.net.flush_tcp_metrics()
         self.net.stats(reset=True)
 

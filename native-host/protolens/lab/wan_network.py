@@ -71,12 +71,10 @@ class WanLabNetwork(ShapedNetwork):
         return net
 
     def apply(self, condition: str) -> None:
-        if self.net.state.profile == condition:
-            return
         refusal = condition_refusal(condition)
         if refusal:
             raise TestbedError(refusal)
-        self.net.shape(condition)
+        super().apply(condition)
 
     def spki(self) -> list[str]:
         if self.ca is None:

@@ -57,6 +57,12 @@ def expand(profile: Profile) -> Timeline:
     return Timeline(tuple(sorted(steps, key=lambda s: s.at_ns)), loop_ns, seed)
 
 
+def plays_once(profile: Profile) -> bool:
+    """Whether ``profile``'s schedule plays once (``loop = false``): it changes the link over its
+    first seconds and then keeps its last values, so only what runs in those seconds sees it."""
+    return profile.schedule is not None and not profile.schedule.loop
+
+
 def _static(p: Profile) -> list[Step]:
     link = p.link
     s = [
