@@ -122,8 +122,13 @@ def test_a_stored_load_keeps_its_flag_policies_and_upstream_connections(tmp_path
         {"id": 2, "host": "a.test", "family": "h2", "local_port": 40002, "remote_ip": "1.2.3.4",
          "remote_port": 443, "requests": 2, "bytes": 1000, "first_epoch_ms": 0.0,
          "last_epoch_ms": 10.0}]}
-    flows = [{"proto": 6, "client_port": 40001, "server_port": 443, "bytes_down": 3000,
-              "bytes_up": 100, "packets_down": 3, "packets_up": 2, "first_ns": 1, "last_ns": 2}]
+    flow = {"proto": "tcp", "client_port": 40001, "server_ip": "198.18.0.2", "server_port": 443,
+            "bytes_down": 3000, "bytes_up": 100, "packets_down": 3, "packets_up": 2,
+            "first_ns": 1, "last_ns": 2}
+    # one client port towards two servers (Linux reuses ephemeral ports per destination), and
+    # ICMP, which has no ports, to two: each its own flow
+    icmp = {**flow, "proto": "icmp", "client_port": 0, "server_port": 0}
+    flows = [flow, {**flow, "server_ip": "198.18.0.3"}, icmp, {**icmp, "server_ip": "198.18.0.4"}]
     ran = Browsed(load, _result(), 1.0, rules, scratch)
     row = record(ran, flows, Lateness(max_ns=5_000_000, p99_ns=1), report, "cubic", opts)
     assert row["flagged"] == 1
@@ -133,7 +138,7 @@ def test_a_stored_load_keeps_its_flag_policies_and_upstream_connections(tmp_path
         assert (stored["flagged"], stored["status"], stored["server_cc"]) == (1, "ok", "cubic")
         assert stored["flag_reason"] == "shaper late by up to 5.0 ms (threshold 2.0 ms)"
         assert conn.execute("SELECT count(*) FROM flows WHERE load_id = ?",
-                            (load.load_id,)).fetchone()[0] == 1
+                            (load.load_id,)).fetchone()[0] == 4
         (nav,) = [r[0] for r in conn.execute("SELECT id FROM navigations WHERE load_id = ?",
                                              (load.load_id,))]
         policies = policystore.navigation_policy_rows(conn, nav)

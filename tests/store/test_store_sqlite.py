@@ -21,7 +21,7 @@ APPLIED_NAMES = (
     "m001_initial", "m002_views", "m003_lab", "m004_policy", "m005_research",
     "m006_research_views", "m007_policy_rule_ids", "m008_late_attach", "m009_fairness",
     "m010_cc_probes", "m011_contributions", "m012_visual_metrics", "m013_real_web",
-    "m014_navigation_logs", "m015_paths",
+    "m014_navigation_logs", "m015_paths", "m016_flow_servers",
 )
 
 
@@ -76,6 +76,27 @@ def test_migrations_apply_once(tmp_path: Path) -> None:
     conn = open_rw(tmp_path / "p.db", now_ms=NOW)
     assert apply_migrations(conn, NOW + 1) == []
     assert count(conn, "_migrations") == len(MIGRATIONS)
+
+
+def test_flows_stored_before_server_ip_keep_their_counts(tmp_path: Path) -> None:
+    """``m016_flow_servers`` rebuilds ``flows`` around a key with the server's address."""
+    conn = open_rw(tmp_path / "p.db", now_ms=NOW)
+    before = MIGRATIONS[:[n for n, _ in MIGRATIONS].index("m016_flow_servers")]
+    conn.close()
+    (tmp_path / "p.db").unlink()
+    conn = sqlite3.connect(tmp_path / "p.db", isolation_level=None)
+    apply_migrations(conn, NOW, before)
+    conn.execute("INSERT INTO campaigns VALUES ('c', 0, 1, '{}', 'v')")
+    conn.execute("INSERT INTO loads (load_id, campaign, page, arm, condition, repetition, warm, "
+                 "attempt, status, started_at_ms, wall_ms, command_line) VALUES "
+                 "('l', 'c', 'p', 'h2', 'wifi', 1, 0, 1, 'ok', 0, 1, 'chromium')")
+    conn.execute("INSERT INTO flows VALUES ('l', 'tcp', 40001, 443, 3000, 100, 3, 2, 1, 2)")
+    assert apply_migrations(conn, NOW) == ["m016_flow_servers"]
+    row = conn.execute("SELECT server_ip, bytes_down, last_ns FROM flows").fetchone()
+    assert tuple(row) == ("", 3000, 2)
+    conn.execute("INSERT INTO flows VALUES ('l', 'tcp', 40001, '198.18.6.3', 443, 1, 1, 1, 1, "
+                 "1, 2)")  # the same client port towards another server
+    assert count(conn, "flows") == 2
 
 
 def test_failing_migration_leaves_no_record_and_no_partial_schema(tmp_path: Path) -> None:

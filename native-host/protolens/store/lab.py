@@ -39,7 +39,7 @@ def record_load(conn: sqlite3.Connection, load: Mapping[str, Any],
     cols = ("load_id", "campaign", "page", "arm", "condition", "repetition", "warm", "attempt",
             "status", "reason", "started_at_ms", "wall_ms", "server_cc", "command_line",
             "lateness_max_ns", "lateness_p99_ns", "flagged", "flag_reason")
-    flow_cols = ("proto", "client_port", "server_port", "bytes_down", "bytes_up",
+    flow_cols = ("proto", "client_port", "server_ip", "server_port", "bytes_down", "bytes_up",
                  "packets_down", "packets_up", "first_ns", "last_ns")
     with transaction(conn):
         conn.execute(f"INSERT INTO loads ({', '.join(cols)}) VALUES "

@@ -401,6 +401,31 @@ def m015_paths(conn: sqlite3.Connection) -> None:
         ) STRICT""")
 
 
+def m016_flow_servers(conn: sqlite3.Connection) -> None:
+    """``flows.server_ip``, in the key: one client port can carry flows to two servers (Linux
+    reuses an ephemeral port towards another destination, RFC 6056 Sec. 3.3.3's per-destination
+    offset; ICMP has no ports at all), and a load with two such flows could not be stored.
+    Rebuilt as SQLite's documented way to change a key (lang_altertable.html, "Making Other
+    Kinds Of Table Schema Changes"); rows stored before have ``''``."""
+    conn.execute("""
+        CREATE TABLE flows_new (
+            load_id TEXT NOT NULL REFERENCES loads (load_id) ON DELETE CASCADE,
+            proto TEXT NOT NULL,
+            client_port INTEGER NOT NULL,
+            server_ip TEXT NOT NULL DEFAULT '',
+            server_port INTEGER NOT NULL,
+            bytes_down INTEGER NOT NULL, bytes_up INTEGER NOT NULL,
+            packets_down INTEGER NOT NULL, packets_up INTEGER NOT NULL,
+            first_ns INTEGER, last_ns INTEGER,
+            PRIMARY KEY (load_id, proto, client_port, server_ip, server_port)
+        ) STRICT""")
+    cols = ("load_id, proto, client_port, server_port, bytes_down, bytes_up, packets_down, "
+            "packets_up, first_ns, last_ns")
+    conn.execute(f"INSERT INTO flows_new ({cols}) SELECT {cols} FROM flows")
+    conn.execute("DROP TABLE flows")
+    conn.execute("ALTER TABLE flows_new RENAME TO flows")
+
+
 MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m001_initial", m001_initial),
     ("m002_views", m002_views),
@@ -417,5 +442,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m013_real_web", m013_real_web),
     ("m014_navigation_logs", m014_navigation_logs),
     ("m015_paths", m015_paths),
+    ("m016_flow_servers", m016_flow_servers),
 )
 """Every migration in order. Append only."""
