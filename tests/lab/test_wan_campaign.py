@@ -8,8 +8,12 @@ uplink). Everything else is real: the wan network, the shaper, Chromium with the
 lab proxy resolving names inside the client namespace, SQLite. The witnesses are the stand-in
 caddy's access log (protocol and client port of every request) and the shaper's counters.
 
-Cost: about 45 s under the heavy lock (one crashed campaign, one 5-load campaign, one 2 MB
-rate check).
+Time-varying profiles run here too: slowdown (a schedule) and a Mahimahi trace, each in a real
+campaign, against a ping from the client namespace, the shaper's counters and caddy's bytes; and
+ECMP with cross traffic is refused in one line.
+
+Cost: about 46 s under the heavy lock (one crashed campaign, one 5-load campaign, a rate check:
+26 s; the slowdown and trace campaigns with their pings and rate check, and the refusal: 20 s).
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +35,7 @@ import pytest
 from scripts.devkit.standin import HOSTS, Standin, standin_internet
 from tests.cli.run import caddy_hits, protolens
 from tests.cli.run import store_rows as rows
+from tests.lab.wan_probes import busy_rate, falls_back, ping_replies, slowdown_rtt
 from tests.testbed.conftest import lab_available, wan_traces
 
 pytestmark = [pytest.mark.netns, pytest.mark.e2e]
@@ -203,21 +209,168 @@ def test_the_wan_path_gets_the_profiles_rtt_and_rate(internet: tuple[Standin, ob
         ping = sh(*wn.exec_argv(["ping", "-n", "-c", "20", "-i", "0.05", HOSTS["www.example.com"]]))
         rtts = [float(w.split("=")[1]) for w in ping.split() if w.startswith("time=")]
         assert len(rtts) >= 18 and abs(statistics.median(rtts) - 50.0) <= 1.0, rtts
-        curl = ["curl", "-sS", "--cacert", str(net.ca), "-o", "/dev/null",
-                "https://www.example.com/big.bin"]
-        procs = [subprocess.Popen(wn.exec_argv(curl)) for _ in range(3)]
-        try:
-            time.sleep(1.0)
-            a = wn.stats()
-            time.sleep(1.5)
-            b = wn.stats()
-        finally:
-            for p in procs:
-                assert p.wait(timeout=30) == 0
-        down = [sum(f["bytes_down"] for f in s["flows"] if f["server_port"] == 443)
-                for s in (a, b)]
-        rate = (down[1] - down[0]) * 8 / ((b["now_ns"] - a["now_ns"]) / 1e9)
+        rate = busy_rate(wn, net)
         assert abs(rate / 7e6 - 1) < 0.05, f"{rate / 1e6:.3f} Mbit/s"
     finally:
         WanNetwork.down(WAN)
     assert traces() == before
+
+
+# ---- profiles that change over time: a schedule and a Mahimahi trace ------------------------
+
+WWW = HOSTS["www.example.com"]
+TRACE_BPS = 2_000_000
+"""The trace's rate: one 1500-byte delivery opportunity every 6 ms."""
+
+
+@dataclass(frozen=True)
+class Shaped:
+    """What the two campaigns stored and what was measured around them."""
+
+    db: Path
+    trace_profile: Path
+    pings: list[tuple[float, float]]
+    """(reply time s, RTT ms) of a ping from the client namespace through campaign ``sched``."""
+    sched: dict[str, Any]
+    """The shaper's stats right after campaign ``sched`` (``schedule_started_ns``: the restart
+    before its last load)."""
+    trace: dict[str, Any]
+    """The shaper's stats right after campaign ``trace``."""
+    trace_rtts: list[float]
+    trace_rate: float
+
+
+def lab_run(net: Standin, db: Path, name: str, condition: str, reps: int) -> None:
+    out = protolens("lab", "run", net.url, "--arms", "h2", "--conditions", condition, "--reps",
+                    str(reps), "--quiet-ms", "500", "--campaign", name, "--seed", "1",
+                    *wan_args(net), db=db, check=False, timeout=300)
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+
+
+ONE_BY_ONE = f"for i in $(seq 40); do sleep 0.00$((RANDOM % 6)); ping -D -n -c 1 {WWW}; done"
+"""Pings one at a time, each after a random 0-5 ms: a ping run's sends lock on to the replies it
+receives, which come on the trace's 6 ms grid, so every reply would wait alike."""
+
+
+@pytest.fixture(scope="module")
+def shaped(internet: tuple[Standin, object], tmp_path_factory: pytest.TempPathFactory
+           ) -> Shaped:
+    """A wan network the test brings up, so that it stays up as each campaign left it: campaign
+    ``sched`` (slowdown, 2 loads) with a ping running through it, then campaign ``trace`` under a
+    profile file with a Mahimahi trace, then the RTT and rate that trace gives."""
+    from protolens.testbed.wan import WanNetwork
+
+    net, _ = internet
+    work = tmp_path_factory.mktemp("shaped")
+    (work / "2mbit.down").write_text("6\n")
+    prof = work / "trace2m.toml"
+    prof.write_text('name = "trace2m"\n[link]\nrtt_ms = 20\nbuffer_bytes = 100000\n'
+                    '[trace]\ndown = "2mbit.down"\n')
+    wn = WanNetwork.up(WAN, net.uplink, resolvers=[net.resolver])
+    try:
+        ping = subprocess.Popen(wn.exec_argv(["ping", "-D", "-n", "-i", "0.05", WWW]),
+                                stdout=subprocess.PIPE, text=True)
+        try:
+            lab_run(net, work / "lab.db", "sched", "slowdown", 2)
+        finally:
+            ping.send_signal(signal.SIGINT)  # ping prints what it holds and exits
+            pings = ping_replies(ping.communicate(timeout=10)[0])
+        sched = wn.stats()
+        lab_run(net, work / "lab.db", "trace", str(prof), 1)
+        trace = wn.stats()
+        rtts = [r for _, r in ping_replies(sh(*wn.exec_argv(["bash", "-c", ONE_BY_ONE])))]
+        return Shaped(work / "lab.db", prof, pings, sched, trace, rtts, busy_rate(wn, net))
+    finally:
+        WanNetwork.down(WAN)
+
+
+def campaign_loads(db: Path, name: str) -> list[dict[str, Any]]:
+    """The campaign's loads, oldest first, each with its navigation and its hosts' set-up RTTs."""
+    out = rows(db, "SELECT l.*, n.id AS nav, n.started_at_ms AS nav_ms, n.load_ms, "
+                   "n.incomplete FROM loads l JOIN navigations n ON n.load_id = l.load_id "
+                   "WHERE l.campaign = ? AND l.status = 'ok' ORDER BY l.started_at_ms", name)
+    for load in out:
+        load["rtts"] = {r["host"]: r["observed_rtt_ms"] for r in rows(
+            db, "SELECT * FROM navigation_rtts WHERE navigation_id = ?", load["nav"])}
+        assert not load["incomplete"], load
+    return out
+
+
+def test_a_schedule_that_plays_once_restarts_for_every_load_and_keeps_its_timeline(
+        shaped: Shaped) -> None:
+    """slowdown, the shortest schedule (a 2 s ramp, deterministic, no loss): a ping from the
+    client namespace through the whole campaign falls back from the plateau once (the restart
+    before the second load), and after the last restart every reply's RTT is the timeline's
+    between its send and its arrival (the shaper's clock gives the restart: its stats). Each
+    load's set-up RTT is on the ramp, not the 300 ms plateau a load without restart gets; the
+    last one's is the timeline's between its navigation's start and its document's first
+    byte."""
+    assert shaped.sched["name"] == "slowdown"
+    assert falls_back([r for _, r in shaped.pings]) == 1, shaped.pings
+    start = shaped.sched["schedule_started_ns"] / 1e9
+    # a reply's send time from its arrival, 5 ms early: ping stamps a reply when it prints it.
+    # Replies sent in the first 300 ms after the restart queue behind those sent before it (the
+    # shaper never reorders): left out
+    sent = [(t - r / 1000 - 0.005, t, r) for t, r in shaped.pings]
+    ramp = [(s, t, r) for s, t, r in sent if s >= start + 0.3]
+    assert len([1 for s, _, _ in ramp if s - start < 1.9]) >= 20, ramp
+    for s, t, r in ramp:  # the stand-in's path adds about 1 ms
+        assert slowdown_rtt(s - start) - 1.0 <= r <= slowdown_rtt(t - start) + 2.0, (s, t, r)
+    loads = campaign_loads(shaped.db, "sched")
+    assert len(loads) == 2
+    assert all(20.0 <= load["rtts"]["www.example.com"] < 285.0 for load in loads), loads
+    last = loads[-1]
+    (doc,) = rows(shaped.db, "SELECT first_byte_ms FROM requests WHERE navigation_id = ? AND "
+                             "is_main_document = 1", last["nav"])
+    begun = last["nav_ms"] / 1000 - start
+    answered = begun + doc["first_byte_ms"] / 1000
+    assert slowdown_rtt(begun - 0.005) - 1.0 <= last["rtts"]["www.example.com"] \
+        <= slowdown_rtt(answered) + 2.0, (begun, answered, last["rtts"])
+    (run,) = rows(shaped.db, "SELECT network FROM campaign_runs WHERE campaign = 'sched'")
+    assert json.loads(run["network"])["profiles"]["slowdown"]["schedule"]["kind"] == "slowdown"
+
+
+def test_a_trace_profile_gates_the_wan_paths_delivery(shaped: Shaped,
+                                                      internet: tuple[Standin, object]) -> None:
+    """A profile file whose downlink is a Mahimahi trace (one opportunity every 6 ms: 2 Mbit/s;
+    the cheapest trace, written here since ProtoLens ships none) on a 20 ms link. The campaign's
+    load could not beat the trace: caddy's bytes for it at 2 Mbit/s take no longer than its
+    PLT. In the state the campaign left, the shaper's counters give 2 Mbit/s within 3%, and a
+    ping's reply waits for the next opportunity: 20 ms plus 0-6 ms, where a plain 2 Mbit/s rate
+    would add 0.3 ms."""
+    net, _ = internet
+    (load,) = campaign_loads(shaped.db, "trace")
+    hits = [e for e in net.log_entries() if load["started_at_ms"] <= float(
+        str(e["ts"])) * 1000 <= load["started_at_ms"] + load["wall_ms"]]
+    body = sum(int(str(e["size"])) for e in hits)  # the page and its 6 images: 180 kB
+    assert body > 180_000 and load["load_ms"] >= body * 8 / TRACE_BPS * 1000, (body, load)
+    (run,) = rows(shaped.db, "SELECT network FROM campaign_runs WHERE campaign = 'trace'")
+    link = json.loads(run["network"])["profiles"][str(shaped.trace_profile)]["link"]
+    trace = shaped.trace_profile.with_name("2mbit.down").resolve()
+    assert link["trace_down"] == {"source": str(trace),
+                                  "rate_bps": TRACE_BPS} and link["trace_up"] is None
+    assert shaped.trace["name"] == "trace2m" and shaped.trace["traces"]["up"] is None
+    down = shaped.trace["traces"]["down"]
+    assert (down["opportunities"], down["period_ms"]) == (1, 6) and down["used"] > 0
+    assert abs(shaped.trace_rate / TRACE_BPS - 1) < 0.03, f"{shaped.trace_rate / 1e6:.3f} Mbit/s"
+    rtts = shaped.trace_rtts
+    assert len(rtts) >= 38 and min(rtts) >= 19.0 and max(rtts) <= 28.0, rtts
+    assert max(rtts) - min(rtts) >= 3.0, rtts
+
+
+def test_ecmp_with_cross_traffic_is_refused_in_one_line_and_changes_nothing(
+        shaped: Shaped, internet: tuple[Standin, object]) -> None:
+    """Refused before anything starts, even with a condition that could run beside it: no
+    campaign, run or load stored, no request sent, no wan network left."""
+    net, before = internet
+    tables = ("campaigns", "campaign_runs", "loads")
+    count = {t: rows(shaped.db, f"SELECT count(*) AS n FROM {t}")[0]["n"] for t in tables}
+    sent = len(net.log_entries())
+    out = protolens("lab", "run", net.url, "--arms", "h2", "--conditions", "wifi,ecmp-congested",
+                    "--campaign", "e", *wan_args(net), db=shaped.db, check=False, timeout=120)
+    assert (out.returncode, out.stdout) == (2, ""), out
+    (line,) = out.stderr.splitlines()
+    assert line.startswith("error: profile ecmp-congested "), line
+    assert "cannot apply to real sites" in line, line
+    assert {t: rows(shaped.db, f"SELECT count(*) AS n FROM {t}")[0]["n"] for t in tables} == count
+    assert len(net.log_entries()) == sent and traces() == before
