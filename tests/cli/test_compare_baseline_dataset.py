@@ -189,3 +189,12 @@ def test_the_shared_cell_key() -> None:
     assert shared_cell({"page": "anon-0123456789abcdef", "origin": "https://anon-fedcba"}
                        )["page"] == "anon-fedcba"
     assert shared_cell({"page": None, "origin": "https://a.test"})["page"] is None
+
+
+def test_a_damaged_current_store_is_named_not_the_baseline(sides: dict[str, Path]) -> None:
+    bad = sides["tmp"] / "damaged.db"
+    bad.write_bytes(b"not a database " * 100)
+    for baseline in (["--baseline-dataset", sides["one"]], ["--baseline-db", sides["lab"]]):
+        code, out, err = run(*baseline, "--campaign", "base", "--db", bad)
+        assert code == 2 and out == "", err
+        assert err.startswith(f"error: {bad}: the store is corrupt"), err
