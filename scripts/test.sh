@@ -16,7 +16,7 @@ echo "== Python: ruff, mypy"
 
 echo "== Python: pytest"
 set +e
-.venv/bin/python -m pytest tests "$@"
+.venv/bin/python -m pytest tests --durations=30 "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then

@@ -2,7 +2,8 @@
 experiment loads (h2 and h3 arms, two domains, 4g and 3g) into their own store, exports an
 anonymized bundle (the two domains allow-listed, as a study would), and the collector's own
 ``ingest.accept`` stores it. Contributors differ in speed (their baseline); under 3g, h3 is
-faster by ``shift_ms`` for everyone."""
+faster by ``shift_ms`` for everyone. ``contribute`` sends one store's loads to a collector the
+same way (export, then the collector's ``accept``)."""
 
 from __future__ import annotations
 
@@ -65,3 +66,23 @@ def make_dataset(tmp: Path, contributors: int = 6, per_cell: int = 6, shift_ms: 
         export.write(built, out, 1_763_950_000_000.0)
         accept(data, out.read_bytes(), f"vol-{c}", 1_763_950_000_000.0 + c, Limits())
     return data
+
+
+def contribute(data: Path, db: Path, token: str, allow: frozenset[str] = frozenset(),
+               keep_campaigns: frozenset[str] = frozenset()) -> None:
+    """``db``'s loads, exported as a volunteer would (``allow``: domains in clear,
+    ``keep_campaigns``: campaign names in clear), stored by the collector's own ``accept`` under
+    a new token ``token`` in the data directory ``data`` (made when missing)."""
+    data.mkdir(exist_ok=True)
+    now = 1_763_950_000_000.0
+    conn = open_catalog(data / CATALOG, time.time() * 1000)
+    add_token(conn, token, token.encode().hex().ljust(64, "0")[:64], 0.0)
+    conn.close()
+    ro = open_ro(db)
+    built = export.build(ro, allow=allow, since_ms=None, now_ms=now,
+                         contributor_id=token.encode().hex().ljust(32, "0")[:32],
+                         keep_campaigns=keep_campaigns)
+    ro.close()
+    out = db.with_suffix(".tar")
+    export.write(built, out, now)
+    accept(data, out.read_bytes(), token, now, Limits())

@@ -189,6 +189,12 @@ def compare(db: Path) -> list[dict[str, Any]]:
     return result
 
 
+def incomplete(db: Path) -> list[tuple[Any, ...]]:
+    """The experiment loads compare leaves out (incomplete records), with their reasons."""
+    return rows(db, "SELECT arm, incomplete_reasons, not_seen, open_at_end, load_ms FROM "
+                    "navigations WHERE source = 'experiment' AND incomplete = 1")
+
+
 def families(hits: list[Hit], host: str) -> set[str]:
     return {h.family for h in hits if h.host == host and h.uri.startswith("/page/")}
 
@@ -226,7 +232,7 @@ def test_compare_experiment_arms(run: dict[str, Any]) -> None:
     (row,) = [r for r in result if r["group"] == "a.test"]
     assert {row["arm_a"], row["arm_b"]} == ARMS
     n = {row["arm_a"]: row["n_a"], row["arm_b"]: row["n_b"]}
-    assert n == {"default": 2, "no-h3": 2}
+    assert n == {"default": 2, "no-h3": 2}, incomplete(run["db"])
     assert row["median_a_ms"] > 0 and row["median_b_ms"] > 0
 
 
@@ -250,4 +256,4 @@ def test_back_to_back_loads_count_only_under_one_arm(run: dict[str, Any]) -> Non
     by_arm = dict(rows(db, "SELECT arm, count(*) FROM navigations WHERE source = 'experiment' "
                            "GROUP BY arm"))
     (row,) = [r for r in compare(db) if r["group"] == "a.test"]
-    assert {row["arm_a"]: row["n_a"], row["arm_b"]: row["n_b"]} == by_arm
+    assert {row["arm_a"]: row["n_a"], row["arm_b"]: row["n_b"]} == by_arm, incomplete(db)

@@ -197,7 +197,8 @@ def test_each_hosts_base_rtt_is_the_profiles_plus_a_small_path_share(
 
 
 def test_the_wan_path_gets_the_profiles_rtt_and_rate(internet: tuple[Standin, object]) -> None:
-    """ping gives the RTT (50 +- 1 ms, the testbed's tolerance); three parallel downloads of
+    """ping gives the RTT the profile adds to the path's own (50 +- 1 ms, the testbed's
+    tolerance); three parallel downloads of
     the stand-in's 2 MB object keep the 7 Mbit/s bottleneck busy, and the shaper's counters
     between two readings give the rate within 5%. Names resolve in the namespace."""
     from protolens.testbed.wan import WanNetwork
@@ -205,10 +206,18 @@ def test_the_wan_path_gets_the_profiles_rtt_and_rate(internet: tuple[Standin, ob
     net, before = internet
     wn = WanNetwork.up(WAN, net.uplink, resolvers=[net.resolver])
     try:
+        def rtts() -> list[float]:
+            ping = sh(*wn.exec_argv(["ping", "-n", "-c", "20", "-i", "0.05",
+                                     HOSTS["www.example.com"]]))
+            return [float(w.split("=")[1]) for w in ping.split() if w.startswith("time=")]
+        # the path's own RTT (the NAT, the stand-in's links, the shaper's queue, unshaped at up)
+        # is on top of the profile's, as a real site's is: the wan path is not calibrated
+        # (docs/TESTBED.md "Calibration"); a CI run measured 51.15 ms under wifi
+        own = rtts()
         wn.shape("wifi")
-        ping = sh(*wn.exec_argv(["ping", "-n", "-c", "20", "-i", "0.05", HOSTS["www.example.com"]]))
-        rtts = [float(w.split("=")[1]) for w in ping.split() if w.startswith("time=")]
-        assert len(rtts) >= 18 and abs(statistics.median(rtts) - 50.0) <= 1.0, rtts
+        shaped = rtts()
+        added = statistics.median(shaped) - statistics.median(own)
+        assert len(own) >= 18 and len(shaped) >= 18 and abs(added - 50.0) <= 1.0, (own, shaped)
         rate = busy_rate(wn, net)
         assert abs(rate / 7e6 - 1) < 0.05, f"{rate / 1e6:.3f} Mbit/s"
     finally:

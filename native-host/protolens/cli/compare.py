@@ -57,11 +57,19 @@ def _csv_arms(text: str | None) -> list[str] | None:
 @click.option("--include-incomplete", is_flag=True,
               help="Keep loads whose record is incomplete (left out by default, and counted).")
 @click.option("--baseline", metavar="CAMPAIGN",
-              help="Compare --campaign against this baseline campaign, cell by cell (page x "
-                   "arm x condition): the change with its 95% interval and a verdict.")
+              help="Compare --campaign against this baseline campaign (of --db, "
+                   "--baseline-db or --baseline-dataset), cell by cell (page x arm x "
+                   "condition): the change with its 95% interval and a verdict.")
 @click.option("--baseline-db", type=click.Path(dir_okay=False, path_type=Path),
               help="The baseline's store (default: --db); alone, the same campaign or "
                    "--source in the two stores.")
+@click.option("--baseline-dataset", type=click.Path(path_type=Path), metavar="DIR",
+              help="A collector's data directory as the baseline: every lab load it holds "
+                   "(with --baseline CAMPAIGN, that campaign's, if its name is in clear), or "
+                   "with --source its loads of that source. Contributions are anonymized, so "
+                   "cells match on what both sides have: the page when it is a corpus page "
+                   "name, else its origin's host (in clear only if allow-listed); condition "
+                   "and arm when they are ProtoLens's own names.")
 @click.option("--fail-on-regression", "fail_pct", type=click.FloatRange(0, 10_000),
               metavar="PCT", help="With a baseline: exit 1 when any cell is surely (its 95% "
                                   "interval wholly) more than PCT% slower than the baseline's "
@@ -74,25 +82,29 @@ def compare_cmd(campaign: str | None, source: str | None, domain: str | None, me
                 by_cc: bool = False, dataset: Path | None = None, engine: str = "duckdb",
                 spark_master: str | None = None, include_incomplete: bool = False,
                 baseline: str | None = None, baseline_db: Path | None = None,
-                fail_pct: float | None = None) -> None:
+                fail_pct: float | None = None, baseline_dataset: Path | None = None) -> None:
     """Compare arms (or protocols) per page and condition, with 95% intervals and a verdict;
     or, with a baseline, the current campaign against it cell by cell.
 
     Example: protolens compare --campaign ifip18-loss --metric speed_index --csv
 
     Example: protolens compare --baseline before --campaign after --fail-on-regression 5
+
+    Example: protolens compare --baseline-dataset /srv/pl --campaign after --json
     """
-    if baseline is not None or baseline_db is not None:
+    if baseline is not None or baseline_db is not None or baseline_dataset is not None:
         if bundles or dataset is not None or by_cc or domain is not None:
             raise UserError("--baseline: not with --bundle, --dataset, --by-cc or --domain")
         from protolens.cli.compare_baseline import baseline_compare
-        baseline_compare(baseline=baseline, baseline_db=baseline_db, campaign=campaign,
-                         source=source, db=db_path(db), metric=metric, warm=warm,
+        baseline_compare(baseline=baseline, baseline_db=baseline_db,
+                         baseline_dataset=baseline_dataset, campaign=campaign, source=source,
+                         db=db_path(db), metric=metric, warm=warm,
                          include_incomplete=include_incomplete, arms=_csv_arms(arms),
                          fmt=fmt, fail_pct=fail_pct)
         return
     if fail_pct is not None:
-        raise UserError("--fail-on-regression needs a baseline (--baseline or --baseline-db)")
+        raise UserError("--fail-on-regression needs a baseline (--baseline, --baseline-db or "
+                        "--baseline-dataset)")
     req = Request(campaign=campaign, source=source, domain=domain, metric=metric,
                   arms=_arms(arms), warm=warm, by_cc=by_cc, bundles=bundles, db=db,
                   dataset=dataset, engine=engine, spark_master=spark_master,

@@ -1,6 +1,7 @@
-"""``protolens compare --baseline``: current against a baseline, cell by cell, and the
-regression gate for CI (``--fail-on-regression PCT``: exit 1). The workflow is
-``research/baseline.py``; this parses, calls, prints."""
+"""``protolens compare --baseline`` (``--baseline-db``, ``--baseline-dataset``): current against
+a baseline (a campaign, a store, or a collector's dataset), cell by cell, and the regression gate
+for CI (``--fail-on-regression PCT``: exit 1). The workflow is ``research/baseline.py``; this
+parses, calls, prints."""
 
 from __future__ import annotations
 
@@ -22,26 +23,28 @@ REGRESSION_EXIT = 1
 """``--fail-on-regression``: a cell surely slower than the threshold (2 stays bad input)."""
 
 
-def baseline_compare(*, baseline: str | None, baseline_db: Path | None, campaign: str | None,
-                     source: str | None, db: Path, metric: str, warm: bool,
-                     include_incomplete: bool, arms: Sequence[str] | None, fmt: str,
-                     fail_pct: float | None) -> None:
+def baseline_compare(*, baseline: str | None, baseline_db: Path | None,
+                     baseline_dataset: Path | None, campaign: str | None, source: str | None,
+                     db: Path, metric: str, warm: bool, include_incomplete: bool,
+                     arms: Sequence[str] | None, fmt: str, fail_pct: float | None) -> None:
+    if baseline_dataset is not None and baseline_db is not None:
+        raise UserError("--baseline-dataset: not with --baseline-db (the baseline is one store "
+                        "or one dataset)")
     if (campaign is None) == (source is None):
         raise UserError("give exactly one of --campaign NAME or --source passive|experiment "
                         "(the current side)")
     if source is not None and baseline is not None:
         raise UserError("--baseline names a campaign: with --source compare two stores "
-                        "(--baseline-db PATH)")
-    base = Side(baseline_db or db, campaign=baseline or campaign,
-                source=None if baseline or campaign else source)
+                        "(--baseline-db PATH) or a dataset and a store (--baseline-dataset DIR)")
     cur = Side(db, campaign=campaign, source=source)
+    base = _baseline(baseline, baseline_db, baseline_dataset, cur)
     if base == cur:
         raise UserError("the baseline is the current data itself: name another campaign "
-                        "(--baseline) or store (--baseline-db)")
+                        "(--baseline), store (--baseline-db) or dataset (--baseline-dataset)")
     try:
         result = run(base, cur, metric, warm, include_incomplete)
     except StoreFailure as exc:
-        raise store_failure(base.db, exc) from None
+        raise store_failure(exc.db or base.db, exc) from None
     except CompareError as exc:
         raise UserError(str(exc)) from None
     rows = [r | {"metric": metric} for r in result.rows if not arms or r["arm"] in arms]
@@ -55,6 +58,17 @@ def baseline_compare(*, baseline: str | None, baseline_db: Path | None, campaign
     emit(rows, fmt, title=result.title, columns=COLUMNS if fmt == "table" else None)
     if fail_pct is not None:
         _gate(rows, fail_pct)
+
+
+def _baseline(campaign: str | None, db: Path | None, dataset: Path | None, cur: Side) -> Side:
+    """The baseline side: a dataset's lab loads (or its campaign, or its loads of the current
+    side's source), else a campaign of a store (the current campaign of another store, or the
+    current source)."""
+    if dataset is not None:
+        return Side(dataset, campaign=campaign,
+                    source=None if campaign else (cur.source or "lab"), dataset=True)
+    return Side(db or cur.db, campaign=campaign or cur.campaign,
+                source=None if campaign or cur.campaign else cur.source)
 
 
 def _names(what: str, cells: Sequence[tuple[str, str, str]]) -> str:

@@ -1,7 +1,7 @@
 """``compare --baseline``'s workflow: read the baseline's loads and the current ones (two
-campaigns of one store, or of two stores; or one source of two stores), place them in cells and
-compare cell by cell with ``analysis/baseline.py``. Plain arguments in, rows out; every problem a
-user can fix is a ``CompareError`` of one line."""
+campaigns of one store, or of two stores; one source of two stores; or a collector's dataset
+against a store), place them in cells and compare cell by cell with ``analysis/baseline.py``.
+Plain arguments in, rows out; every problem a user can fix is a ``CompareError`` of one line."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from typing import Any
 
 from protolens.analysis import baseline as core
 from protolens.analysis.observe import METRICS, Observation, observations
+from protolens.research.baseline_dataset import ANONYMIZED, dataset_rows, shared_cell
 from protolens.research.compare import CompareError, StoreFailure
 from protolens.store import DatabaseError, StoreError, open_ro
 from protolens.store.health import is_corruption
@@ -19,14 +20,22 @@ from protolens.store.health import is_corruption
 @dataclass(frozen=True)
 class Side:
     """One side of the comparison: a store and a campaign in it (or a source: passive,
-    experiment)."""
+    experiment); or a collector's data directory, its campaign or its loads of a source (``lab``
+    too: every lab load it holds)."""
 
     db: Path
     campaign: str | None = None
     source: str | None = None
+    dataset: bool = False
+    """``db`` is a collector's data directory (its pooled Parquet dataset), not a store."""
 
     def label(self) -> str:
-        return f"{self.campaign or self.source} ({self.db.name})"
+        what = self.campaign or ("lab loads" if self.source == "lab" else self.source)
+        return f"{what} ({'dataset ' if self.dataset else ''}{self.db.name})"
+
+    def mode(self) -> str:
+        """How its rows fall into cells (``analysis/observe.py``): lab loads by their tags."""
+        return "campaign" if self.campaign or self.source == "lab" else str(self.source)
 
 
 @dataclass(frozen=True)
@@ -42,13 +51,15 @@ def run(baseline: Side, current: Side, metric: str = "plt", warm: bool = False,
     """Current against baseline, per cell both have; ``CompareError`` when none is common."""
     if metric not in METRICS:
         raise CompareError(f"--metric {metric}: unknown (choose from {', '.join(METRICS)})")
-    base = read(baseline, metric, warm, include_incomplete, "baseline")
-    cur = read(current, metric, warm, include_incomplete, "current")
+    shared = baseline.dataset or current.dataset
+    base = read(baseline, metric, warm, include_incomplete, "baseline", shared)
+    cur = read(current, metric, warm, include_incomplete, "current", shared)
     c = core.cells(base, cur)
     if not c.common:
         raise CompareError(
             f"no cell (page x arm x condition) in common: the baseline has "
-            f"{_some(c.only_baseline)}, the current {_some(c.only_current)}")
+            f"{_some(c.only_baseline)}, the current {_some(c.only_current)}"
+            + (ANONYMIZED if shared else ""))
     return BaselineResult(core.compare_baseline(c),
                           f"{metric}: {current.label()} against {baseline.label()}",
                           c.only_baseline, c.only_current)
@@ -61,9 +72,20 @@ def _some(cells: list[core.Cell]) -> str:
     return ", ".join(core.cell_text(c) for c in cells[:2]) + more
 
 
-def read(side: Side, metric: str, warm: bool, include_incomplete: bool,
-         role: str) -> list[Observation]:
-    """The side's observations; its store's or campaign's absence is a one-line error."""
+def read(side: Side, metric: str, warm: bool, include_incomplete: bool, role: str,
+         shared: bool = False) -> list[Observation]:
+    """The side's observations; its store's or campaign's absence is a one-line error.
+    ``shared``: one side is a dataset, so cells are keyed on what a bundle keeps in clear
+    (``research/baseline_dataset.py``)."""
+    rows = (dataset_rows(side.db, side.campaign, side.source, role) if side.dataset
+            else _store_rows(side, role))
+    if shared:
+        rows = [shared_cell(row) for row in rows]
+    return observations(rows, metric, side.mode(), warm=warm,
+                        include_incomplete=include_incomplete)
+
+
+def _store_rows(side: Side, role: str) -> list[dict[str, Any]]:
     from protolens.store.compare import compare_rows, known_campaigns
 
     if not side.db.exists():
@@ -71,7 +93,9 @@ def read(side: Side, metric: str, warm: bool, include_incomplete: bool,
     try:
         conn = open_ro(side.db)
     except StoreError as exc:
-        raise (StoreFailure if is_corruption(exc) else CompareError)(str(exc)) from None
+        if is_corruption(exc):
+            raise StoreFailure(str(exc), side.db) from None
+        raise CompareError(str(exc)) from None
     try:
         rows = compare_rows(conn, campaign=side.campaign, source=side.source)
         if not rows:
@@ -80,8 +104,7 @@ def read(side: Side, metric: str, warm: bool, include_incomplete: bool,
             known = f" (known: {', '.join(names[:5]) or 'none'})" if side.campaign else ""
             raise CompareError(f"{role}: no navigations of {what} in {side.db}{known}")
     except DatabaseError as exc:
-        raise StoreFailure(str(exc)) from None
+        raise StoreFailure(str(exc), side.db) from None
     finally:
         conn.close()
-    mode = "campaign" if side.campaign else str(side.source)
-    return observations(rows, metric, mode, warm=warm, include_incomplete=include_incomplete)
+    return rows

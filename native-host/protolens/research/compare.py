@@ -31,6 +31,11 @@ class CompareError(Exception):
 class StoreFailure(CompareError):
     """The store exists but is not a usable ProtoLens store (the CLI words the hint)."""
 
+    def __init__(self, message: str, db: Path | None = None) -> None:
+        super().__init__(message)
+        self.db = db
+        """Which store, where a command reads more than one (``compare --baseline``)."""
+
 
 @dataclass(frozen=True)
 class Request:

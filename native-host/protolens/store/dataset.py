@@ -20,19 +20,22 @@ from protolens.record.columns import VISUAL_MILESTONES
 from protolens.store.dataset_layout import DATASET as DATASET
 from protolens.store.dataset_layout import table_glob as table_glob
 
-DATASET_COMPARE_SQL = """
+FIRST_COPIES = """(SELECT * FROM (SELECT n0.*, row_number() OVER (PARTITION BY n0.id
+                                                     ORDER BY n0.day, n0.bundle) AS copy_rank
+                     FROM navigations n0) t0
+      WHERE t0.copy_rank = 1)"""
+MAIN_FAMILY = """(SELECT r.bundle, r.navigation_id, {argmax}(r.family, r.seq) AS family
+           FROM requests r {only}
+           WHERE r.is_main_document = 1 GROUP BY r.bundle, r.navigation_id)"""
+
+DATASET_COMPARE_SQL = f"""
 SELECT n.id, n.source, n.origin, n.page, n.campaign,
        coalesce(n.condition, n.network_effective_type) AS condition, n.arm,
        m.family AS main_family, n.warm, n.failed, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms,
        n.lcp_ms, n.first_image_ms, n.contributor, n.bundle,
        n.network_effective_type AS network
-FROM (SELECT * FROM (SELECT n0.*, row_number() OVER (PARTITION BY n0.id
-                                                     ORDER BY n0.day, n0.bundle) AS copy_rank
-                     FROM navigations n0) t0
-      WHERE t0.copy_rank = 1) n
-LEFT JOIN (SELECT r.bundle, r.navigation_id, {argmax}(r.family, r.seq) AS family
-           FROM requests r {only}
-           WHERE r.is_main_document = 1 GROUP BY r.bundle, r.navigation_id) m
+FROM {FIRST_COPIES} n
+LEFT JOIN {MAIN_FAMILY} m
   ON m.bundle = n.bundle AND m.navigation_id = n.id
 """
 """``{argmax}``: DuckDB ``arg_max``, Spark ``max_by``. One navigation, one vote: a navigation
@@ -159,6 +162,47 @@ def compare_rows(data: Path, campaign: str | None = None, source: str | None = N
                   + " ORDER BY n.bundle, n.id", params)
 
 
+STORE_ROWS_SQL = f"""
+SELECT n.id, n.source, n.origin, n.page, n.campaign, n.condition, n.arm,
+       m.family AS main_family, n.warm, n.failed, {{optional}}, n.load_ms AS plt_ms, n.ttfb_ms,
+       n.fcp_ms, n.lcp_ms, n.first_image_ms, n.contributor
+FROM {FIRST_COPIES} n
+LEFT JOIN {MAIN_FAMILY} m ON m.bundle = n.bundle AND m.navigation_id = n.id
+"""
+"""``store.compare.COMPARE_SQL``'s columns over the dataset: the condition tag as it is (no
+network type in its place), each navigation once (``DATASET_COMPARE_SQL``)."""
+
+_OPTIONAL = {"incomplete": "BIGINT", **{c: "DOUBLE" for c in VISUAL_MILESTONES}}
+"""Columns that bundles of older schemas lack: the visual milestones (schema 4), the
+incomplete flag (schema 5)."""
+
+
+def _or_null(data: Path, columns: dict[str, str]) -> str:
+    """``n.<column>`` for each column some file of the dataset holds, a typed NULL for the
+    others (``columns``: name -> DuckDB type)."""
+    have = {r["column_name"] for r in _query(data, "DESCRIBE navigations", [])}
+    return ", ".join(f"n.{c}" if c in have else f"CAST(NULL AS {t}) AS {c}"
+                     for c, t in columns.items())
+
+
+def store_rows(data: Path, campaign: str | None = None, source: str | None = None
+               ) -> list[dict[str, Any]]:
+    """The rows of ``store.compare.compare_rows`` (every column of it, the optional ones null
+    where no file has them) plus ``contributor``, from the dataset's navigations of one campaign
+    or source, in (bundle, id) order: what ``compare --baseline-dataset`` reads."""
+    clause, params = where(campaign, source)
+    sql = STORE_ROWS_SQL.format(argmax="arg_max", only="", optional=_or_null(data, _OPTIONAL))
+    return _query(data, sql + clause + " ORDER BY n.bundle, n.id", params)
+
+
+def clear_campaigns(data: Path) -> list[str]:
+    """The campaign names the dataset carries in clear (share/tags.py: the others are
+    ``anon-`` pseudonyms), for error messages."""
+    return [r["campaign"] for r in _query(
+        data, "SELECT DISTINCT campaign FROM navigations WHERE campaign IS NOT NULL "
+              "AND campaign NOT LIKE 'anon-%' ORDER BY 1", [])]
+
+
 _SUMMARY = """
 WITH r AS (SELECT bundle, navigation_id, sum(encoded_bytes) AS bytes FROM requests
            GROUP BY ALL),
@@ -178,9 +222,7 @@ WHERE n.campaign = ?
 def _summary(data: Path) -> str:
     """``_SUMMARY`` with the visual milestones the dataset's files hold (typed NULLs for those no
     file has: bundles before schema 4 lack them)."""
-    have = {r["column_name"] for r in _query(data, "DESCRIBE navigations", [])}
-    return _SUMMARY.format(visual=", ".join(
-        f"n.{c}" if c in have else f"CAST(NULL AS DOUBLE) AS {c}" for c in VISUAL_MILESTONES))
+    return _SUMMARY.format(visual=_or_null(data, {c: "DOUBLE" for c in VISUAL_MILESTONES}))
 
 
 def campaign_navigations(data: Path, campaign: str) -> list[dict[str, Any]]:
