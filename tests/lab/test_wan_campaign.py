@@ -12,8 +12,8 @@ Time-varying profiles run here too: slowdown (a schedule) and a Mahimahi trace, 
 campaign, against a ping from the client namespace, the shaper's counters and caddy's bytes; and
 ECMP with cross traffic is refused in one line.
 
-Cost: about 46 s under the heavy lock (one crashed campaign, one 5-load campaign, a rate check:
-26 s; the slowdown and trace campaigns with their pings and rate check, and the refusal: 20 s).
+Cost: about 53 s under the heavy lock (one crashed campaign, one 5-load campaign, a rate check:
+31 s; the slowdown and trace campaigns with their pings and rate check, and the refusal: 22 s).
 """
 
 from __future__ import annotations
@@ -305,6 +305,12 @@ def campaign_loads(db: Path, name: str) -> list[dict[str, Any]]:
     return out
 
 
+QUEUE_MS = 190_000 * 8 / 80e6 * 1000
+"""The most a ping reply can wait behind the page's bytes (the page and its images: 180 kB, and
+the headers) in slowdown's 80 Mbit/s bottleneck: 19 ms. A CI run saw 303 ms on the 300 ms
+plateau while the second load's images arrived."""
+
+
 def test_a_schedule_that_plays_once_restarts_for_every_load_and_keeps_its_timeline(
         shaped: Shaped) -> None:
     """slowdown, the shortest schedule (a 2 s ramp, deterministic, no loss): a ping from the
@@ -323,8 +329,9 @@ def test_a_schedule_that_plays_once_restarts_for_every_load_and_keeps_its_timeli
     sent = [(t - r / 1000 - 0.005, t, r) for t, r in shaped.pings]
     ramp = [(s, t, r) for s, t, r in sent if s >= start + 0.3]
     assert len([1 for s, _, _ in ramp if s - start < 1.9]) >= 20, ramp
-    for s, t, r in ramp:  # the stand-in's path adds about 1 ms
-        assert slowdown_rtt(s - start) - 1.0 <= r <= slowdown_rtt(t - start) + 2.0, (s, t, r)
+    for s, t, r in ramp:  # the stand-in's path adds about 1 ms, the page's bytes their queue
+        assert slowdown_rtt(s - start) - 1.0 <= r <= slowdown_rtt(t - start) + 2.0 + QUEUE_MS, \
+            (s, t, r)
     loads = campaign_loads(shaped.db, "sched")
     assert len(loads) == 2
     assert all(20.0 <= load["rtts"]["www.example.com"] < 285.0 for load in loads), loads
