@@ -112,6 +112,21 @@ export function endFromTiming(h: Hop, t: NavTiming, zero: number): void {
   if (h.bodyBytes === 0) h.bodyBytes = t.decodedBodySize;
 }
 
+/** Completes an out-of-process iframe's document hop whose Network.loadingFinished never came:
+ * its body can end before the child session's Network.enable takes effect (the frame's target is
+ * attached when the navigation is ready to commit; measured on Chromium 156: about 1 load in 6 of
+ * a page with a cross-site iframe, neither session carried the document's loadingFinished). The
+ * adapter relays the frame's own Navigation Timing at its load event (session.ts): the end maps
+ * from the frame's timeOrigin (epoch ms) through the record's epoch zero; the bytes are the
+ * response headers' (responseReceived) plus the body's encoded size. */
+export function endFromFrameTiming(h: Hop, t: NavTiming, zero: number, zeroWall: number): void {
+  if (h.end !== null || t.responseEnd <= 0) return;
+  const end = zero + ((t.timeOrigin + t.responseEnd) / 1000 - zeroWall);
+  h.end = Math.max(end, h.responseAt ?? h.start);
+  h.encodedBytes = Math.round((h.response?.encodedDataLength ?? 0) + t.encodedBodySize);
+  if (h.bodyBytes === 0) h.bodyBytes = t.decodedBodySize;
+}
+
 /** The main document's hop from Navigation Timing ("commit" case); `zero` = timeOrigin in CDP
  * seconds. encoded bytes are the body's only (transferSize adds a fixed 300-byte header guess). */
 export function hopFromTiming(t: NavTiming, frameId: string, zero: number): Hop {

@@ -106,6 +106,17 @@ export class Recorder {
     return nav.zeroWall === null || (main?.fromTiming != null && main.end === null);
   }
 
+  /** An iframe's document has its response and no end (late.ts endFromFrameTiming): the adapter
+   * relays that frame's Navigation Timing at the frame's load event. */
+  get wantsFrameTiming(): boolean {
+    const nav = this.s.nav;
+    if (nav === null) return false;
+    for (const h of nav.currentHops()) {
+      if (!h.isMain && h.type === "Document" && h.response !== null && h.end === null && h.failure === null) return true;
+    }
+    return false;
+  }
+
   /** Joined at a replayed commit of a document whose load event was replayed too: it loaded
    * before the attach (the adapter knows whether that was just now or long ago). */
   get joinedAfterLoad(): boolean {

@@ -112,6 +112,9 @@ export class TabSession {
     if (out.length > 0) yield { kind: "records", records: out, busy: this.recorder.active };
     if (ev.method === "Target.attachedToTarget") yield* this.enableChild(ev.params.sessionId);
     if (ev.method === "Page.loadEventFired" && ev.sessionId === undefined) yield* this.relayMetrics();
+    if (ev.method === "Page.loadEventFired" && ev.sessionId !== undefined && this.recorder.wantsFrameTiming) {
+      yield* this.relayFrameTiming(ev.sessionId);
+    }
   }
 
   /** The recorder's clock says `now` (CDP seconds): records of loads complete by then. */
@@ -174,20 +177,39 @@ export class TabSession {
    * tagged with the main frame's current loader id; then the LCP observer, which a document
    * created before the attach never ran (`buffered` replays its earlier candidates). */
   private *relayNavigationTiming(): Flow {
-    const tree = yield* send("Page.getFrameTree", {});
-    if (!tree?.ok || this.closed) return;
+    const read = yield* this.readNavigationTiming();
+    if (read === null) return;
+    yield* this.pushRelayed(read.event);
+    yield* send("Runtime.evaluate", { expression: LCP_SCRIPT, contextId: read.contextId });
+  }
+
+  /** The top frame's (or, with `sessionId`, a child session's frame's) Navigation Timing as
+   * late.ts navTimingEvent, read in the recorder's isolated world; null when it cannot be read. */
+  private *readNavigationTiming(sessionId?: string): Generator<Io, { event: RawEvent; contextId: number } | null, Reply> {
+    const tree = yield* send("Page.getFrameTree", {}, sessionId);
+    if (!tree?.ok || this.closed) return null;
     const { frame } = (tree.result as Protocol.Page.GetFrameTreeResponse).frameTree;
-    const world = yield* send("Page.createIsolatedWorld", { frameId: frame.id, worldName: LCP_WORLD });
-    if (!world?.ok || this.closed) return;
+    const world = yield* send("Page.createIsolatedWorld", { frameId: frame.id, worldName: LCP_WORLD }, sessionId);
+    if (!world?.ok || this.closed) return null;
     const contextId = (world.result as Protocol.Page.CreateIsolatedWorldResponse).executionContextId;
-    const res = yield* send("Runtime.evaluate", { expression: NAV_TIMING_EXPRESSION, contextId, returnByValue: true });
-    if (!res?.ok || this.closed) return;
+    const res = yield* send("Runtime.evaluate", { expression: NAV_TIMING_EXPRESSION, contextId, returnByValue: true }, sessionId);
+    if (!res?.ok || this.closed) return null;
     const value: unknown = (res.result as Protocol.Runtime.EvaluateResponse).result.value;
-    if (typeof value === "string") {
-      const records = this.push(navTimingEvent(frame.loaderId, value));
-      if (records.length > 0) yield { kind: "records", records, busy: this.recorder.active };
-    }
-    yield* send("Runtime.evaluate", { expression: LCP_SCRIPT, contextId });
+    const event = typeof value === "string" ? navTimingEvent(frame.loaderId, value) : null;
+    if (event === null) return null;
+    return { event: sessionId === undefined ? event : { ...event, sessionId }, contextId };
+  }
+
+  private *pushRelayed(ev: RawEvent): Flow {
+    const records = this.push(ev);
+    if (records.length > 0) yield { kind: "records", records, busy: this.recorder.active };
+  }
+
+  /** An out-of-process iframe loaded while its document's end is missing (late.ts
+   * endFromFrameTiming): its own Navigation Timing, read in an isolated world of its session. */
+  private *relayFrameTiming(sessionId: string): Flow {
+    const read = yield* this.readNavigationTiming(sessionId);
+    if (read !== null) yield* this.pushRelayed(read.event);
   }
 }
 

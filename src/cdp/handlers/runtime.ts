@@ -7,7 +7,7 @@
  * wall-clock time (src/cdp/event-clock.ts).
  */
 import { LCP_BINDING, LOAD_METRICS_TITLE } from "../enable-commands.ts";
-import { NAV_TIMING_BINDING, endFromTiming, hopFromTiming, parseNavTiming } from "../late.ts";
+import { NAV_TIMING_BINDING, endFromFrameTiming, endFromTiming, hopFromTiming, parseNavTiming } from "../late.ts";
 import type { EventOf } from "../raw-event.ts";
 import { isHttp, type TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
@@ -37,7 +37,10 @@ function workerReported(payload: string): boolean {
 }
 
 export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled">): Out {
-  if (ev.sessionId !== undefined) return [];
+  if (ev.sessionId !== undefined) {
+    if (ev.params.name === NAV_TIMING_BINDING) frameTiming(s, ev.params.payload);
+    return [];
+  }
   if (ev.params.name === NAV_TIMING_BINDING) {
     lateTiming(s, ev.params.payload);
     return [];
@@ -68,6 +71,19 @@ function lateTiming(s: TabState, payload: string): void {
   nav.zeroWall = t.timeOrigin / 1000;
   if (main) endFromTiming(main, t, nav.navStart);
   else if (nav.late === "commit") nav.requests.set(nav.mainKey, [hopFromTiming(t, nav.frameId, nav.navStart)]);
+}
+
+/** The relayed Navigation Timing of an iframe whose document's end was not seen (late.ts
+ * endFromFrameTiming): a document request's id is its loader's. */
+function frameTiming(s: TabState, payload: string): void {
+  const nav = s.nav;
+  const t = parseNavTiming(payload);
+  if (nav === null || t === null) return;
+  for (const h of nav.currentHops()) {
+    if (!h.isMain && h.type === "Document" && h.requestId === t.loaderId && h.response !== null) {
+      endFromFrameTiming(h, t, nav.zero, nav.zeroWall ?? nav.wallTime - (nav.t0 - nav.zero));
+    }
+  }
 }
 
 export function onMetrics(s: TabState, ev: EventOf<"Performance.metrics">): Out {
