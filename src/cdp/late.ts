@@ -125,6 +125,7 @@ export function endFromFrameTiming(h: Hop, t: NavTiming, zero: number, zeroWall:
   h.end = Math.max(end, h.responseAt ?? h.start);
   h.encodedBytes = Math.round((h.response?.encodedDataLength ?? 0) + t.encodedBodySize);
   if (h.bodyBytes === 0) h.bodyBytes = t.decodedBodySize;
+  h.endFromFrame = true;
 }
 
 /** The main document's hop from Navigation Timing ("commit" case); `zero` = timeOrigin in CDP

@@ -30,6 +30,9 @@ export interface Hop {
   isMain: boolean;
   /** Set only for a main document known from the page's Navigation Timing (src/cdp/late.ts). */
   fromTiming: { protocol: string; status: number; mimeType: string } | null;
+  /** Its end and bytes came from its frame's Navigation Timing (late.ts endFromFrameTiming): a
+   * Network.loadingFinished that comes after all the same replaces them. */
+  endFromFrame?: boolean;
   /** A WebSocket's handshake status (its response is not a Network.Response). */
   handshakeStatus?: number;
   /** A worker's script, fetched for the page (no loader of its own): its response and end come

@@ -23,8 +23,9 @@ const events = (): RawEvent[] => readFileSync(LOG, "utf8").split("\n").filter((l
   .map((l) => JSON.parse(l) as RawEvent);
 
 /** Replays the log through a session; `timing` answers the child's Navigation Timing relay
- * (null: the child session is gone, every relay command fails). */
-function replay(timing: object | null): { records: NavigationRecord[]; asked: string[] } {
+ * (null: the child session is gone, every relay command fails); `after`: events fed right after
+ * the frame's load event. */
+function replay(timing: object | null, after: RawEvent[] = []): { records: NavigationRecord[]; asked: string[] } {
   const s = new TabSession({
     source: "passive", urlDetail: "origin", newId: () => "id", mainFrameId: "E301B1B335E267AF30404A8ADFC85ECD",
     env: { browser: { name: "Chromium", version: "156" }, extension_version: "0", network: null },
@@ -49,7 +50,10 @@ function replay(timing: object | null): { records: NavigationRecord[]; asked: st
       step = flow.next(step.value.kind === "send" ? answer(step.value) : undefined);
     }
   };
-  for (const ev of events()) drive(s.onEvent(ev));
+  for (const ev of events()) {
+    drive(s.onEvent(ev));
+    if (ev.method === "Page.loadEventFired" && ev.sessionId === CHILD) for (const a of after) drive(s.onEvent(a));
+  }
   records.push(...s.close());
   return { records, asked };
 }
@@ -82,5 +86,13 @@ describe("an iframe document's end the events never gave", () => {
     // the response's headers as logged (responseReceived encodedDataLength 480) + the body's
     expect(doc?.encoded_bytes).toBe(480 + 1233);
     expect(rec?.page.incomplete).toBe(false);
+
+    // the wire's own end, should it come after the relay after all, replaces the frame's
+    const late: RawEvent = { method: "Network.loadingFinished", sessionId: CHILD,
+      params: { requestId: DOC, timestamp: 26971.048, encodedDataLength: 1700 } };
+    const [again] = replay({ timeOrigin: started + 160, entry }, [late]).records;
+    const doc2 = again && docOf(again);
+    expect(doc2?.encoded_bytes).toBe(1700);
+    expect(doc2?.end_ms).toBeCloseTo(169.7, 0); // its own time (the zero at 26970.8783 s)
   });
 });

@@ -126,7 +126,9 @@ export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">)
 
 export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinished">): Out {
   const h = s.hopOf(ev, ev.params.requestId) ?? orphan(s, ev, ev.params.requestId);
-  if (h && h.end === null) {
+  // the wire's own end wins over one read from the frame's Navigation Timing (late.ts)
+  if (h && (h.end === null || h.endFromFrame === true)) {
+    h.endFromFrame = false;
     h.end = ev.params.timestamp;
     h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength));
     activity(s, ev, h, ev.params.timestamp);
