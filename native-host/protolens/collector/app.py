@@ -9,9 +9,10 @@ message), 429 over the token's rate or too many failed authentications (``Retry-
 every upload place taken or a worker restarting (``Retry-After``). Errors are ``{"error": ...}``.
 
 The body streams to a file in this process's own folder (never held in memory), at most
-``max_uploads`` at once; at most ``validations`` are validated at once (each decodes up to
-``max_uncompressed`` bytes). The peer address is used in memory for the failed-authentication
-limit only (``authguard.py``); the log names the contributor, never the token or the address.
+``max_uploads`` at once; at most ``validations`` are validated and encoded at once (each decodes
+up to ``max_uncompressed`` bytes); their fsyncs and commits wait outside that limit. The peer
+address is used in memory for the failed-authentication limit only (``authguard.py``); the log
+names the contributor, never the token or the address.
 """
 
 from __future__ import annotations
@@ -36,7 +37,7 @@ from starlette.routing import Route
 
 from protolens.collector.authguard import AuthGuard
 from protolens.collector.connguard import STATE_KEY
-from protolens.collector.ingest import Refusal, Upload, accept_file
+from protolens.collector.ingest import Receipt, Refusal, Upload, commit_staged, stage_file
 from protolens.collector.ratelimit import RateLimiter
 from protolens.collector.settings_serve import Settings
 from protolens.collector.tags import HEADER
@@ -163,9 +164,12 @@ def make_app(s: Settings) -> Starlette:
             return _error(408, "the upload stalled (send the body without pauses)")
         who = Upload(name, request.headers.get(HEADER), key)
         try:
-            receipt = await asyncio.get_running_loop().run_in_executor(
-                validating, accept_file, s.data, got, who, time.time() * 1000, s.limits,
-                writer)
+            staged = await asyncio.get_running_loop().run_in_executor(
+                validating, stage_file, got, who, time.time() * 1000, s.limits, writer)
+            # the validation place is free again: the fsyncs and the catalog's commit wait for
+            # the disk, not the CPU, and hold no decoded table
+            receipt = staged if isinstance(staged, Receipt) else await run_in_threadpool(
+                commit_staged, s.data, staged, writer)
         except Refusal as exc:
             if exc.status == 401:
                 guard.failed(request.client.host if request.client else "?", time.monotonic())

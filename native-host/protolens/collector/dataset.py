@@ -67,44 +67,66 @@ SLICE = 65_536
 one slice, never for a whole table."""
 
 
-def _write_table(target: Path, bundle: Bundle, name: str, contributor: str) -> str:
-    """One table with the dataset's extra columns at ``target``, slice by slice, fsynced; its
-    SHA-256."""
+def _dictionary_columns(schema: pa.Schema) -> list[str]:
+    """The text columns: dictionary encoding pays off for them (hosts, families, the two
+    constant extra columns). For numbers it costs a hash of every value and, measured on the
+    collector's bench bundles, made the files larger (900 kB against 804 kB) and the write 13%
+    slower; Parquet falls back to plain encoding past a size anyway (parquet-format
+    Encodings.md, "Dictionary Encoding")."""
+    return [f.name for f in schema if pa.types.is_string(f.type)]
+
+
+def _encode(bundle: Bundle, name: str, contributor: str) -> bytes:
+    """One table with the dataset's extra columns as Parquet bytes, slice by slice."""
     table = bundle.tables[name]
     schema = table.schema.append(pa.field("contributor", pa.string())).append(
         pa.field("bundle", pa.string()))
-    with target.open("wb") as out:
-        with pq.ParquetWriter(out, schema, compression="zstd") as writer:
-            for start in range(0, max(table.num_rows, 1), SLICE):
-                part = table.slice(start, SLICE)
-                n = part.num_rows
-                writer.write_table(
-                    part.append_column("contributor", pa.repeat(pa.scalar(contributor), n))
-                    .append_column("bundle", pa.repeat(pa.scalar(bundle.checksum), n)),
-                    row_group_size=SLICE)
-        out.flush()
-        os.fsync(out.fileno())
-    digest = hashlib.sha256()
-    with target.open("rb") as back:
-        while chunk := back.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()
+    out = pa.BufferOutputStream()
+    with pq.ParquetWriter(out, schema, compression="zstd",
+                          use_dictionary=_dictionary_columns(schema)) as writer:
+        for start in range(0, max(table.num_rows, 1), SLICE):
+            part = table.slice(start, SLICE)
+            n = part.num_rows
+            writer.write_table(
+                part.append_column("contributor", pa.repeat(pa.scalar(contributor), n))
+                .append_column("bundle", pa.repeat(pa.scalar(bundle.checksum), n)),
+                row_group_size=SLICE)
+    return bytes(out.getvalue())
 
 
-def stage_bundle(stage: Path, bundle: Bundle, contributor: str, day: str, nonce: str
-                 ) -> tuple[CatalogFile, ...]:
-    """Every table of a validated bundle, durable under ``stage`` (the writer's folder); the
-    catalog's file rows. ``nonce`` makes the names this upload's own, so two processes storing
-    the same bundle at once never write one file."""
+def stage_bundle(stage: Path, bundle: Bundle, contributor: str, day: str, nonce: str,
+                 sync: bool = True) -> tuple[CatalogFile, ...]:
+    """Every table of a validated bundle under ``stage`` (the writer's folder); the catalog's
+    file rows, each with the SHA-256 of the bytes written (hashed before they leave memory, so
+    the file is not read back). ``nonce`` makes the names this upload's own, so two processes
+    storing the same bundle at once never write one file. Durable when this returns, unless
+    ``sync`` is False: then ``sync_staged`` must run before the catalog commits them (the
+    server encodes while holding a validation place and waits for the disk after)."""
     files = []
     for name in TABLES:
         rel = table_file(name, day, f"{bundle.checksum}-{nonce}")
         target = stage / rel
         target.parent.mkdir(parents=True, exist_ok=True)
-        sha = _write_table(target, bundle, name, contributor)
-        fsync_dir(target.parent)
-        files.append(CatalogFile(name, str(rel), bundle.tables[name].num_rows, sha))
+        data = _encode(bundle, name, contributor)
+        target.write_bytes(data)
+        files.append(CatalogFile(name, str(rel), bundle.tables[name].num_rows,
+                                 hashlib.sha256(data).hexdigest()))
+    if sync:
+        sync_staged(stage, files)
     return tuple(files)
+
+
+def sync_staged(stage: Path, files: Sequence[CatalogFile]) -> None:
+    """Staged files durable: their data, then the directories that name them (fsync(2) of a
+    file flushes its dirty pages whichever descriptor wrote them)."""
+    for f in files:
+        fd = os.open(stage / f.path, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+    for parent in dict.fromkeys((stage / f.path).parent for f in files):
+        fsync_dir(parent)
 
 
 def publish(data: Path, stage: Path, files: Sequence[CatalogFile]) -> None:

@@ -3,10 +3,11 @@
 
 The upload is checked against the limits from its Parquet metadata (``limits.check_members``),
 then ``share/bundle.read_bundle`` validates the tables that check decoded exactly as ``merge``
-does, then its tag is checked against the token's key (``tags.py``). Its tables are staged in
-the writer's folder, the catalog commits it (``store/collector_leases.commit_bundle``: lease,
-navigation ids stored once, the bundle), and only then are the files moved into the dataset
-and the receipt returned.
+does, then its tag is checked against the token's key (``tags.py``). Its tables are encoded
+into the writer's folder (``stage_file``: the part that holds decoded tables); then, in
+``commit_staged``, they are fsynced, the catalog commits them
+(``store/collector_leases.commit_bundle``: lease, navigation ids stored once, the bundle), and
+only then are the files moved into the dataset and the receipt returned.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from protolens.collector.tags import verifies
 from protolens.collector.writer import Writer
 from protolens.share.bundle import MANIFEST, BundleError, member_files, read_bundle
 from protolens.store.collector import CatalogBundle, find_bundle, open_catalog
-from protolens.store.collector_leases import Duplicate, LeaseLost, commit_bundle
+from protolens.store.collector_leases import Duplicate, LeaseLost, NavKey, commit_bundle
 
 
 class Refusal(Exception):
@@ -89,43 +90,78 @@ def _validate(upload: Path, who: Upload, limits: Limits) -> tuple[Any, bytes]:
     return bundle, manifest
 
 
-def accept_file(data: Path, upload: Path, who: Upload, now_ms: float, limits: Limits,
-                writer: Writer) -> Receipt:
-    """Validate and store one streamed upload; raise ``Refusal`` and move nothing into the
-    dataset if it is not acceptable."""
-    if upload.stat().st_size > limits.max_bytes:
+@dataclass(frozen=True)
+class Staged:
+    """An upload validated and encoded into the writer's folder, not yet durable nor
+    committed: what ``commit_staged`` needs once the decoded tables are gone."""
+
+    writer: str
+    stage: Path
+    entry: CatalogBundle
+    bundle_schema: int
+    protolens_version: str | None
+    exported_at: str | None
+    navs: list[NavKey]
+
+
+def stage_file(upload: Path, who: Upload, now_ms: float, limits: Limits, writer: Writer
+               ) -> Staged | Receipt:
+    """Validate one streamed upload and encode its tables into the writer's folder (the work
+    that holds decoded tables: the server runs it in a validation place); a ``Receipt`` if the
+    same token stored it already. Raise ``Refusal`` if it is not acceptable."""
+    size = upload.stat().st_size
+    if size > limits.max_bytes:
         raise Refusal(413, f"bundle over the size limit ({limits.max_bytes} bytes)")
     bundle, manifest = _validate(upload, who, limits)
-    conn = writer.catalog()
-    found = find_bundle(conn, bundle.checksum)
+    found = find_bundle(writer.catalog(), bundle.checksum)
     if found is not None and found.contributor == who.contributor:
         return _receipt(found, "already stored")
     wid = writer.id  # once: a writer that loses its lease meanwhile takes a new id
     stage = writer.folder_of(wid)
     day = utc_day(now_ms)
-    files = dataset.stage_bundle(stage, bundle, who.contributor, day, secrets.token_hex(4))
+    files = dataset.stage_bundle(stage, bundle, who.contributor, day, secrets.token_hex(4),
+                                 sync=False)
     m = bundle.manifest
     entry = CatalogBundle(bundle.checksum, who.contributor, m["contributor_id"], now_ms,
-                          day, upload.stat().st_size, files, manifest.decode(), who.tag)
+                          day, size, files, manifest.decode(), who.tag)
+    return Staged(wid, stage, entry, m["bundle_schema"], m.get("protolens_version"),
+                  m.get("exported_at"), nav_keys(bundle.tables["navigations"]))
+
+
+def commit_staged(data: Path, staged: Staged, writer: Writer) -> Receipt:
+    """Make the staged files durable, commit them in the catalog, move them into the dataset:
+    the receipt is returned only after all three (acknowledged data is never lost). Nothing is
+    moved if the commit refuses (``Refusal``)."""
+    entry, stage = staged.entry, staged.stage
     kept: CatalogBundle | None = None
     try:
-        kept = commit_bundle(conn, wid, entry, m["bundle_schema"],
-                             m.get("protolens_version"), m.get("exported_at"),
-                             nav_keys(bundle.tables["navigations"]))
+        dataset.sync_staged(stage, entry.files)
+        kept = commit_bundle(writer.catalog(), staged.writer, entry, staged.bundle_schema,
+                             staged.protolens_version, staged.exported_at, staged.navs)
     except LeaseLost:
         raise Refusal(503, "the collector is restarting a worker; send it again") from None
     except Duplicate as exc:
-        mine = exc.other_contributor == who.contributor
+        mine = exc.other_contributor == entry.contributor
         raise Refusal(409, f"{exc.ids} of its navigations are stored already"
                            f"{' (sent by you before)' if mine else ' (by another token)'}; "
                            "a navigation counts once") from None
     finally:
         if kept is not entry:
-            dataset.unstage(stage, files)
+            dataset.unstage(stage, entry.files)
     if kept is not entry:
         return _receipt(kept, "already stored")
-    dataset.publish(data, stage, files)
+    dataset.publish(data, stage, entry.files)
     return _receipt(entry, "stored")
+
+
+def accept_file(data: Path, upload: Path, who: Upload, now_ms: float, limits: Limits,
+                writer: Writer) -> Receipt:
+    """Validate and store one streamed upload (``stage_file`` then ``commit_staged``); raise
+    ``Refusal`` and move nothing into the dataset if it is not acceptable."""
+    staged = stage_file(upload, who, now_ms, limits, writer)
+    if isinstance(staged, Receipt):
+        return staged
+    return commit_staged(data, staged, writer)
 
 
 def accept(data: Path, body: bytes, contributor: str, now_ms: float, limits: Limits,
