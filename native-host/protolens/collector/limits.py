@@ -55,13 +55,12 @@ def _fixed_bytes(schema: pa.Schema, rows: int) -> int:
     return total
 
 
-def _read_counted(data: bytes, budget: int) -> tuple[int, Any]:
+def _read_counted(data: bytes, pf: Any, budget: int) -> tuple[int, Any]:
     """What a Parquet file's columns take once decoded, and the file read with its string columns
     still dictionary-encoded (``read_dictionary``), batch by batch; stops once past ``budget``
     (the table is then None). Dictionary-encoded, a string column holds its distinct values once
     and an index per row, so the batches kept never outgrow what is counted (offsets of 8 bytes
-    per row, the characters of every row)."""
-    pf = pq.ParquetFile(io.BytesIO(data))
+    per row, the characters of every row). ``pf``: the file opened already (its footer)."""
     schema = pf.schema_arrow
     total = _fixed_bytes(schema, pf.metadata.num_rows)
     if total > budget:
@@ -101,7 +100,8 @@ def check_members(files: Mapping[str, bytes], limits: Limits) -> dict[str, Any]:
         if not name.endswith(".parquet"):
             continue
         try:
-            meta = pq.ParquetFile(io.BytesIO(data)).metadata
+            pf = pq.ParquetFile(io.BytesIO(data))
+            meta = pf.metadata
         except (pa.ArrowException, OSError):
             continue
         rows += meta.num_rows
@@ -115,7 +115,7 @@ def check_members(files: Mapping[str, bytes], limits: Limits) -> dict[str, Any]:
             raise TooLarge(f"{name}: declares more than {limits.max_uncompressed} bytes "
                            "uncompressed (a decompression bomb?)")
         try:
-            size, table = _read_counted(data, limits.max_uncompressed - decoded)
+            size, table = _read_counted(data, pf, limits.max_uncompressed - decoded)
         except (pa.ArrowException, OSError):
             continue
         decoded += size

@@ -96,11 +96,14 @@ def upgrade(name: str, table: Any) -> Any:
     columns export stopped sharing dropped."""
     import pyarrow as pa
 
+    schema = SCHEMAS[name]
+    if table.schema.equals(schema):  # the current schema already: only its metadata dropped
+        return table.replace_schema_metadata(None)
     out = []
-    for field in SCHEMAS[name]:
+    for field in schema:
         out.append(table.column(field.name) if field.name in table.column_names
                    else pa.nulls(table.num_rows, field.type))
-    return pa.Table.from_arrays(out, schema=SCHEMAS[name])
+    return pa.Table.from_arrays(out, schema=schema)
 
 
 @dataclass(frozen=True)
