@@ -48,6 +48,8 @@ from protolens.store.collector import token_owner
 
 log = logging.getLogger("protolens.collector")
 __all__ = ["CONTENT_TYPE", "Settings", "make_app"]
+COMMITS = 2
+"""Uploads committed at once by one process (``commit_staged``)."""
 
 
 def _error(status: int, message: str, headers: dict[str, str] | None = None,
@@ -93,6 +95,10 @@ def make_app(s: Settings) -> Starlette:
     # validations on threads of their own, always the same ones: the memory one validation
     # frees is reused by the next (glibc and jemalloc keep freed memory per thread or arena)
     validating = ThreadPoolExecutor(s.validations, thread_name_prefix="collector-validate")
+    # commits (fsyncs, the catalog's transaction, the moves) on threads of their own too: two,
+    # so one upload's fsyncs wait while another's commit runs (SQLite lets one write at a time
+    # anyway), and two catalog connections with their page caches, not one per pool thread
+    committing = ThreadPoolExecutor(COMMITS, thread_name_prefix="collector-commit")
     writer = Writer(s.data, s.lease_s)
     uploads = 0
 
@@ -168,8 +174,9 @@ def make_app(s: Settings) -> Starlette:
                 validating, stage_file, got, who, time.time() * 1000, s.limits, writer)
             # the validation place is free again: the fsyncs and the catalog's commit wait for
             # the disk, not the CPU, and hold no decoded table
-            receipt = staged if isinstance(staged, Receipt) else await run_in_threadpool(
-                commit_staged, s.data, staged, writer)
+            receipt = staged if isinstance(staged, Receipt) else \
+                await asyncio.get_running_loop().run_in_executor(
+                    committing, commit_staged, s.data, staged, writer)
         except Refusal as exc:
             if exc.status == 401:
                 guard.failed(request.client.host if request.client else "?", time.monotonic())
@@ -198,6 +205,7 @@ def make_app(s: Settings) -> Starlette:
         yield {STATE_KEY: s.connections}
         await run_in_threadpool(writer.release)
         validating.shutdown()
+        committing.shutdown()
 
     return Starlette(routes=[Route("/v1/bundles", upload, methods=["POST"]),
                              Route("/v1/health", health, methods=["GET"])], lifespan=lifespan)
