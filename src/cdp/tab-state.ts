@@ -196,13 +196,14 @@ export class TabState {
     return [buildRecord(nav, {
       id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted, visual,
       reasons: incompleteReasons(nav, aborted),
-      notSeen: [
+      notSeen: [...new Set([
         ...nav.blind,
         // joined at a commit already made: the document's first requests may have gone out
-        // before the domains were on (a response joined late still precedes its subresources)
+        // before the domains were on (joined at a response, only bodies of requests never seen
+        // tell: handlers/network.ts begunBeforeAttach)
         ...(nav.late === "commit" ? ["requests_before_attach" as const] : []),
         ...([...nav.currentHops()].some((h) => h.workerScript === true && h.end === null) ? ["shared_worker_fetches" as const] : []),
-      ],
+      ])],
     })];
   }
 }
