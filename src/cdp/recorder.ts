@@ -106,15 +106,17 @@ export class Recorder {
     return nav.zeroWall === null || (main?.fromTiming != null && main.end === null);
   }
 
-  /** An iframe's document has its response and no end (late.ts endFromFrameTiming): the adapter
-   * relays that frame's Navigation Timing at the frame's load event. */
-  get wantsFrameTiming(): boolean {
+  /** Frames (ids) whose document has its response and no end (late.ts endFromFrameTiming): the
+   * adapter relays each one's Navigation Timing at its load event, or at the page's. */
+  get framesWanted(): string[] {
     const nav = this.s.nav;
-    if (nav === null) return false;
+    if (nav === null) return [];
+    const out: string[] = [];
     for (const h of nav.currentHops()) {
-      if (!h.isMain && h.type === "Document" && h.response !== null && h.end === null && h.failure === null) return true;
+      if (!h.isMain && h.type === "Document" && h.response !== null && h.end === null && h.failure === null &&
+          h.frameId !== null) out.push(h.frameId);
     }
-    return false;
+    return out;
   }
 
   /** Joined at a replayed commit of a document whose load event was replayed too: it loaded

@@ -60,6 +60,8 @@ function* send(method: string, params: object, sessionId?: string): Generator<Io
 export class TabSession {
   readonly recorder: Recorder;
   private closed = false;
+  /** Child sessions (auto-attached out-of-process iframes) -> their frame id (the target's). */
+  private readonly frames = new Map<string, string>();
 
   /** `log`: every event the recorder is fed, the relayed ones too (a fixture's lines). */
   private readonly visual: boolean;
@@ -110,10 +112,21 @@ export class TabSession {
     // busy after both: an event that completes the last load may be the next one's first
     out.push(...this.push(ev, now));
     if (out.length > 0) yield { kind: "records", records: out, busy: this.recorder.active };
-    if (ev.method === "Target.attachedToTarget") yield* this.enableChild(ev.params.sessionId);
-    if (ev.method === "Page.loadEventFired" && ev.sessionId === undefined) yield* this.relayMetrics();
-    if (ev.method === "Page.loadEventFired" && ev.sessionId !== undefined && this.recorder.wantsFrameTiming) {
-      yield* this.relayFrameTiming(ev.sessionId);
+    if (ev.method === "Target.attachedToTarget") {
+      this.frames.set(ev.params.sessionId, ev.params.targetInfo.targetId);
+      yield* this.enableChild(ev.params.sessionId);
+    }
+    if (ev.method === "Target.detachedFromTarget" && ev.params.sessionId !== undefined) this.frames.delete(ev.params.sessionId);
+    if (ev.method === "Page.loadEventFired") {
+      if (ev.sessionId === undefined) yield* this.relayMetrics();
+      // an iframe's document still open: at the frame's own load, or at the page's (which
+      // waits for every frame's; the frame's may come before its session's Page.enable)
+      const wanted = this.recorder.framesWanted;
+      for (const [sessionId, frameId] of this.frames) {
+        if ((ev.sessionId === undefined || ev.sessionId === sessionId) && wanted.includes(frameId)) {
+          yield* this.relayFrameTiming(sessionId);
+        }
+      }
     }
   }
 
