@@ -150,7 +150,7 @@ def in_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Dispa
     yield Dispatcher(LazySink(db)), Checker(db)
 
 
-@settings(max_examples=3000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(changes=mutations)
 def test_fuzz_records_in_process(in_process: tuple[Dispatcher, Checker],
                                  changes: list[tuple[tuple[Any, ...], Any]]) -> None:

@@ -1,6 +1,6 @@
 """Lab campaigns on the real testbed (root, namespaces, shaper, caddy, Chromium + extension).
 
-A 2 pages x 3 arms x 2 conditions x 2 reps campaign is checked against two independent witnesses:
+A 2 pages x 3 arms x 2 conditions x 1 rep campaign (2 cold loads per arm and condition) is checked against two independent witnesses:
 caddy's access log (which client port carried which request, with which protocol) and the
 shaper's per-flow byte counters. Then a timed-out load, an interrupted-and-resumed campaign and
 bad arguments.
@@ -55,7 +55,7 @@ def campaign(testbed: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
     try:
         time.sleep(1.0)  # tcpdump is listening
         out = protolens("lab", "run", "--pages", ",".join(PAGES), "--arms", ",".join(ARMS),
-                        "--conditions", ",".join(CONDITIONS), "--reps", "2", "--campaign",
+                        "--conditions", ",".join(CONDITIONS), "--reps", "1", "--campaign",
                         "ci", "--seed", "11", "--testbed", TB, db=db, check=False)
     finally:
         cap.send_signal(signal.SIGINT)
@@ -96,7 +96,7 @@ def test_every_load_is_stored_with_its_tags(campaign: tuple[Path, dict[str, Any]
     db, _ = campaign
     loads = loads_with_navigations(db)
     cells = {(ld["page"], ld["arm"], ld["condition"], ld["repetition"]) for ld in loads}
-    assert len(cells) == len(PAGES) * len(ARMS) * len(CONDITIONS) * 2
+    assert len(cells) == len(PAGES) * len(ARMS) * len(CONDITIONS)
     for ld in loads:
         nav = ld["nav"]
         assert (nav["campaign"], nav["arm"], nav["condition"], nav["repetition"],
@@ -152,7 +152,7 @@ def test_byte_shares_match_the_shapers_flows_within_2_points(
             truth = down[conn_port[c["connection_id"]]] / total
             assert abs(c["share"] - truth) <= 0.02, (ld["arm"], c["share"], truth)
             checked += 1
-    assert checked >= 24
+    assert checked >= 12  # every connection of the 12 loads
 
 
 def test_a_timed_out_load_is_recorded_as_failed(testbed: dict[str, Any], tmp_path: Path) -> None:
