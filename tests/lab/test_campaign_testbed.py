@@ -1,9 +1,9 @@
 """Lab campaigns on the real testbed (root, namespaces, shaper, caddy, Chromium + extension).
 
-A 2 pages x 3 arms x 2 conditions x 1 rep campaign (2 cold loads per arm and condition) is checked against two independent witnesses:
-caddy's access log (which client port carried which request, with which protocol) and the
-shaper's per-flow byte counters. Then a timed-out load, an interrupted-and-resumed campaign and
-bad arguments.
+A 2 pages x 3 arms x 2 conditions x 1 rep campaign (2 cold loads per arm and condition) is
+checked against two independent witnesses: caddy's access log (which client port carried which
+request, with which protocol) and the shaper's per-flow byte counters. Then a timed-out load, an
+interrupted-and-resumed campaign and bad arguments.
 """
 
 from __future__ import annotations
