@@ -87,7 +87,7 @@ function milestones(
 
 export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
   // epoch seconds of the zero: the main request's wallTime/timestamp pair maps wall to monotonic
-  const zeroWall = nav.zeroWall ?? nav.wallTime - (nav.t0 - nav.zero);
+  const zeroWall = nav.epochZero;
   const requests = entries(nav, o.urlDetail);
   const mainHops = nav.requests.get(nav.mainKey) ?? [];
   const finalUrl = mainHops[mainHops.length - 1]?.url ?? nav.url ?? "";

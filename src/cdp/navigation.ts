@@ -55,6 +55,11 @@ export class Navigation {
   /** What the recorder knows it missed of this navigation (docs/RECORD.md "What DevTools cannot see"). */
   readonly blind: NotSeen[] = [];
 
+  /** Says the record misses `what` (once). */
+  declare(what: NotSeen): void {
+    if (!this.blind.includes(what)) this.blind.push(what);
+  }
+
   constructor(
     readonly t0: number,
     /** Epoch seconds at t0; NaN until known (a navigation with no request of its own takes it
@@ -80,6 +85,12 @@ export class Navigation {
   /** The zero of the record's times: the page's navigation start when known. */
   get zero(): number {
     return this.navStart ?? this.t0;
+  }
+
+  /** Epoch seconds at `zero`: the page's own timeOrigin when relayed, else the main request's
+   * wallTime/timestamp pair mapping wall to monotonic time. */
+  get epochZero(): number {
+    return this.zeroWall ?? this.wallTime - (this.t0 - this.zero);
   }
 
   touch(at: number): void {

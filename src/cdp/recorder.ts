@@ -9,6 +9,7 @@ import { monotonicTime } from "./event-clock.ts";
 import { dispatch } from "./handlers/index.ts";
 import { Navigation } from "./navigation.ts";
 import type { RawEvent } from "./raw-event.ts";
+import { isOpenFrameDocument } from "./request-state.ts";
 import { TabState, isHttp, type RecorderOptions } from "./tab-state.ts";
 import type { NavigationRecord } from "../record/types.ts";
 
@@ -71,7 +72,7 @@ export class Recorder {
     const soft = s.joined || s.nav !== null ? null : softAtAttach(ev, s);
     if (soft !== null) {
       s.begin(soft, true);
-      soft.blind.push("requests_before_attach");
+      soft.declare("requests_before_attach");
     }
     const mid = s.joined || s.nav !== null ? null : midLoad(ev, s.mainFrameId);
     if (mid !== null && s.mainFrameId !== null) {
@@ -113,8 +114,7 @@ export class Recorder {
     if (nav === null) return [];
     const out: string[] = [];
     for (const h of nav.currentHops()) {
-      if (!h.isMain && h.type === "Document" && h.response !== null && h.end === null && h.failure === null &&
-          h.frameId !== null) out.push(h.frameId);
+      if (isOpenFrameDocument(h) && h.frameId !== null) out.push(h.frameId);
     }
     return out;
   }

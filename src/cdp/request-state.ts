@@ -40,6 +40,11 @@ export interface Hop {
   workerScript?: boolean;
 }
 
+/** An iframe's document with its response and no end yet (late.ts endFromFrameTiming). */
+export function isOpenFrameDocument(h: Hop): boolean {
+  return !h.isMain && h.type === "Document" && h.response !== null && h.end === null && h.failure === null;
+}
+
 /** A response whose body ended short of its Content-Length (no content coding, so the decoded
  * body is the wire body) although Chromium reported it finished: loading was stopped under it
  * (the stop button, Page.stopLoading, window.stop(): measured with Chromium 156, an image held

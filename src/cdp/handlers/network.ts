@@ -59,8 +59,7 @@ function orphan(s: TabState, ev: RawEvent, requestId: string): Hop | undefined {
  * its service worker, Chromium 156: an everyday load's two images came as dataReceived and
  * loadingFinished only). It cannot be recorded (no URL); the record says so. */
 function begunBeforeAttach(s: TabState): void {
-  const nav = s.nav;
-  if (nav?.late != null && !nav.blind.includes("requests_before_attach")) nav.blind.push("requests_before_attach");
+  if (s.nav?.late != null) s.nav.declare("requests_before_attach");
 }
 
 /** A navigation's response the browser saves instead of showing (RFC 6266 section 4.2): how a
@@ -185,8 +184,7 @@ export function onResponseReceivedEarlyHints(s: TabState, ev: EventOf<"Network.r
   const h = s.hopOf(ev, ev.params.requestId);
   const nav = s.ownerOf(ev, ev.params.requestId);
   const link = Object.entries(ev.params.headers).find(([k]) => k.toLowerCase() === "link")?.[1] ?? "";
-  if (nav !== null && h?.isMain === true && /rel\s*=\s*"?(preload|modulepreload)/i.test(link) &&
-      !nav.blind.includes("early_hints_preloads")) nav.blind.push("early_hints_preloads");
+  if (nav !== null && h?.isMain === true && /rel\s*=\s*"?(preload|modulepreload)/i.test(link)) nav.declare("early_hints_preloads");
   return [];
 }
 

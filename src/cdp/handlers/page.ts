@@ -82,9 +82,7 @@ export function onNavigatedWithinDocument(s: TabState, ev: EventOf<"Page.navigat
 export function onWorkerVersionUpdated(s: TabState, ev: EventOf<"ServiceWorker.workerVersionUpdated">): Out {
   const nav = s.nav ?? s.pending;
   const busy = ev.params.versions.some((v) => v.status !== "activated" && v.status !== "redundant");
-  if (nav !== null && ev.sessionId === undefined && busy && !nav.blind.includes("service_worker_fetches")) {
-    nav.blind.push("service_worker_fetches");
-  }
+  if (nav !== null && ev.sessionId === undefined && busy) nav.declare("service_worker_fetches");
   return [];
 }
 

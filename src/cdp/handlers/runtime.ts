@@ -9,6 +9,7 @@
 import { LCP_BINDING, LOAD_METRICS_TITLE } from "../enable-commands.ts";
 import { NAV_TIMING_BINDING, endFromFrameTiming, endFromTiming, hopFromTiming, parseNavTiming } from "../late.ts";
 import type { EventOf } from "../raw-event.ts";
+import { isOpenFrameDocument } from "../request-state.ts";
 import { isHttp, type TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
 
@@ -49,7 +50,7 @@ export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled"
   // the LCP (candidates come until input or unload)
   if (s.nav?.kind !== "navigation" || !s.committed || ev.params.name !== LCP_BINDING) return [];
   if (workerReported(ev.params.payload)) {
-    if (!s.nav.blind.includes("service_worker_fetches")) s.nav.blind.push("service_worker_fetches");
+    s.nav.declare("service_worker_fetches");
     return [];
   }
   const t = lcpEpochMs(ev.params.payload);
@@ -80,8 +81,8 @@ function frameTiming(s: TabState, payload: string): void {
   const t = parseNavTiming(payload);
   if (nav === null || t === null) return;
   for (const h of nav.currentHops()) {
-    if (!h.isMain && h.type === "Document" && h.requestId === t.loaderId && h.response !== null) {
-      endFromFrameTiming(h, t, nav.zero, nav.zeroWall ?? nav.wallTime - (nav.t0 - nav.zero));
+    if (isOpenFrameDocument(h) && h.requestId === t.loaderId) {
+      endFromFrameTiming(h, t, nav.zero, nav.epochZero);
     }
   }
 }
