@@ -5,6 +5,7 @@ own with ``satisfies Record<Msg["type"], ...>`` (issue 12, section 5)."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 
@@ -45,8 +46,27 @@ def test_a_handler_that_raises_costs_one_reply_not_the_host() -> None:
         def snapshot(self, want_relay: bool = False) -> object:
             raise RuntimeError("boom \ud800")
 
-    d = Dispatcher(NoSink(), policies=Broken())  # type: ignore[arg-type]
-    reply = d.handle(b'{"type":"policies","schema":1,"msg_id":"p"}', 0.0)
+    class Kept(logging.Handler):
+        def __init__(self) -> None:
+            super().__init__()
+            self.texts: list[str] = []
+
+        def emit(self, record: logging.LogRecord) -> None:
+            self.texts.append(self.format(record))
+
+    # the host's log is read here, not propagated to pytest's report: its lone surrogate cannot
+    # cross pytest-xdist's channel (the host's own log file writes it backslash-escaped)
+    host_log, kept = logging.getLogger("protolens.host"), Kept()
+    host_log.addHandler(kept)
+    host_log.propagate = False
+    try:
+        d = Dispatcher(NoSink(), policies=Broken())  # type: ignore[arg-type]
+        reply = d.handle(b'{"type":"policies","schema":1,"msg_id":"p"}', 0.0)
+    finally:
+        host_log.removeHandler(kept)
+        host_log.propagate = True
     assert reply["type"] == "error" and reply["msg_id"] == "p" and reply["retry"] is False
     assert "RuntimeError: boom \ufffd" in reply["error"]  # the surrogate made writable
     assert d.handle(b'{"type":"ping","schema":1}', 0.0)["type"] == "pong"
+    assert any("policies message failed" in t and "RuntimeError: boom" in t
+               for t in kept.texts), kept.texts  # the host's log has the failure
