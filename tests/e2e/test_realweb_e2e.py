@@ -350,7 +350,10 @@ def test_early_hints_preloads_are_declared_unseen(arms: dict[str, Arm], arm: str
     first_200 = next(h for h in page.hits if h.uri == "/hints/")
     early = [h for h in page.hits if h.uri.startswith("/hints/hint.") and h.start < first_200.start
              + first_200.duration]
-    assert len(early) == (0 if arm == "h1" else 2), served
+    # over h2/h3 Chromium usually fetches both during the backend's 300 ms; a CI run once saw
+    # neither fetched early (one fetch of each, after the page's 200): held to "both or none"
+    # here, and to "at least one arm did" in the test below
+    assert len(early) in ((0,) if arm == "h1" else (0, 2)), served
     nav = page.nav("/hints/")
     got = [key(r["url"], "GET")[2] for r in nav["requests"]]
     hinted = sorted(u for u in served if u.startswith("/hints/hint."))
@@ -358,3 +361,15 @@ def test_early_hints_preloads_are_declared_unseen(arms: dict[str, Arm], arm: str
         assert "early_hints_preloads" in contract(nav, "not_seen")
         hinted = sorted(set(hinted))  # the page's own fetch of each, recorded
     assert sorted(u for u in got if u.startswith("/hints/hint.")) == hinted
+
+
+def test_early_hints_are_acted_on_over_h2_or_h3(arms: dict[str, Arm]) -> None:
+    """The early-hints page reaches what the test above is for: over h2 or h3 (both in a
+    complete run) Chromium fetched the 103's two preloads before the page's 200 ended."""
+    got = {}
+    for arm in set(arms) & {"h2", "h3"}:
+        hits = arms[arm].pages["early-hints"].hits
+        first_200 = next(h for h in hits if h.uri == "/hints/")
+        got[arm] = sum(1 for h in hits if h.uri.startswith("/hints/hint.")
+                       and h.start < first_200.start + first_200.duration)
+    assert got and max(got.values()) == 2, got

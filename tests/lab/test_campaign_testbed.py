@@ -173,9 +173,13 @@ def test_resume_after_an_interruption_runs_only_what_is_missing(
     db = tmp_path / "lab.db"
     args = ["lab", "run", "--pages", "ifip18-baidu", "--arms", "h1,h2", "--conditions", "clean",
             "--reps", "3", "--campaign", "rs", "--testbed", TB]
+    # Ctrl-C as in a terminal: a suite started in the background (`cmd &` in a script) hands
+    # SIGINT ignored to its children, and Python keeps ignoring it (a CI run: the campaign ran
+    # to its end, exit 0)
     proc = subprocess.Popen([sys.executable, "-m", "protolens.cli", *args], text=True,
                             env={**os.environ, "PROTOLENS_DB": str(db)},
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         if _count_loads(db) >= 2:
