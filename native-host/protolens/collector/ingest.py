@@ -137,7 +137,8 @@ def commit_staged(data: Path, staged: Staged, writer: Writer) -> Receipt:
     try:
         dataset.sync_staged(stage, entry.files)
         kept = commit_bundle(writer.catalog(), staged.writer, entry, staged.bundle_schema,
-                             staged.protolens_version, staged.exported_at, staged.navs)
+                             staged.protolens_version, staged.exported_at, staged.navs,
+                             writer.navs)
     except LeaseLost:
         raise Refusal(503, "the collector is restarting a worker; send it again") from None
     except Duplicate as exc:
