@@ -125,7 +125,7 @@ def stage_file(upload: Path, who: Upload, now_ms: float, limits: Limits, writer:
     entry = CatalogBundle(bundle.checksum, who.contributor, m["contributor_id"], now_ms,
                           day, size, files, manifest.decode(), who.tag)
     return Staged(wid, stage, entry, m["bundle_schema"], m.get("protolens_version"),
-                  m.get("exported_at"), nav_keys(bundle.tables["navigations"]))
+                  m.get("exported_at"), nav_keys(bundle.tables["navigations"], who.contributor))
 
 
 def commit_staged(data: Path, staged: Staged, writer: Writer) -> Receipt:

@@ -28,10 +28,18 @@ from protolens.store.tx import transaction
 
 @dataclass(frozen=True)
 class NavKey:
-    """One navigation of a bundle: its id and its fingerprint (page and timings)."""
+    """One navigation of a bundle: its id and its fingerprint (page and timings), with their
+    64-bit keys (``collector_navindex.key64``), computed before the commit's write lock."""
 
     id: str
     fingerprint: str
+    id_key: int
+    fp_key: int
+    """The key of the contributor and the fingerprint: near-duplicates are per contributor."""
+
+    @classmethod
+    def of(cls, id: str, fingerprint: str, contributor: str) -> NavKey:  # noqa: A002
+        return cls(id, fingerprint, key64(id), key64(contributor, fingerprint))
 
 
 class LeaseLost(Exception):
@@ -81,12 +89,15 @@ def live_writers(conn: sqlite3.Connection) -> set[str]:
 
 # --- the commit ------------------------------------------------------------------------------
 
-def _duplicate(conn: sqlite3.Connection, index: NavIndex, ids: Sequence[str], contributor: str
-               ) -> Duplicate | None:
+def _duplicate(conn: sqlite3.Connection, index: NavIndex, b: CatalogBundle,
+               navs: Sequence[NavKey]) -> Duplicate | None:
+    ids = [n.id for n in navs]
     if len(set(ids)) != len(ids):  # ``share/bundle.py`` refuses these first; never stored twice
         first = sorted(i for i, n in Counter(ids).items() if n > 1)[0]
-        return Duplicate(len(ids) - len(set(ids)), first, contributor)
-    found = sorted(index.ids(conn, ids))
+        return Duplicate(len(ids) - len(set(ids)), first, b.contributor)
+    if any(n.fp_key != key64(b.contributor, n.fingerprint) for n in navs[:1]):
+        raise ValueError("navigation keys made for another contributor")
+    found = sorted(index.ids(conn, [(n.id, n.id_key) for n in navs]))
     if not found:
         return None
     return Duplicate(len(found), found[0][0], found[0][1])
@@ -113,7 +124,7 @@ def commit_bundle(conn: sqlite3.Connection, writer: str | None, b: CatalogBundle
                                               existing.contributor)
         else:
             index.sync(conn)  # under the write lock: every commit of every process is read
-            dup = _duplicate(conn, index, [n.id for n in navs], b.contributor)
+            dup = _duplicate(conn, index, b, navs)
         if dup is not None:
             conn.execute("INSERT INTO refusals (at_ms, contributor, checksum, reason, "
                          "other_contributor, ids, first_id) VALUES (?, ?, ?, 'duplicate', ?, ?, ?)",
@@ -132,7 +143,8 @@ def _store_navs(conn: sqlite3.Connection, index: NavIndex, b: CatalogBundle,
     """The bundle's navigation ids, appended, and a flag for each navigation whose page and
     timings equal another of the same contributor's (a near-duplicate; the oldest stored, or the
     first of the bundle)."""
-    seen = index.fingerprints(conn, b.contributor, sorted({n.fingerprint for n in navs}))
+    seen = index.fingerprints(conn, b.contributor,
+                              sorted({(n.fingerprint, n.fp_key) for n in navs}))
     flags = []
     for n in navs:
         prior = seen.get(n.fingerprint)
@@ -141,8 +153,8 @@ def _store_navs(conn: sqlite3.Connection, index: NavIndex, b: CatalogBundle,
         seen.setdefault(n.fingerprint, n.id)
     conn.executemany("INSERT INTO navigation_ids (id, checksum, contributor, fingerprint, id_key, "
                      "fp_key) VALUES (?, ?, ?, ?, ?, ?)",
-                     [(n.id, b.checksum, b.contributor, n.fingerprint, key64(n.id),
-                       key64(b.contributor, n.fingerprint)) for n in navs])
+                     [(n.id, b.checksum, b.contributor, n.fingerprint, n.id_key, n.fp_key)
+                      for n in navs])
     conn.executemany("INSERT INTO flags (checksum, navigation_id, kind, of_id) "
                      "VALUES (?, ?, ?, ?)", flags)
 

@@ -38,10 +38,11 @@ def key64(*parts: str) -> int:
     return int.from_bytes(digest, "big", signed=True)
 
 
-class _Keys:
+class Keys:
     """Keys to the smallest ``seq`` of a row that has them: sorted arrays plus recent keys."""
 
-    def __init__(self) -> None:
+    def __init__(self, merge_at: int = MERGE_AT) -> None:
+        self.merge_at = merge_at
         self.keys = np.empty(0, np.int64)
         self.seqs = np.empty(0, np.int64)
         self.recent: dict[int, int] = {}
@@ -50,7 +51,7 @@ class _Keys:
         self.recent.setdefault(key, seq)
 
     def merge(self) -> None:
-        if len(self.recent) <= max(MERGE_AT, len(self.keys) // 8):
+        if len(self.recent) <= max(self.merge_at, len(self.keys) // 8):
             return
         keys = np.concatenate([self.keys, np.fromiter(self.recent, np.int64, len(self.recent))])
         seqs = np.concatenate([self.seqs,
@@ -80,7 +81,7 @@ class NavIndex:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._seen, self._generation = 0, -1
-        self._ids, self._fps = _Keys(), _Keys()
+        self._ids, self._fps = Keys(), Keys()
 
     def sync(self, conn: sqlite3.Connection) -> None:
         """Read the rows committed since the last call (all of them after a deletion)."""
@@ -88,7 +89,7 @@ class NavIndex:
             generation = conn.execute("SELECT n FROM navigation_generation").fetchone()[0]
             if generation != self._generation:
                 self._seen, self._generation = 0, generation
-                self._ids, self._fps = _Keys(), _Keys()
+                self._ids, self._fps = Keys(), Keys()
             for seq, id_key, fp_key in conn.execute(
                     "SELECT seq, id_key, fp_key FROM navigation_ids WHERE seq > ? ORDER BY seq",
                     (self._seen,)):
@@ -98,11 +99,12 @@ class NavIndex:
             self._ids.merge()
             self._fps.merge()
 
-    def ids(self, conn: sqlite3.Connection, ids: Sequence[str]) -> list[tuple[str, str]]:
-        """(id, contributor) of every id of ``ids`` stored already."""
+    def ids(self, conn: sqlite3.Connection, ids: Sequence[tuple[str, int]]
+            ) -> list[tuple[str, str]]:
+        """(id, contributor) of every id of ``ids`` (id, its ``key64``) stored already."""
+        wanted = {key: i for i, key in ids}
         with self._lock:
-            hits = self._ids.find([key64(i) for i in ids])
-        wanted = {key64(i): i for i in ids}
+            hits = self._ids.find(list(wanted))
         rows = _rows(conn, hits.values())
         out = []
         for key, seq in hits.items():
@@ -114,9 +116,10 @@ class NavIndex:
         return out
 
     def fingerprints(self, conn: sqlite3.Connection, contributor: str,
-                     fingerprints: Sequence[str]) -> dict[str, str]:
-        """fingerprint -> the id of the oldest stored navigation of ``contributor`` with it."""
-        keys = {key64(contributor, f): f for f in fingerprints}
+                     fingerprints: Sequence[tuple[str, int]]) -> dict[str, str]:
+        """fingerprint -> the id of the oldest stored navigation of ``contributor`` with it;
+        ``fingerprints``: (fingerprint, ``key64(contributor, fingerprint)``)."""
+        keys = {key: f for f, key in fingerprints}
         with self._lock:
             hits = self._fps.find(list(keys))
         rows = _rows(conn, hits.values())
