@@ -149,14 +149,12 @@ def test_a_previous_catalog_is_upgraded_with_every_row(tmp_path: Path) -> None:
 
 def test_keys_merged_keep_the_oldest_row_of_each_key() -> None:
     keys = Keys(merge_at=2)
-    for key, seq in ((5, 1), (-2, 2), (5, 3), (9, 4)):
-        keys.add(key, seq)
+    keys.add([5, -2, 5, 9], [1, 2, 3, 4])
     keys.merge()  # 3 keys read, more than merge_at: into the sorted arrays
     assert keys.recent == {} and list(keys.keys) == [-2, 5, 9]
-    for key, seq in ((7, 5), (-2, 6), (2**63 - 1, 7)):
-        keys.add(key, seq)
+    keys.add([7, -2, 2**63 - 1], [5, 6, 7])
     assert keys.find([5, -2, 7, 3, 2**63 - 1, -2**63]) == {5: 1, -2: 2, 7: 5, 2**63 - 1: 7}
-    keys.add(1, 8)
+    keys.add([1, 7], [8, 9])  # 7 is known: its row stays 5
     keys.merge()
     assert list(keys.keys) == [-2, -2, 1, 5, 7, 9, 2**63 - 1]
     assert list(keys.seqs) == [2, 6, 8, 1, 5, 4, 7]

@@ -47,8 +47,11 @@ class Keys:
         self.seqs = np.empty(0, np.int64)
         self.recent: dict[int, int] = {}
 
-    def add(self, key: int, seq: int) -> None:
-        self.recent.setdefault(key, seq)
+    def add(self, keys: Sequence[int], seqs: Sequence[int]) -> None:
+        """Rows read in ``seq`` order; a key already known keeps its older row."""
+        new = dict(zip(reversed(keys), reversed(seqs), strict=True))  # the oldest assigned last
+        recent = self.recent
+        recent.update({k: seq for k, seq in new.items() if k not in recent})
 
     def merge(self) -> None:
         if len(self.recent) <= max(self.merge_at, len(self.keys) // 8):
@@ -90,12 +93,15 @@ class NavIndex:
             if generation != self._generation:
                 self._seen, self._generation = 0, generation
                 self._ids, self._fps = Keys(), Keys()
-            for seq, id_key, fp_key in conn.execute(
-                    "SELECT seq, id_key, fp_key FROM navigation_ids WHERE seq > ? ORDER BY seq",
-                    (self._seen,)):
-                self._ids.add(id_key, seq)
-                self._fps.add(fp_key, seq)
-                self._seen = seq
+            cur = conn.cursor()
+            cur.row_factory = None  # plain tuples: thousands of rows per commit
+            rows = cur.execute("SELECT seq, id_key, fp_key FROM navigation_ids WHERE seq > ? "
+                               "ORDER BY seq", (self._seen,)).fetchall()
+            if rows:
+                seqs, id_keys, fp_keys = zip(*rows, strict=True)
+                self._ids.add(id_keys, seqs)
+                self._fps.add(fp_keys, seqs)
+                self._seen = seqs[-1]
             self._ids.merge()
             self._fps.merge()
 
