@@ -55,7 +55,8 @@ def _commit(conn: sqlite3.Connection, n: int, who: str, navs: list[NavKey],
 
 def test_an_id_committed_through_another_index_is_refused(tmp_path: Path) -> None:
     conn = _catalog(tmp_path)
-    mine, theirs = NavIndex(), NavIndex()  # two processes, each with its own keys
+    # two processes, each with its own keys; one reads the rows one at a time
+    mine, theirs = NavIndex(read_at_once=1), NavIndex()
     _commit(conn, 1, "vol-1", _navs("vol-1", "a", "b"), mine)
     _commit(conn, 2, "vol-2", _navs("vol-2", "c", "d"), theirs)  # mine has not read it yet
     with pytest.raises(Duplicate) as err:

@@ -31,6 +31,9 @@ MERGE_AT = 65_536
 """Keys read since the last merge above which they are merged into the sorted arrays (and
 above an eighth of them): lookups stay a binary search, merges stay rare."""
 
+READ_AT_ONCE = 131_072
+"""Rows read per query: a process's first look-up reads the whole catalog, in parts."""
+
 
 def key64(*parts: str) -> int:
     """A signed 64-bit key (SQLite's INTEGER) of ``parts``: BLAKE2b (RFC 7693), 8 bytes."""
@@ -81,7 +84,8 @@ class NavIndex:
     """One process's view of the catalog's navigation keys; safe to share between threads.
     Call ``sync`` inside the transaction that commits, then ``ids`` and ``fingerprints``."""
 
-    def __init__(self) -> None:
+    def __init__(self, read_at_once: int = READ_AT_ONCE) -> None:
+        self.read_at_once = read_at_once
         self._lock = threading.Lock()
         self._seen, self._generation = 0, -1
         self._ids, self._fps = Keys(), Keys()
@@ -95,15 +99,15 @@ class NavIndex:
                 self._ids, self._fps = Keys(), Keys()
             cur = conn.cursor()
             cur.row_factory = None  # plain tuples: thousands of rows per commit
-            rows = cur.execute("SELECT seq, id_key, fp_key FROM navigation_ids WHERE seq > ? "
-                               "ORDER BY seq", (self._seen,)).fetchall()
-            if rows:
+            while rows := cur.execute("SELECT seq, id_key, fp_key FROM navigation_ids WHERE "
+                                      "seq > ? ORDER BY seq LIMIT ?",
+                                      (self._seen, self.read_at_once)).fetchall():
                 seqs, id_keys, fp_keys = zip(*rows, strict=True)
                 self._ids.add(id_keys, seqs)
                 self._fps.add(fp_keys, seqs)
                 self._seen = seqs[-1]
-            self._ids.merge()
-            self._fps.merge()
+                self._ids.merge()
+                self._fps.merge()
 
     def ids(self, conn: sqlite3.Connection, ids: Sequence[tuple[str, int]]
             ) -> list[tuple[str, str]]:
