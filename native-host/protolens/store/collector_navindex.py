@@ -82,7 +82,10 @@ class Keys:
 
 class NavIndex:
     """One process's view of the catalog's navigation keys; safe to share between threads.
-    Call ``sync`` inside the transaction that commits, then ``ids`` and ``fingerprints``."""
+    Call ``sync`` inside the transaction that commits, then ``ids`` and ``fingerprints``; a
+    ``sync`` outside any transaction (at start) reads most rows before the write lock is held:
+    rows are only appended, and a deletion after its read of the generation makes the next
+    ``sync`` read everything again."""
 
     def __init__(self, read_at_once: int = READ_AT_ONCE) -> None:
         self.read_at_once = read_at_once
