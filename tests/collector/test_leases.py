@@ -88,7 +88,8 @@ def test_swept_writer_cannot_commit(tmp_path: Path) -> None:
                           files)
     conn = open_catalog(data / CATALOG, 0.0, migrate=False)
     with pytest.raises(LeaseLost):
-        commit_bundle(conn, a.id, entry, 4, None, None, nav_keys(bundle.tables["navigations"]))
+        commit_bundle(conn, a.id, entry, 4, None, None,
+                      nav_keys(bundle.tables["navigations"], "vol-1"))
     assert catalog_paths(conn) == set()
     conn.close()
     a.register()  # a new lease, a new folder: the same upload then goes through
@@ -107,7 +108,7 @@ def test_committed_files_of_a_dead_writer_are_rolled_forward(tmp_path: Path) -> 
     conn = open_catalog(data / CATALOG, 0.0, migrate=False)
     commit_bundle(conn, a.id, CatalogBundle(bundle.checksum, "vol-1", "ab" * 16, 0.0,
                                             "2025-11-24", len(body), files), 4, None, None,
-                  nav_keys(bundle.tables["navigations"]))
+                  nav_keys(bundle.tables["navigations"], "vol-1"))
     conn.close()  # killed here: committed (acknowledged), not yet moved into the dataset
     assert dataset.dataset_files(data) == [] and _verify(data)["rc"] == 0  # in flight
     _sweep(data, time.time() * 1000)  # lease still live: nothing moves

@@ -201,6 +201,9 @@ def make_app(s: Settings) -> Starlette:
             await run_in_threadpool(writer.sweep)
         except OSError as exc:  # the next one, a lease period later, tries again
             log.warning("start-up sweep: %s", exc)
+        # the stored navigation keys read now, outside any write lock: a commit then reads only
+        # the rows committed since (``store/collector_navindex.py``)
+        await run_in_threadpool(writer.shared_read, writer.navs.sync)
         writer.heartbeat()
         yield {STATE_KEY: s.connections}
         await run_in_threadpool(writer.release)

@@ -125,7 +125,7 @@ def stage_file(upload: Path, who: Upload, now_ms: float, limits: Limits, writer:
     entry = CatalogBundle(bundle.checksum, who.contributor, m["contributor_id"], now_ms,
                           day, size, files, manifest.decode(), who.tag)
     return Staged(wid, stage, entry, m["bundle_schema"], m.get("protolens_version"),
-                  m.get("exported_at"), nav_keys(bundle.tables["navigations"]))
+                  m.get("exported_at"), nav_keys(bundle.tables["navigations"], who.contributor))
 
 
 def commit_staged(data: Path, staged: Staged, writer: Writer) -> Receipt:
@@ -137,7 +137,8 @@ def commit_staged(data: Path, staged: Staged, writer: Writer) -> Receipt:
     try:
         dataset.sync_staged(stage, entry.files)
         kept = commit_bundle(writer.catalog(), staged.writer, entry, staged.bundle_schema,
-                             staged.protolens_version, staged.exported_at, staged.navs)
+                             staged.protolens_version, staged.exported_at, staged.navs,
+                             writer.navs)
     except LeaseLost:
         raise Refusal(503, "the collector is restarting a worker; send it again") from None
     except Duplicate as exc:

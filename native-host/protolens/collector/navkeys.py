@@ -30,12 +30,12 @@ def _text(column: pa.ChunkedArray) -> pa.ChunkedArray:
     return pc.fill_null(pc.cast(column, pa.string()), "-")
 
 
-def nav_keys(navigations: pa.Table) -> list[NavKey]:
+def nav_keys(navigations: pa.Table, contributor: str) -> list[NavKey]:
     """Computed column-wise (pyarrow), so a bundle of many navigations costs a few bytes of text
-    per navigation, not a Python object per cell."""
+    per navigation, not a Python object per cell; ``contributor``: the token's name."""
     cols = [_text(navigations.column(c)) for c in (*PAGE, *TIMINGS)
             if c in navigations.column_names]
     joined = pc.binary_join_element_wise(*cols, "|")
-    return [NavKey(str(i), hashlib.sha256(t.encode()).hexdigest()[:32])
+    return [NavKey.of(str(i), hashlib.sha256(t.encode()).hexdigest()[:32], contributor)
             for i, t in zip(navigations.column("id").to_pylist(), joined.to_pylist(),
                             strict=True)]

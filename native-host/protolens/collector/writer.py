@@ -26,6 +26,7 @@ from protolens.collector.sweep import STAGED, Swept, abandon, sweep
 from protolens.store import Connection
 from protolens.store.collector import catalog_paths, open_catalog
 from protolens.store.collector_leases import register_writer, release_writer, renew_writer
+from protolens.store.collector_navindex import NavIndex
 
 log = logging.getLogger("protolens.collector")
 T = TypeVar("T")
@@ -42,6 +43,8 @@ class Writer:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _read_lock: threading.Lock = field(default_factory=threading.Lock)
     _reader: Connection | None = None
+    navs: NavIndex = field(default_factory=NavIndex)
+    """The catalog's navigation keys, read once and then only what was committed since."""
 
     @property
     def folder(self) -> Path:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from protolens.store.collector_navindex import key64
 from protolens.store.db import StoreError, open_ro, open_rw
 from protolens.store.migrate import apply_migrations
 from protolens.store.migrations import Migration
@@ -99,8 +100,37 @@ def c002_keyed_leased(conn: sqlite3.Connection) -> None:
     conn.execute("CREATE INDEX flags_checksum ON flags (checksum)")
 
 
+def c003_navigations_in_order(conn: sqlite3.Connection) -> None:
+    """Navigation ids in insertion order with 64-bit keys, looked up in memory
+    (``collector_navindex.py``), not in two indexes of random TEXT keys; a generation counter
+    that a bundle's deletion bumps. Every row is copied, in its order."""
+    conn.create_function("protolens_key64", -1, key64, deterministic=True)
+    conn.execute("""
+        CREATE TABLE navigation_ids_in_order (
+            seq INTEGER PRIMARY KEY,
+            id TEXT NOT NULL,
+            checksum TEXT NOT NULL REFERENCES bundles (checksum) ON DELETE CASCADE,
+            contributor TEXT NOT NULL,
+            fingerprint TEXT NOT NULL,
+            id_key INTEGER NOT NULL,
+            fp_key INTEGER NOT NULL
+        ) STRICT""")
+    conn.execute("INSERT INTO navigation_ids_in_order (id, checksum, contributor, fingerprint, "
+                 "id_key, fp_key) SELECT id, checksum, contributor, fingerprint, "
+                 "protolens_key64(id), protolens_key64(contributor, fingerprint) "
+                 "FROM navigation_ids ORDER BY rowid")
+    conn.execute("DROP TABLE navigation_ids")
+    conn.execute("ALTER TABLE navigation_ids_in_order RENAME TO navigation_ids")
+    conn.execute("CREATE INDEX navigation_ids_checksum ON navigation_ids (checksum)")
+    conn.execute("CREATE TABLE navigation_generation (n INTEGER NOT NULL) STRICT")
+    conn.execute("INSERT INTO navigation_generation (n) VALUES (0)")
+    conn.execute("CREATE TRIGGER bundles_deleted AFTER DELETE ON bundles "
+                 "BEGIN UPDATE navigation_generation SET n = n + 1; END")
+
+
 CATALOG_MIGRATIONS: tuple[tuple[str, Migration], ...] = (
-    ("c001_catalog", c001_catalog), ("c002_keyed_leased", c002_keyed_leased))
+    ("c001_catalog", c001_catalog), ("c002_keyed_leased", c002_keyed_leased),
+    ("c003_navigations_in_order", c003_navigations_in_order))
 
 
 @dataclass(frozen=True)

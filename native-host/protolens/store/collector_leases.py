@@ -1,35 +1,45 @@
 """SQL of the collector's writers and of the commit that acknowledges a bundle (catalog tables
-from ``collector.c002_keyed_leased``).
+from ``collector.c002_keyed_leased`` and ``c003_navigations_in_order``).
 
 Several collector processes (``serve --workers N``, several ``serve`` on one data directory, or
 several machines sharing storage and one catalog) write one dataset. Each process holds a
 **lease**, a row in ``writers`` it renews; it stages its files only in its own folder
 ``DIR/tmp/<writer id>/``. The commit is one transaction that (1) checks the writer's lease row
-still exists, (2) checks no navigation id of the bundle is stored already, (3) inserts the
-bundle, its files and its navigation ids. Only after that commit are the staged files renamed
-into the dataset. ``expire`` deletes the rows of writers whose lease ran out, in a transaction
-of its own; a writer whose row is gone can no longer commit, so a sweep that runs after
-``expire`` may roll that writer's committed files forward and delete the rest. The catalog
-database serializes the two (SQLite's write lock, ``BEGIN IMMEDIATE``), which is what makes
-"committed" the only point of truth.
+still exists, (2) checks no navigation id of the bundle is stored already
+(``collector_navindex.py``), (3) inserts the bundle, its files and its navigation ids. Only after
+that commit are the staged files renamed into the dataset. ``expire`` deletes the rows of
+writers whose lease ran out, in a transaction of its own; a writer whose row is gone can no
+longer commit, so a sweep that runs after ``expire`` may roll that writer's committed files
+forward and delete the rest. The catalog database serializes the two (SQLite's write lock,
+``BEGIN IMMEDIATE``), which is what makes "committed" the only point of truth.
 """
 
 from __future__ import annotations
 
 import sqlite3
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from protolens.store.collector import CatalogBundle, find_bundle, insert_bundle
+from protolens.store.collector_navindex import NavIndex, key64
 from protolens.store.tx import transaction
 
 
 @dataclass(frozen=True)
 class NavKey:
-    """One navigation of a bundle: its id and its fingerprint (page and timings)."""
+    """One navigation of a bundle: its id and its fingerprint (page and timings), with their
+    64-bit keys (``collector_navindex.key64``), computed before the commit's write lock."""
 
     id: str
     fingerprint: str
+    id_key: int
+    fp_key: int
+    """The key of the contributor and the fingerprint: near-duplicates are per contributor."""
+
+    @classmethod
+    def of(cls, id: str, fingerprint: str, contributor: str) -> NavKey:  # noqa: A002
+        return cls(id, fingerprint, key64(id), key64(contributor, fingerprint))
 
 
 class LeaseLost(Exception):
@@ -79,13 +89,15 @@ def live_writers(conn: sqlite3.Connection) -> set[str]:
 
 # --- the commit ------------------------------------------------------------------------------
 
-def _duplicate(conn: sqlite3.Connection, ids: Sequence[str]) -> Duplicate | None:
-    found: list[tuple[str, str]] = []
-    for start in range(0, len(ids), 500):  # SQLite's bound-parameter limit
-        chunk = ids[start:start + 500]
-        found += conn.execute(
-            f"SELECT id, contributor FROM navigation_ids WHERE id IN ({','.join('?' * len(chunk))})"
-            " ORDER BY id", chunk).fetchall()
+def _duplicate(conn: sqlite3.Connection, index: NavIndex, b: CatalogBundle,
+               navs: Sequence[NavKey]) -> Duplicate | None:
+    ids = [n.id for n in navs]
+    if len(set(ids)) != len(ids):  # ``share/bundle.py`` refuses these first; never stored twice
+        first = sorted(i for i, n in Counter(ids).items() if n > 1)[0]
+        return Duplicate(len(ids) - len(set(ids)), first, b.contributor)
+    if any(n.fp_key != key64(b.contributor, n.fingerprint) for n in navs[:1]):
+        raise ValueError("navigation keys made for another contributor")
+    found = sorted(index.ids(conn, [(n.id, n.id_key) for n in navs]))
     if not found:
         return None
     return Duplicate(len(found), found[0][0], found[0][1])
@@ -93,11 +105,13 @@ def _duplicate(conn: sqlite3.Connection, ids: Sequence[str]) -> Duplicate | None
 
 def commit_bundle(conn: sqlite3.Connection, writer: str | None, b: CatalogBundle,
                   bundle_schema: int, protolens_version: str | None, exported_at: str | None,
-                  navs: Sequence[NavKey]) -> CatalogBundle:
+                  navs: Sequence[NavKey], index: NavIndex | None = None) -> CatalogBundle:
     """Acknowledge a bundle: one transaction. Returns the bundle stored (another upload's of the
     same bundle under the same token, if that one won the race); raises ``LeaseLost``
     (``writer`` given and its lease gone) or ``Duplicate`` (recorded in ``refusals`` in the
-    same transaction)."""
+    same transaction). ``index``: the process's navigation keys, kept between commits (a new
+    one reads every stored key)."""
+    index = index if index is not None else NavIndex()
     with transaction(conn):
         if writer is not None and conn.execute("SELECT 1 FROM writers WHERE id = ?",
                                                (writer,)).fetchone() is None:
@@ -105,8 +119,12 @@ def commit_bundle(conn: sqlite3.Connection, writer: str | None, b: CatalogBundle
         existing = find_bundle(conn, b.checksum)
         if existing is not None and existing.contributor == b.contributor:
             return existing
-        dup = Duplicate(len(navs), navs[0].id if navs else "", existing.contributor) \
-            if existing is not None else _duplicate(conn, [n.id for n in navs])
+        if existing is not None:
+            dup: Duplicate | None = Duplicate(len(navs), navs[0].id if navs else "",
+                                              existing.contributor)
+        else:
+            index.sync(conn)  # under the write lock: every commit of every process is read
+            dup = _duplicate(conn, index, b, navs)
         if dup is not None:
             conn.execute("INSERT INTO refusals (at_ms, contributor, checksum, reason, "
                          "other_contributor, ids, first_id) VALUES (?, ?, ?, 'duplicate', ?, ?, ?)",
@@ -114,32 +132,29 @@ def commit_bundle(conn: sqlite3.Connection, writer: str | None, b: CatalogBundle
                           dup.ids, dup.first_id))
         else:
             insert_bundle(conn, b, bundle_schema, protolens_version, exported_at)
-            _store_navs(conn, b, navs)
+            _store_navs(conn, index, b, navs)
     if dup is not None:
         raise dup
     return b
 
 
-def _store_navs(conn: sqlite3.Connection, b: CatalogBundle, navs: Sequence[NavKey]) -> None:
-    """The bundle's navigation ids, and a flag for each navigation whose page and timings equal
-    another of the same contributor's (a near-duplicate)."""
-    fps = sorted({n.fingerprint for n in navs})
-    seen: dict[str, str] = {}
-    for start in range(0, len(fps), 500):  # SQLite's bound-parameter limit
-        chunk = fps[start:start + 500]
-        seen.update((r[0], r[1]) for r in conn.execute(
-            "SELECT fingerprint, min(id) FROM navigation_ids WHERE contributor = ? AND "
-            f"fingerprint IN ({','.join('?' * len(chunk))}) GROUP BY fingerprint",
-            (b.contributor, *chunk)))
+def _store_navs(conn: sqlite3.Connection, index: NavIndex, b: CatalogBundle,
+                navs: Sequence[NavKey]) -> None:
+    """The bundle's navigation ids, appended, and a flag for each navigation whose page and
+    timings equal another of the same contributor's (a near-duplicate; the oldest stored, or the
+    first of the bundle)."""
+    seen = index.fingerprints(conn, b.contributor,
+                              sorted({(n.fingerprint, n.fp_key) for n in navs}))
     flags = []
     for n in navs:
         prior = seen.get(n.fingerprint)
         if prior is not None:
             flags.append((b.checksum, n.id, "near-duplicate", prior))
         seen.setdefault(n.fingerprint, n.id)
-    conn.executemany("INSERT INTO navigation_ids (id, checksum, contributor, fingerprint) "
-                     "VALUES (?, ?, ?, ?)",
-                     [(n.id, b.checksum, b.contributor, n.fingerprint) for n in navs])
+    conn.executemany("INSERT INTO navigation_ids (id, checksum, contributor, fingerprint, id_key, "
+                     "fp_key) VALUES (?, ?, ?, ?, ?, ?)",
+                     [(n.id, b.checksum, b.contributor, n.fingerprint, n.id_key, n.fp_key)
+                      for n in navs])
     conn.executemany("INSERT INTO flags (checksum, navigation_id, kind, of_id) "
                      "VALUES (?, ?, ?, ?)", flags)
 
