@@ -176,9 +176,9 @@ def test_each_hosts_base_rtt_is_the_profiles_plus_a_small_path_share(
     idle link) is the profile's 50 ms plus a path share of a few ms (veths, the shaper's pass,
     the NAT). A TCP handshake is held to that per load; a QUIC set-up is an upper bound (it holds
     the server's crypto and Chromium's certificate check: a CI run read 130 ms over, the TCP
-    set-ups of the same load 2 ms), so per load it is held to no less than the path's round trip,
-    and the report, which takes each host's smallest set-up over the campaign's loads, to the
-    tight bound."""
+    set-ups of the same load 2 ms), so per load it is held to no less than the path's round trip;
+    one load's TCP handshake to the tight bound plus 20 ms of scheduling; and the report, which
+    takes each host's smallest set-up over the campaign's loads, to the tight bound."""
     db, _, _ = campaign
     got = rows(db, "SELECT t.*, n.arm FROM navigation_rtts t JOIN navigations n "
                    "ON n.id = t.navigation_id WHERE n.campaign = 'w'")
@@ -201,8 +201,9 @@ def test_each_hosts_base_rtt_is_the_profiles_plus_a_small_path_share(
             # below 0 by up to 2 ms: the shaper's delay and Chromium's connect timing are each
             # read on their own clock (measured -1.09 ms in a CI run)
             assert r["path_rtt_ms"] >= -2.0, r
-            if not quic:
-                assert r["path_rtt_ms"] <= bound(host), r
+            if not quic:  # one load's handshake also waits for a busy CPU (2 cores: Chromium,
+                # the shaper's pass, caddy): a CI run read 9.0 ms on both hosts of one load
+                assert r["path_rtt_ms"] <= bound(host) + 20.0, r
                 tcp_base[host] = min(tcp_base.get(host, 1e9), r["observed_rtt_ms"])
     for (_, host), r in by_arm.items():
         if r["source"] == "quic":  # the same path's round trip, and its own work on top
