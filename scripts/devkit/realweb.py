@@ -60,6 +60,7 @@ DOWNLOAD_BYTES = 20_000
 
 CADDYFILE = """{{
   admin off
+  grace_period 1s
   auto_https disable_redirects
   skip_install_trust
   servers {{

@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import sqlite3
-import statistics
 import subprocess
 import sys
 import time
@@ -261,8 +260,10 @@ def test_connection_setup_is_the_handshake_on_the_wire(
         assert first["tls_ms"] is not None and first["tls_ms"] <= first["connect_ms"] + 1e-6
         checked[load["arm"]].append((first["connect_ms"], shake.ms))
     assert sorted(checked) == sorted(ARMS) and all(len(v) >= 2 for v in checked.values()), checked
-    # the typical handshake (a loaded machine can stall one) takes the protocol's round trips
+    # every handshake takes at least the protocol's round trips, the fastest less than one more:
+    # a loaded machine can stall one (a CI run: an h3 handshake of 167.7 ms on the wire beside
+    # one of 61.6 ms, with 2 per arm the median was the stall's; the recorder read 167.7 too)
     for arm, pairs in checked.items():
         rounds = 1 if arm == "h3" else 2
-        typical = statistics.median(wire_ms for _, wire_ms in pairs)
-        assert rounds * rtt_ms <= typical < (rounds + 1) * rtt_ms, (arm, pairs)
+        assert all(rounds * rtt_ms <= wire_ms for _, wire_ms in pairs), (arm, pairs)
+        assert min(wire_ms for _, wire_ms in pairs) < (rounds + 1) * rtt_ms, (arm, pairs)
