@@ -160,3 +160,12 @@ def test_keys_merged_keep_the_oldest_row_of_each_key() -> None:
     assert list(keys.keys) == [-2, -2, 1, 5, 7, 9, 2**63 - 1]
     assert list(keys.seqs) == [2, 6, 8, 1, 5, 4, 7]
     assert keys.find([-2, 1]) == {-2: 2, 1: 8}
+
+
+def test_keys_made_for_another_contributor_are_refused_before_anything_is_stored(
+        tmp_path: Path) -> None:
+    conn = _catalog(tmp_path)
+    with pytest.raises(ValueError, match="another contributor"):
+        _commit(conn, 1, "vol-2", _navs("vol-1", "a"), NavIndex())
+    assert conn.execute("SELECT count(*) FROM navigation_ids").fetchone()[0] == 0
+    assert conn.execute("SELECT count(*) FROM bundles").fetchone()[0] == 0

@@ -95,7 +95,7 @@ def _duplicate(conn: sqlite3.Connection, index: NavIndex, b: CatalogBundle,
     if len(set(ids)) != len(ids):  # ``share/bundle.py`` refuses these first; never stored twice
         first = sorted(i for i, n in Counter(ids).items() if n > 1)[0]
         return Duplicate(len(ids) - len(set(ids)), first, b.contributor)
-    if any(n.fp_key != key64(b.contributor, n.fingerprint) for n in navs[:1]):
+    if navs and navs[0].fp_key != key64(b.contributor, navs[0].fingerprint):
         raise ValueError("navigation keys made for another contributor")
     found = sorted(index.ids(conn, [(n.id, n.id_key) for n in navs]))
     if not found:

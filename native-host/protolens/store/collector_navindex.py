@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
 
@@ -148,8 +148,8 @@ class NavIndex:
         return out
 
 
-def _rows(conn: sqlite3.Connection, seqs: object) -> dict[int, tuple[str, str, str]]:
-    wanted = sorted(set(seqs))  # type: ignore[call-overload]
+def _rows(conn: sqlite3.Connection, seqs: Iterable[int]) -> dict[int, tuple[str, str, str]]:
+    wanted = sorted(set(seqs))
     out: dict[int, tuple[str, str, str]] = {}
     for start in range(0, len(wanted), 500):  # SQLite's bound-parameter limit
         chunk = wanted[start:start + 500]
