@@ -36,7 +36,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     db = tmp / "fair.db"
     reps: list[tuple[Pair, int, list[dict[str, Any]], list[dict[str, Any]]]] = []
     spec = fairness_run.FairnessSpec(campaign="ft", pairs=tuple(parse_pairs("h2:h2,bulk:h1")),
-                                     page=PAGE, condition="wifi", reps=3, server_cc="cubic",
+                                     page=PAGE, condition="wifi", reps=4, server_cc="cubic",
                                      testbed=NAME, seed=1)
     settings = camp.Settings(db=db, chromium="/usr/bin/chromium",
                              extension=extension_dir(os.environ), timeout_s=90,
@@ -59,9 +59,9 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
 
 
 def test_every_repetition_ran_and_both_sides_loaded(run: dict[str, Any]) -> None:
-    assert run["outcome"].repetitions == 6 and run["outcome"].failed == 0, \
+    assert run["outcome"].repetitions == 8 and run["outcome"].failed == 0, \
         run["outcome"].failures
-    assert len(run["rows"]) == 12
+    assert len(run["rows"]) == 16
 
 
 def test_side_bytes_sum_to_the_shapers_own_count_within_2_percent(run: dict[str, Any]) -> None:
@@ -79,7 +79,7 @@ def test_side_bytes_sum_to_the_shapers_own_count_within_2_percent(run: dict[str,
 def test_two_identical_arms_share_equally(run: dict[str, Any]) -> None:
     summary = [s for s in summary_rows(run["rows"]) if s["pair"] == "h2:h2"]
     a = next(s for s in summary if s["side"] == "a")
-    assert a["n"] == 3
+    assert a["n"] == 4
     assert a["share_ci_low"] <= 0.5 <= a["share_ci_high"], a
 
 
@@ -99,7 +99,7 @@ def test_a_bulk_flow_is_attributed_to_its_side(run: dict[str, Any]) -> None:
         else:
             encoded = run["navs"][r["load_id"]]
             assert encoded <= r["bytes"] <= encoded * 1.08, (encoded, r["bytes"])
-    assert seen == 6
+    assert seen == 8
 
 
 def test_each_sides_connections_are_the_ones_its_browser_recorded(run: dict[str, Any]) -> None:
@@ -126,7 +126,7 @@ def test_each_browser_side_is_stored_as_a_campaign_load_is(run: dict[str, Any]) 
             "FROM loads l JOIN navigations n ON n.load_id = l.load_id "
             "LEFT JOIN navigation_policies p ON p.navigation_id = n.id "
             "WHERE l.campaign = 'ft' GROUP BY l.load_id")]
-    assert len(loads) == 9  # 3 h2:h2 repetitions x 2 sides + 3 h1 sides of bulk:h1
+    assert len(loads) == 12  # 4 h2:h2 repetitions x 2 sides + 4 h1 sides of bulk:h1
     for load in loads:
         assert load["flagged"] == int(load["lateness_max_ns"] > LATENESS_FLAG_NS), load
         assert load["hosts"] >= 1, load
