@@ -232,9 +232,12 @@ def test_connection_setup_is_the_handshake_on_the_wire(
         campaign: tuple[Path, dict[str, Any]]) -> None:
     """Each cold `wifi` load's first connection: its recorded `connect_ms` against the handshake
     captured on the client's link (lab/handshake.py: TCP + TLS 1.3 from the SYN to the client's
-    Finished, QUIC from its Initial to its first 1-RTT packet), within 10%; and the handshake is
-    the round trips the protocols need on the shaper's RTT (25 ms each way): 2 for TCP + TLS,
-    1 for QUIC (RFC 8446 section 2, RFC 9000 section 7), and less than one more (the flights'
+    Finished, QUIC from its Initial to its Handshake packet with its Finished): no earlier than
+    the server's flight was in, no later than the client's Finished, 10% either side (Chromium
+    marks its connect end somewhere in between, after its own work on the flight: a CI run read
+    60.2 ms for a QUIC handshake whose Finished left at 70.9 ms). And the handshake is the
+    round trips the protocols need on the shaper's RTT (25 ms each way): 2 for TCP + TLS, 1 for
+    QUIC (RFC 8446 section 2, RFC 9000 section 7), and less than one more (the flights'
     transmission at 7 Mbit/s and the server's work add 5-15 ms here)."""
     from protolens.lab.handshake import handshakes
     from protolens.lab.pcap import packets
@@ -256,7 +259,8 @@ def test_connection_setup_is_the_handshake_on_the_wire(
         proto = 17 if load["arm"] == "h3" else 6
         shake = next((h for h in wire if h.proto == proto and h.start_ns >= start_ns), None)
         assert shake is not None, f"no {load['arm']} handshake on the wire after {start_ns}"
-        assert first["connect_ms"] == pytest.approx(shake.ms, rel=0.10), (load["arm"], first, shake)
+        assert 0.9 * shake.flight_ms <= first["connect_ms"] <= 1.1 * shake.ms, \
+            (load["arm"], first, shake)
         assert first["tls_ms"] is not None and first["tls_ms"] <= first["connect_ms"] + 1e-6
         checked[load["arm"]].append((first["connect_ms"], shake.ms))
     assert sorted(checked) == sorted(ARMS) and all(len(v) >= 2 for v in checked.values()), checked

@@ -25,9 +25,12 @@ def quic(kind: int, body: int, token: bytes = b"") -> bytes:
     return head + bytes([0x40 | body >> 8, body & 0xFF]) + b"p" * body
 
 
-def udp(ms: float, src: str, sport: int, datagram: bytes) -> Packet:
-    dst = SRV if src == CLI else CLI
-    return Packet(int(ms * 1e6), src, dst, 17, sport, 443, 28 + len(datagram), len(datagram), 0,
+def udp(ms: float, src: str, port: int, datagram: bytes) -> Packet:
+    """``port``: the client's, whichever way the datagram goes."""
+    if src == CLI:
+        return Packet(int(ms * 1e6), CLI, SRV, 17, port, 443, 28 + len(datagram),
+                      len(datagram), 0, datagram[0], datagram)
+    return Packet(int(ms * 1e6), src, CLI, 17, 443, port, 28 + len(datagram), len(datagram), 0,
                   datagram[0], datagram)
 
 
@@ -51,6 +54,9 @@ def test_tcp_tls_from_syn_to_the_client_finished_and_quic_from_initial_to_1rtt()
     assert [(h.proto, h.client_port) for h in got] == [(6, 50000), (17, 40000)]
     assert abs(got[0].ms - 106.3) < 1e-6
     assert abs(got[1].ms - 53.2) < 1e-6
+    # the server's flight was in at its last packet before the client's Finished
+    assert abs(got[0].flight_ms - 100.5) < 1e-6
+    assert abs(got[1].flight_ms - 50.1) < 1e-6
 
 
 def test_long_header_types_walks_coalesced_packets_and_stops_where_the_capture_ends() -> None:
