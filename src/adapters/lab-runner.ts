@@ -3,7 +3,9 @@
  * about:blank, attaches and enables the debugger BEFORE the first navigation (so nothing is
  * missed), then opens the `navigate` URLs in order, each after the previous record was acked
  * (`advance: "ack"`) or, with `advance: "record"`, once it is queued in the outbox (so a test can
- * navigate while the host is down).
+ * navigate while the host is down). With a start time (`start_at_ms`) the first URL waits for
+ * it: two lab browsers launched side by side reach this point 30-140 ms apart on the testbed
+ * machine (lab fairness measured it), and the one that navigates first takes more of the link.
  */
 import browser from "webextension-polyfill";
 import type { LabAdvance } from "../messages/protocol.ts";
@@ -24,7 +26,8 @@ export class LabRunner {
     return this.tabId;
   }
 
-  async start(urls: readonly string[], advance: LabAdvance = "ack"): Promise<void> {
+  async start(urls: readonly string[], advance: LabAdvance = "ack", startAtMs: number | null = null,
+    now: () => number = Date.now): Promise<void> {
     if (this.started || urls.length === 0) return;
     this.started = true;
     this.advance = advance;
@@ -36,6 +39,9 @@ export class LabRunner {
     this.tabId = tab.id;
     await this.attach(tab.id);
     this.queue = [...urls];
+    const wait = startAtMs === null ? 0 : startAtMs - now();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+    else if (startAtMs !== null) console.warn(`protolens: lab start ${-wait} ms late`);
     await this.next();
   }
 

@@ -26,6 +26,9 @@ export interface LabConfig {
   visual: boolean;
   /** The log tap: send each record's raw DevTools events after it (optional, default false). */
   save_log: boolean;
+  /** Open the first URL no earlier than this wall-clock time (epoch ms), so that two lab browsers
+   * started side by side navigate at the same moment (lab fairness); null: at once. */
+  start_at_ms: number | null;
 }
 
 export type LabAdvance = "ack" | "record";
@@ -116,7 +119,14 @@ function parseLab(v: unknown): LabConfig | null {
   if (typeof visual !== "boolean") throw new MessageError("lab.visual: expected a boolean");
   const saveLog = v.save_log ?? false;
   if (typeof saveLog !== "boolean") throw new MessageError("lab.save_log: expected a boolean");
-  return { record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet, visual, save_log: saveLog };
+  const startAt = v.start_at_ms ?? null;
+  if (startAt !== null && (typeof startAt !== "number" || !Number.isFinite(startAt) || startAt < 0)) {
+    throw new MessageError("lab.start_at_ms: expected a time in epoch milliseconds, or null");
+  }
+  return {
+    record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet, visual, save_log: saveLog,
+    start_at_ms: startAt,
+  };
 }
 
 const isCell = (c: unknown): c is Cell => c === null || typeof c === "string" || (typeof c === "number" && Number.isFinite(c));

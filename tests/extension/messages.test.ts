@@ -8,7 +8,9 @@ describe("parseHostMessage", () => {
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: null })).toMatchObject({ lab: null });
     const lab = { record: true, url_detail: "full", context: { arm: "h2" }, navigate: ["https://a.test/page/"] };
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toEqual(
-      { type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "ack", quiet_ms: null, visual: false, save_log: false } });
+      { type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "ack", quiet_ms: null, visual: false, save_log: false, start_at_ms: null } });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, start_at_ms: 1_800_000_000_123 } }))
+      .toMatchObject({ lab: { start_at_ms: 1_800_000_000_123 } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, quiet_ms: 500 } }))
       .toMatchObject({ lab: { quiet_ms: 500 } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "record" } }))
@@ -38,6 +40,8 @@ describe("parseHostMessage", () => {
         [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", quiet_ms: q } }, /lab.quiet_ms/]),
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", visual: 1 } }, /lab.visual/],
       [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", save_log: "y" } }, /lab.save_log/],
+      ...[-1, "1800000000000", Number.POSITIVE_INFINITY, true].map((t): [unknown, RegExp] =>
+        [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", start_at_ms: t } }, /lab.start_at_ms/]),
       [{ type: "log_stored", schema: 1, msg_id: "l", navigation_id: "u" }, /duplicate/],
     ];
     for (const [v, re] of bad) expect(() => parseHostMessage(v)).toThrow(re);

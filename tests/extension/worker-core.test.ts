@@ -18,7 +18,7 @@ const HTTPS = "https://a.test/page";
 const tab = (tabId: number, url = HTTPS, incognito = false) => ({ tabId, url, incognito });
 const hello = (lab: LabConfig | null = null): HostMsg => ({ type: "hello", schema: 1, host_version: "0.1", lab });
 const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack", quiet_ms: null, visual: false,
-  save_log: false };
+  save_log: false, start_at_ms: null };
 const RELAY = { host: "127.0.0.1", port: 9, username: "u", password: "p" };
 
 /** Runs events through the core from `s`, returning the last state and every effect. */
@@ -334,7 +334,7 @@ describe("worker core: policies, arms in effect, the lab's start", () => {
     expect(types(fx)).toEqual(["apply_proxy"]);
     ({ s, fx } = run(s, [{ type: "proxy_applied", pac: false }]));
     expect(types(fx)).toEqual(["throttle", "lab_start"]);
-    expect(of(fx, "lab_start")[0]).toMatchObject({ navigate: LAB.navigate, advance: "ack" });
+    expect(of(fx, "lab_start")[0]).toMatchObject({ navigate: LAB.navigate, advance: "ack", startAtMs: null });
     expect(types(run(s, [{ type: "lab_timeout" }]).fx)).toEqual([]);
   });
 

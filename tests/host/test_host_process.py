@@ -190,7 +190,7 @@ def test_lab_wrapper_stamps_context(tmp_path: Path) -> None:
     host.send(frame({"type": "hello", "schema": 1, "extension_version": "0.1.0"}))
     # the defaults are spelled out
     assert host.reply()["lab"] == {**lab, "advance": "ack", "quiet_ms": None, "visual": False,
-                                   "save_log": False}
+                                   "save_log": False, "start_at_ms": None}
     assert host.reply()["type"] == "policies"  # sent after every hello (docs/MESSAGES.md)
     rec = make_record(3, source="lab")
     host.send(frame({"type": "record", "schema": 1, "record": rec}))

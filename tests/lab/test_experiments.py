@@ -212,6 +212,25 @@ def test_markdown_report_has_every_claim_and_verdict() -> None:
     assert "| ifip18-wikipedia | wifi | h1 | 8 | 1000 | 990 | 1010 |" in text
 
 
+def test_markdown_fairness_table_says_how_far_behind_each_side_started() -> None:
+    from protolens.lab.fairness import summary_rows
+
+    exp = experiment("ifip18-fairness")
+    raw = [{"pair": "h2:h3", "repetition": rep, "side": side, "arm": arm, "share": share,
+            "connections": 1, "start_ms": lead}
+           for rep, lead in ((1, 3.0), (2, 11.5))
+           for side, arm, share in (("a", "h2", 0.4), ("b", "h3", 0.6))]
+    raw[1]["start_ms"] = 0.0  # b first in repetition 1
+    raw[2]["start_ms"] = 0.0  # a first in repetition 2
+    rep = Reproduction(exp, quick=True, campaigns={"fair": "c-fair"}, navigations={"fair": raw},
+                       rows={"fair": summary_rows(raw)}, findings=exp.analyze({"fair": raw}, 0),
+                       seconds=60)
+    text = render([rep], title="T", created="now", machine="m")
+    assert "| connections | started behind, max ms |" in text
+    lines = [ln for ln in text.splitlines() if ln.startswith("| h2:h3 |")]
+    assert [ln.rsplit("|", 2)[1].strip() for ln in lines] == ["3.0", "11.5"]
+
+
 @pytest.mark.parametrize("args,message", [
     ([], "give one experiment NAME or --all"),
     (["ifip18-wifi", "--all"], "give one experiment NAME or --all"),

@@ -25,6 +25,7 @@ from protolens.lab.fairness import (
     mean_share,
     parse_pairs,
     shares_over_time,
+    start_lead_ms,
     summarize,
     summary_rows,
     wire_connections,
@@ -106,13 +107,27 @@ def test_mean_share_interval_and_summary_rows() -> None:
     assert m.low is not None and m.high is not None and m.low < 0.33 < m.high
     assert mean_share([None]).mean is None and mean_share([0.4]).low is None
     rows = [{"pair": "h2:h3", "side": s, "arm": arm, "share": sh, "mbps": 3.0, "jain": 0.9,
-             "plt_ms": plt, "connections": 1}
-            for s, arm, sh, plt in (("a", "h2", 0.3, 1000.0), ("b", "h3", 0.7, 800.0),
-                                    ("a", "h2", 0.4, 1200.0), ("b", "h3", 0.6, 900.0))]
+             "plt_ms": plt, "connections": 1, "start_ms": lead}
+            for s, arm, sh, plt, lead in (("a", "h2", 0.3, 1000.0, 0.0),
+                                          ("b", "h3", 0.7, 800.0, 4.5),
+                                          ("a", "h2", 0.4, 1200.0, 9.0),
+                                          ("b", "h3", 0.6, 900.0, 0.0))]
     out = summary_rows(rows)
     assert [(r["side"], r["arm"], r["n"]) for r in out] == [("a", "h2", 2), ("b", "h3", 2)]
     assert out[0]["share_mean"] == pytest.approx(0.35)
     assert out[1]["plt_median_ms"] == pytest.approx(850.0)
+    assert [r["start_ms_max"] for r in out] == [9.0, 4.5]
+    assert summary_rows([{**rows[0], "start_ms": None}])[0]["start_ms_max"] is None  # before m017
+
+
+def test_start_lead_is_each_sides_first_packet_after_the_earlier_side() -> None:
+    flows = [{"server_ip": "198.18.2.2", "first_ns": 5_000_000_000},
+             {"server_ip": "198.18.2.2", "first_ns": 4_990_000_000},
+             {"server_ip": "198.18.2.4", "first_ns": 4_997_500_000},
+             {"server_ip": "198.18.2.9", "first_ns": 1},  # another server: not a side
+             {"server_ip": "198.18.2.4", "first_ns": None}]
+    assert start_lead_ms(flows, ["198.18.2.2", "198.18.2.4"]) == [0.0, 7.5]
+    assert start_lead_ms(flows, ["198.18.2.4", "198.18.2.7"]) == [0.0, None]
 
 
 def test_pcap_rejects_garbage() -> None:

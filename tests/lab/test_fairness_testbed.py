@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 
 from protolens.lab import campaign as camp
@@ -54,7 +55,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     from protolens.pages import ensure_corpus
     manifest = next(m for m in ensure_corpus(tmp / "site", [PAGE]) if m.name == PAGE)
     yield {"outcome": outcome, "reps": reps, "rows": rows, "navs": navs, "conns": conns,
-           "manifest": manifest, "db": db}
+           "manifest": manifest, "db": db, "pcaps": tmp / "scratch" / "fairness-ft"}
     Testbed.down(NAME)
 
 
@@ -76,11 +77,43 @@ def test_side_bytes_sum_to_the_shapers_own_count_within_2_percent(run: dict[str,
             assert abs(int(r["bytes"]) - side) <= 0.02 * side, (pair, rep, r["side"])
 
 
+def test_both_sides_start_together_on_the_wire(run: dict[str, Any]) -> None:
+    """Each repetition's two sides open their first connection at the same moment (the common
+    start, lab/fairness_run.py START_LEAD_MS): within 30 ms, under one round trip (50 ms), so
+    neither side's window grows before the other's starts (launched side by side without it,
+    the sides started 6-137 ms apart and the leader took 0.64-0.69). The stored ``start_ms``
+    (from the shaper's flow counters) against the router's capture, within 2 ms."""
+    from protolens.lab.pcap import packets
+
+    by_rep = {(r["pair"], r["repetition"]): [] for r in run["rows"]}
+    for r in run["rows"]:
+        by_rep[(r["pair"], r["repetition"])].append(r)
+    assert len(by_rep) == 8
+    for (pair, rep), rows in by_rep.items():
+        pcap = run["pcaps"] / f"rep-{pair.replace(':', '_')}-{rep}.pcap"
+        pkts = list(packets(pcap.read_bytes()))
+        firsts = [min(p.ts_ns for p in pkts if r["server_ip"] in (p.src, p.dst)) for r in rows]
+        for r, first in zip(rows, firsts, strict=True):
+            wire_ms = (first - min(firsts)) / 1e6
+            assert r["start_ms"] is not None and abs(r["start_ms"] - wire_ms) <= 2.0, (r, wire_ms)
+            assert r["start_ms"] <= 30.0, (pair, rep, r["side"], r["start_ms"])
+        assert min(r["start_ms"] for r in rows) == 0.0
+
+
 def test_two_identical_arms_share_equally(run: dict[str, Any]) -> None:
+    """Side a's mean share over the 4 repetitions of two identical h2 sides, within 0.5 +- 0.15
+    (the mean the product prints, checked against the rows). Not a 95% interval test: on this
+    drop-tail link the shares of one run's repetitions are not independent draws. Started together,
+    repetitions ranged 0.30-0.70 and runs of 4 averaged 0.45-0.47 while a run of 8 averaged
+    0.51; three CI runs failed a 95% interval with side a at 0.41-0.45 (docs/RESEARCH.md).
+    The band catches what the harness can get wrong (a side that starts a round trip late took
+    0.64-0.69; the start itself is held by the test above, attribution by the shaper's bytes)."""
     summary = [s for s in summary_rows(run["rows"]) if s["pair"] == "h2:h2"]
     a = next(s for s in summary if s["side"] == "a")
     assert a["n"] == 4
-    assert a["share_ci_low"] <= 0.5 <= a["share_ci_high"], a
+    shares = [r["share"] for r in run["rows"] if r["pair"] == "h2:h2" and r["side"] == "a"]
+    assert a["share_mean"] == pytest.approx(float(np.mean(shares)))
+    assert 0.35 <= a["share_mean"] <= 0.65, (shares, a)
 
 
 def test_a_bulk_flow_is_attributed_to_its_side(run: dict[str, Any]) -> None:

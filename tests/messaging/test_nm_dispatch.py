@@ -141,6 +141,11 @@ def test_lab_error_blocks_hello_and_records(sink: SqliteSink) -> None:
     ({"quiet_ms": True}, "quiet_ms"),
     ({"visual": "yes"}, "visual: expected boolean"),
     ({"save_log": 1}, "save_log: expected boolean"),
+    ({"start_at_ms": -1}, "start_at_ms"),
+    ({"start_at_ms": "1800000000000"}, "start_at_ms"),
+    ({"start_at_ms": True}, "start_at_ms"),
+    ({"start_at_ms": float("inf")}, "start_at_ms"),
+    ({"start_at_ms": float("nan")}, "start_at_ms"),
 ])
 def test_parse_lab_rejects(obj: Any, needle: str) -> None:
     with pytest.raises(LabError, match=needle):
@@ -154,6 +159,8 @@ def test_parse_lab_defaults() -> None:
     assert parse_lab({"visual": True}).to_json()["visual"] is True
     assert parse_lab({}).to_json()["save_log"] is False
     assert parse_lab({"save_log": True}).to_json()["save_log"] is True
+    assert parse_lab({}).to_json()["start_at_ms"] is None  # navigate at once
+    assert parse_lab({"start_at_ms": 1.8e12}).to_json()["start_at_ms"] == 1.8e12
 
 
 def test_replies_never_exceed_one_megabyte() -> None:

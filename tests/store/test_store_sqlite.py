@@ -21,7 +21,7 @@ APPLIED_NAMES = (
     "m001_initial", "m002_views", "m003_lab", "m004_policy", "m005_research",
     "m006_research_views", "m007_policy_rule_ids", "m008_late_attach", "m009_fairness",
     "m010_cc_probes", "m011_contributions", "m012_visual_metrics", "m013_real_web",
-    "m014_navigation_logs", "m015_paths", "m016_flow_servers",
+    "m014_navigation_logs", "m015_paths", "m016_flow_servers", "m017_fairness_start",
 )
 
 
@@ -91,7 +91,7 @@ def test_flows_stored_before_server_ip_keep_their_counts(tmp_path: Path) -> None
                  "attempt, status, started_at_ms, wall_ms, command_line) VALUES "
                  "('l', 'c', 'p', 'h2', 'wifi', 1, 0, 1, 'ok', 0, 1, 'chromium')")
     conn.execute("INSERT INTO flows VALUES ('l', 'tcp', 40001, 443, 3000, 100, 3, 2, 1, 2)")
-    assert apply_migrations(conn, NOW) == ["m016_flow_servers"]
+    assert apply_migrations(conn, NOW) == ["m016_flow_servers", "m017_fairness_start"]
     row = conn.execute("SELECT server_ip, bytes_down, last_ns FROM flows").fetchone()
     assert tuple(row) == ("", 3000, 2)
     conn.execute("INSERT INTO flows VALUES ('l', 'tcp', 40001, '198.18.6.3', 443, 1, 1, 1, 1, "

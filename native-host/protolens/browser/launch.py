@@ -52,12 +52,14 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
              prefix: Sequence[str] = (), url_detail: str = "full",
              host_env: Mapping[str, str] | None = None, advance: str = "ack",
              quiet_ms: int | None = None, poll_s: float = 0.1,
-             visual: bool = False, save_log: bool = False) -> LoadResult:
+             visual: bool = False, save_log: bool = False,
+             start_at_ms: float | None = None) -> LoadResult:
     """Start Chromium on a fresh profile under ``scratch``; wait until ``done()`` (asked every
     ``poll_s``) or timeout. ``quiet_ms``: the recorder's network quiet after load (None: its
     default). ``visual``: the extension also captures paint progress (the visual metrics).
     ``save_log``: the extension's log tap sends each record's raw DevTools events (``done``
-    should wait for them too: lab/runner.py StoreWatch)."""
+    should wait for them too: lab/runner.py StoreWatch). ``start_at_ms``: the extension opens
+    the first URL no earlier than this wall-clock time (epoch ms)."""
     scratch.mkdir(parents=True, exist_ok=True)
     udd = scratch / "profile"
     seed_preferences(udd)
@@ -67,7 +69,7 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     context = {**context, "command_line": shlex.join([*prefix, *argv])}
     ctx = write_lab_context(scratch / "lab-context.json", navigate=navigate, context=context,
                             url_detail=url_detail, advance=advance, quiet_ms=quiet_ms,
-                            visual=visual, save_log=save_log)
+                            visual=visual, save_log=save_log, start_at_ms=start_at_ms)
     env = scratch_env(os.environ, scratch / "xdg")
     register_lab_host(udd, {"PROTOLENS_DB": str(db.absolute()), "PROTOLENS_LAB_CONTEXT": str(ctx),
                             **(host_env or {})})

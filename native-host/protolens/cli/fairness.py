@@ -63,7 +63,10 @@ def fairness_cmd(pairs: str, page: str, condition: str, reps: int, duration_s: f
                  flows: list[dict[str, Any]]) -> None:
         shares = "  ".join(f"{r['arm']} {r['share']:.2f}" if r["share"] is not None
                            else f"{r['arm']} n/a" for r in rows)
-        click.echo(f"{pair.name} rep {rep}: share {shares}", err=True)
+        late = max(rows, key=lambda r: r.get("start_ms") or 0.0)
+        start = ("" if late.get("start_ms") is None else
+                 f" (side {late['side']} started {late['start_ms']:.0f} ms after the other)")
+        click.echo(f"{pair.name} rep {rep}: share {shares}{start}", err=True)
 
     try:
         outcome = fairness_run.run(spec, settings, on_rep=progress)

@@ -3,9 +3,9 @@ throughput in 100 ms bins, shares of the bottleneck, the Jain index (IFIP'18, sh
 Sec. V-D and Fig. 7: two clients load a page at the same moment over a 7 Mbit/s bottleneck; the
 paper measured each protocol's bandwidth share over time with tcpdump).
 
-Each side's flows are told apart by the server address it talks to (side ``a`` the testbed's
-server address, side ``b`` a second address of the same server), so attribution needs no guess
-about which browser owns which client port.
+Each side's flows are told apart by the server address it talks to (the testbed's server
+address, or a second address of the same server: lab/fairness_run.py), so attribution needs no
+guess about which browser owns which client port.
 """
 
 from __future__ import annotations
@@ -168,6 +168,19 @@ def wire_connections(flows: Iterable[Mapping[str, Any]], server_ip: str) -> int:
                 > USED_MIN_PAYLOAD})
 
 
+def start_lead_ms(flows: Iterable[Mapping[str, Any]], server_ips: Sequence[str]
+                  ) -> list[float | None]:
+    """Per side (its server address), how long after the earlier side its first packet went
+    through the shaper (its flows' ``first_ns``), in ms: 0 for the side that started first, None
+    for a side with no flow. A head start of a round trip or more lets one side's window grow
+    before the other's starts (lab/fairness_run.py START_LEAD_MS)."""
+    firsts = [min((int(f["first_ns"]) for f in flows
+                   if f.get("server_ip") == ip and f.get("first_ns") is not None), default=None)
+              for ip in server_ips]
+    known = [t for t in firsts if t is not None]
+    return [None if t is None else (t - min(known)) / 1e6 for t in firsts]
+
+
 def jain(xs: Sequence[float]) -> float | None:
     """Jain's fairness index (sum x)^2 / (n sum x^2): 1 when equal, 1/n when one takes all."""
     sq = sum(x * x for x in xs)
@@ -242,7 +255,8 @@ def mean_share(values: Sequence[float | None]) -> ShareSummary:
 
 def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Per pair and side: repetitions, mean share with its interval, throughput, connections,
-    the pair's mean Jain index and the side's median PLT (``store.fairness.fairness_rows``)."""
+    the pair's mean Jain index, the side's median PLT and its largest start behind the other side
+    (``start_ms_max``; ``store.fairness.fairness_rows``)."""
     groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
     for r in rows:
         groups.setdefault((str(r["pair"]), str(r["side"])), []).append(r)
@@ -253,13 +267,15 @@ def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         jains = [v for v in (_num(r.get("jain")) for r in items) if v is not None]
         plts = [v for v in (_num(r.get("plt_ms")) for r in items) if v is not None]
         conns = [v for v in (_num(r.get("connections")) for r in items) if v is not None]
+        leads = [v for v in (_num(r.get("start_ms")) for r in items) if v is not None]
         out.append({"pair": pair, "side": side, "arm": items[0]["arm"], "n": len(items),
                     "share_mean": share.mean, "share_ci_low": share.low,
                     "share_ci_high": share.high,
                     "mbps_mean": float(np.mean(mbps)) if mbps else None,
                     "jain_mean": float(np.mean(jains)) if jains else None,
                     "plt_median_ms": float(np.median(plts)) if plts else None,
-                    "connections_median": float(np.median(conns)) if conns else None})
+                    "connections_median": float(np.median(conns)) if conns else None,
+                    "start_ms_max": max(leads) if leads else None})
     return out
 
 

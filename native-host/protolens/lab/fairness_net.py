@@ -78,10 +78,10 @@ def capture(network: TestbedNetwork, path: Path) -> Any:
             proc.wait()
 
 
-def bulk(network: TestbedNetwork, urls: Sequence[str], ip: str
-          ) -> tuple[bool, str | None, float]:
+def bulk(network: TestbedNetwork, urls: Sequence[str], ip: str, start_at_ms: float | None = None
+         ) -> tuple[bool, str | None, float]:
     """curl over HTTP/1.1 downloading the page's objects one after the other (one connection
-    per host): a non-browser competitor."""
+    per host): a non-browser competitor, started at ``start_at_ms`` (epoch ms) when given."""
     hosts = sorted({u.split("://", 1)[1].split("/", 1)[0].split(":", 1)[0] for u in urls})
     argv = ["curl", "-sk", "--http1.1", "--fail"]
     for host in hosts:
@@ -89,6 +89,8 @@ def bulk(network: TestbedNetwork, urls: Sequence[str], ip: str
     for url in urls:
         argv += ["-o", "/dev/null", url]
     argv = network.testbed.exec_argv(argv)
+    if start_at_ms is not None:
+        time.sleep(max(0.0, start_at_ms / 1000 - time.time()))
     started = time.monotonic()
     res = subprocess.run(argv, capture_output=True, text=True, timeout=600, check=False)
     wall = time.monotonic() - started

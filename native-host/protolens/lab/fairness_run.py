@@ -32,6 +32,7 @@ from protolens.lab.fairness import (
     bin_downlink,
     parse_pairs,
     proxied,
+    start_lead_ms,
     summarize,
     summary_rows,
     wire_connections,
@@ -56,6 +57,14 @@ from protolens.store.tx import transaction
 
 if TYPE_CHECKING:
     from protolens.proxy.control import ProxyProcess
+
+START_LEAD_MS = 2500
+"""Both sides of a repetition navigate (or curl starts) this long after their launch: two lab
+browsers launched side by side on the testbed machine (2 cores) reached their first navigation
+0.90-1.20 s after launch, 6-137 ms apart (8 repetitions); without a common start the first side
+took 0.64-0.69 of the link when it led by 70-130 ms. 2.5 s is twice the slowest launch seen,
+rounded up (ProtoLens's choice; the paper's clients "load a page at the same moment")."""
+
 
 @dataclass(frozen=True)
 class FairnessSpec:
@@ -144,24 +153,30 @@ def run_repetition(pair: Pair, rep: int, spec: FairnessSpec, network: TestbedNet
     ``runner.record``) with the flows of its address; returns the sides, the 100 ms series and
     its summary, the flows."""
     first, second = ips
-    sides = [SideRun(pair.a, first), SideRun(pair.b, second)]
-    if proxied(pair.b):
-        sides[0].server_ip, sides[1].server_ip = second, first
+    if proxied(pair.a) or proxied(pair.b):  # the lab proxy talks to the server's own address
+        a_ip = first if proxied(pair.a) else second
+    else:  # the second address is NATed in the server's namespace (a conntrack lookup per
+        # packet the first does not have): the sides swap addresses from one repetition to the
+        # next, so that whatever that costs is not always one side's
+        a_ip = first if rep % 2 else second
+    sides = [SideRun(pair.a, a_ip), SideRun(pair.b, second if a_ip == first else first)]
     network.before_load()
     pcap = opts.scratch / f"rep-{pair.name.replace(':', '_')}-{rep}.pcap"
 
+    start_at_ms = time.time() * 1000 + START_LEAD_MS
+
     def launch(side: SideRun) -> Browsed | tuple[bool, str | None, float]:
         if not isinstance(side.arm, Arm):
-            return bulk(network, objects, side.server_ip)
+            return bulk(network, objects, side.server_ip, start_at_ms)
         side.load_id = str(uuid.uuid4())
         load = LoadSpec(load_id=side.load_id, campaign=spec.campaign, page=spec.page,
                         arm=side.arm, condition=spec.condition, repetition=rep,
                         tags=(("fairness_pair", pair.name),))
         return browse(load, target, network, opts, proxy if side.arm.proxied else None,
-                      host_rules=f"MAP *.test {side.server_ip}")
+                      host_rules=f"MAP *.test {side.server_ip}", start_at_ms=start_at_ms)
 
-    # the side launched first gets a head start of a few ms (measured: side a 0.51-0.55 of an
-    # h2:h2 pair when it always went first): alternate which side starts, by repetition
+    # both sides navigate at start_at_ms (START_LEAD_MS); should one browser come up later
+    # than that, it would start behind: alternate which side is launched first, by repetition
     order = [0, 1] if rep % 2 else [1, 0]
     with capture(network, pcap), ThreadPoolExecutor(2) as pool:
         launched = list(pool.map(launch, [sides[i] for i in order]))
@@ -186,7 +201,8 @@ def fairness_rows(spec: FairnessSpec, pair: Pair, rep: int, sides: Sequence[Side
                   series: Series, result: RepResult, flows: Sequence[dict[str, Any]],
                   started_ms: float) -> list[dict[str, Any]]:
     out = []
-    for name, side in zip(("a", "b"), sides, strict=True):
+    leads = start_lead_ms(flows, [s.server_ip for s in sides])
+    for name, side, lead in zip(("a", "b"), sides, leads, strict=True):
         out.append({"campaign": spec.campaign, "pair": pair.name, "repetition": rep,
                     "side": name, "arm": str(side.arm), "load_id": side.load_id,
                     "server_ip": side.server_ip, "bytes": result.bytes[name],
@@ -194,7 +210,7 @@ def fairness_rows(spec: FairnessSpec, pair: Pair, rep: int, sides: Sequence[Side
                     "contention_ms": result.contention_ms,
                     "connections": wire_connections(flows, side.server_ip),
                     "bin_ms": series.bin_ms, "series": list(series.bytes[name]),
-                    "started_at_ms": started_ms})
+                    "started_at_ms": started_ms, "start_ms": lead})
     return out
 
 

@@ -85,10 +85,12 @@ def render(reps: Sequence[Reproduction], *, title: str, created: str, machine: s
             if exp.kind == "fairness":
                 out += [f"Per pair and side, campaign `{r.campaigns[suffix]}`:", "",
                         "| pair | side | arm | n | mean share [95% CI] | Mbit/s | Jain | PLT ms "
-                        "| connections |", "|---|---|---|---|---|---|---|---|---|"]
+                        "| connections | started behind, max ms |",
+                        "|---|---|---|---|---|---|---|---|---|---|"]
                 out += [f"| {_cell(s['pair'])} | {s['side']} | {_cell(s['arm'])} | {s['n']} | "
                         f"{_share(s)} | {_num(s['mbps_mean'], 2)} | {_num(s['jain_mean'], 3)} "
-                        f"| {_cell(s['plt_median_ms'])} | {_cell(s['connections_median'])} |"
+                        f"| {_cell(s['plt_median_ms'])} | {_cell(s['connections_median'])} "
+                        f"| {_num(s.get('start_ms_max'), 1)} |"
                         for s in rows]
                 out.append("")
                 continue

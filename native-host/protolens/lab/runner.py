@@ -177,10 +177,12 @@ class Browsed:
 
 
 def browse(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions,
-           proxy: ProxyProcess | None = None, host_rules: str | None = None) -> Browsed:
+           proxy: ProxyProcess | None = None, host_rules: str | None = None,
+           start_at_ms: float | None = None) -> Browsed:
     """Start lab Chromium on ``load`` in a fresh profile (through the lab proxy when its arm is
     proxied) and wait until the host has stored its records, or the timeout. ``host_rules``
-    replaces the network's name mapping (a fairness side talks to its own server address)."""
+    replaces the network's name mapping (a fairness side talks to its own server address);
+    ``start_at_ms`` holds the first navigation until that wall-clock time (epoch ms)."""
     rules: list[dict[str, Any]] = []
     every: str | None = None
     spki, extra, prefix = list(network.spki()), [], list(network.browser_prefix())
@@ -205,7 +207,8 @@ def browse(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions
                       done=StoreWatch(opts.db, load.load_id, load.navigations, time.monotonic,
                                       logs=opts.save_log),
                       timeout_s=opts.timeout_s, prefix=prefix, quiet_ms=opts.quiet_ms,
-                      poll_s=StoreWatch.POLL_S, visual=opts.visual, save_log=opts.save_log)
+                      poll_s=StoreWatch.POLL_S, visual=opts.visual, save_log=opts.save_log,
+                      start_at_ms=start_at_ms)
     return Browsed(load, result, started_ms, rules, scratch, every)
 
 

@@ -5,6 +5,7 @@ Pure: ``parse_lab(obj)`` validates the decoded JSON; the host adapter reads the 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,13 +42,16 @@ class LabContext:
     save_log: bool = False
     """The extension's log tap: each record's raw DevTools events are sent after it
     (docs/MESSAGES.md ``log``; ``protolens lab run --save-log``)."""
+    start_at_ms: float | None = None
+    """Open the first URL no earlier than this wall-clock time (epoch ms): lab fairness starts
+    both sides' browsers side by side and has them navigate at the same moment."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``lab`` object of the hello reply."""
         return {"record": self.record, "url_detail": self.url_detail,
                 "context": self.context, "navigate": list(self.navigate),
                 "advance": self.advance, "quiet_ms": self.quiet_ms, "visual": self.visual,
-                "save_log": self.save_log}
+                "save_log": self.save_log, "start_at_ms": self.start_at_ms}
 
 
 def parse_lab(value: Any) -> LabContext:
@@ -62,6 +66,7 @@ def parse_lab(value: Any) -> LabContext:
     quiet = value.get("quiet_ms")
     visual = value.get("visual", False)
     save_log = value.get("save_log", False)
+    start_at = value.get("start_at_ms")
     if not isinstance(rec, bool):
         raise LabError(f"lab context record: expected boolean, got {rec!r}")
     if detail not in URL_DETAILS:
@@ -81,5 +86,10 @@ def parse_lab(value: Any) -> LabContext:
         raise LabError(f"lab context visual: expected boolean, got {visual!r}")
     if not isinstance(save_log, bool):
         raise LabError(f"lab context save_log: expected boolean, got {save_log!r}")
+    if start_at is not None and (type(start_at) not in (int, float)
+                                 or not 0 <= start_at < math.inf):
+        raise LabError(f"lab context start_at_ms: expected epoch milliseconds or null, "
+                       f"got {start_at!r}")
     return LabContext(record=rec, url_detail=detail, context=dict(ctx), navigate=tuple(nav),
-                      advance=advance, quiet_ms=quiet, visual=visual, save_log=save_log)
+                      advance=advance, quiet_ms=quiet, visual=visual, save_log=save_log,
+                      start_at_ms=start_at)

@@ -14,7 +14,7 @@ from protolens.store.tx import transaction
 
 COLUMNS = ("campaign", "pair", "repetition", "side", "arm", "load_id", "server_ip", "bytes",
            "share", "mbps", "jain", "contention_ms", "connections", "bin_ms", "series",
-           "started_at_ms")
+           "started_at_ms", "start_ms")
 
 
 def store_repetition(conn: sqlite3.Connection, rows: Sequence[Mapping[str, Any]]) -> None:

@@ -18,6 +18,7 @@ from protolens.store.migrations_later import (
     m014_navigation_logs,
     m015_paths,
     m016_flow_servers,
+    m017_fairness_start,
 )
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -312,5 +313,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m014_navigation_logs", m014_navigation_logs),
     ("m015_paths", m015_paths),
     ("m016_flow_servers", m016_flow_servers),
+    ("m017_fairness_start", m017_fairness_start),
 )
 """Every migration in order. Append only."""

@@ -148,3 +148,9 @@ def m016_flow_servers(conn: sqlite3.Connection) -> None:
     conn.execute(f"INSERT INTO flows_new ({cols}) SELECT {cols} FROM flows")
     conn.execute("DROP TABLE flows")
     conn.execute("ALTER TABLE flows_new RENAME TO flows")
+
+
+def m017_fairness_start(conn: sqlite3.Connection) -> None:
+    """``fairness.start_ms``: how long after the other side this side's first packet went through
+    the shaper (0 for the side that started first); NULL for rows stored before."""
+    conn.execute("ALTER TABLE fairness ADD COLUMN start_ms REAL CHECK (start_ms >= 0)")
