@@ -24,6 +24,7 @@ from protolens.lab.fairness import (
     jain,
     mean_share,
     parse_pairs,
+    progress_line,
     shares_over_time,
     start_lead_ms,
     summarize,
@@ -118,6 +119,17 @@ def test_mean_share_interval_and_summary_rows() -> None:
     assert out[1]["plt_median_ms"] == pytest.approx(850.0)
     assert [r["start_ms_max"] for r in out] == [9.0, 4.5]
     assert summary_rows([{**rows[0], "start_ms": None}])[0]["start_ms_max"] is None  # before m017
+
+
+def test_progress_line_says_each_share_and_how_far_apart_the_sides_started() -> None:
+    a = {"side": "a", "arm": "h2", "share": 0.394, "start_ms": 7.4}
+    b = {"side": "b", "arm": "h3", "share": 0.606, "start_ms": 0.0}
+    assert progress_line("h2:h3", 1, [a, b]) == \
+        "h2:h3 rep 1: share h2 0.39  h3 0.61 (side a started 7 ms after the other)"
+    assert progress_line("h2:h3", 2, [{**a, "start_ms": 0.3}, b]).endswith(
+        "(both sides started within 1 ms)")
+    assert progress_line("h2:h3", 3, [{**a, "share": None, "start_ms": None}, b]) == \
+        "h2:h3 rep 3: share h2 n/a  h3 0.61"
 
 
 def test_start_lead_is_each_sides_first_packet_after_the_earlier_side() -> None:

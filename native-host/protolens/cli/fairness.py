@@ -14,7 +14,7 @@ from protolens.cli.db import db_option, db_path
 from protolens.cli.errors import UserError
 from protolens.cli.output import emit, output_options
 from protolens.lab import campaign as camp
-from protolens.lab.fairness import Pair, PairError
+from protolens.lab.fairness import Pair, PairError, progress_line
 from protolens.paths import extension_dir
 from protolens.store import StoreError
 
@@ -61,12 +61,7 @@ def fairness_cmd(pairs: str, page: str, condition: str, reps: int, duration_s: f
 
     def progress(pair: Pair, rep: int, rows: list[dict[str, Any]],
                  flows: list[dict[str, Any]]) -> None:
-        shares = "  ".join(f"{r['arm']} {r['share']:.2f}" if r["share"] is not None
-                           else f"{r['arm']} n/a" for r in rows)
-        late = max(rows, key=lambda r: r.get("start_ms") or 0.0)
-        start = ("" if late.get("start_ms") is None else
-                 f" (side {late['side']} started {late['start_ms']:.0f} ms after the other)")
-        click.echo(f"{pair.name} rep {rep}: share {shares}{start}", err=True)
+        click.echo(progress_line(pair.name, rep, rows), err=True)
 
     try:
         outcome = fairness_run.run(spec, settings, on_rep=progress)

@@ -279,5 +279,19 @@ def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+def progress_line(pair: str, rep: int, rows: Sequence[Mapping[str, Any]]) -> str:
+    """One repetition as ``lab fairness`` reports it while it runs: each side's share and how far
+    apart the sides started (``start_ms``)."""
+    shares = "  ".join(f"{r['arm']} {r['share']:.2f}" if r.get("share") is not None
+                       else f"{r['arm']} n/a" for r in rows)
+    leads = [(float(r["start_ms"]), str(r["side"])) for r in rows if r.get("start_ms") is not None]
+    start = ""
+    if len(leads) == len(rows) == 2:
+        lead, side = max(leads)
+        start = (" (both sides started within 1 ms)" if lead < 1 else
+                 f" (side {side} started {lead:.0f} ms after the other)")
+    return f"{pair} rep {rep}: share {shares}{start}"
+
+
 def _num(value: object) -> float | None:
     return float(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
