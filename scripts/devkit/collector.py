@@ -9,6 +9,7 @@ import ipaddress
 import os
 import signal
 import socket
+import sqlite3
 import ssl
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from protolens.collector.client import manifest_of
 from protolens.collector.tags import HEADER, tag, tag_key
 from protolens.share import export
 from protolens.store import open_ro
+from protolens.store.collector import add_token, open_catalog
 from scripts.devkit.store_builder import ingest_all, lab_record
 
 NOW = 1_763_950_000_000.0
@@ -162,6 +164,15 @@ def running_collector(tmp: Path, *args: str) -> Iterator[Collector]:
         yield c
     finally:
         c.stop()
+
+
+def catalog_with_volunteers(path: Path, now_ms: float = 0.0) -> sqlite3.Connection:
+    """A collector catalog at ``path`` with the tokens ``vol-1`` and ``vol-2`` (secret: the name
+    16 times); the caller closes the connection."""
+    conn = open_catalog(path, now_ms)
+    for name in ("vol-1", "vol-2"):
+        add_token(conn, name, name * 16, 0.0)
+    return conn
 
 
 def small_store(db: Path, seed: int = 1, n: int = 6) -> Path:

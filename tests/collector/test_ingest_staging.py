@@ -18,17 +18,14 @@ from protolens.collector.layout import CATALOG, dataset_dir
 from protolens.collector.limits import Limits
 from protolens.collector.writer import Writer
 from protolens.share.bundle import TABLES
-from protolens.store.collector import add_token, all_bundles, open_catalog
-from scripts.devkit.collector import bundle_bytes, small_store
+from protolens.store.collector import all_bundles, open_catalog
+from scripts.devkit.collector import bundle_bytes, catalog_with_volunteers, small_store
 from tests.collector.tampered import rebuild
 
 
 def _writer(tmp: Path) -> Writer:
     data = tmp / "collector"
-    conn = open_catalog(data / CATALOG, time.time() * 1000)
-    for name in ("vol-1", "vol-2"):
-        add_token(conn, name, name * 16, 0.0)
-    conn.close()
+    catalog_with_volunteers(data / CATALOG, time.time() * 1000).close()
     w = Writer(data)
     w.register()
     return w

@@ -19,9 +19,9 @@ from protolens.collector.navkeys import nav_keys
 from protolens.collector.sweep import sweep
 from protolens.collector.writer import Writer
 from protolens.share.bundle import read_bundle
-from protolens.store.collector import CatalogBundle, add_token, catalog_paths, open_catalog
+from protolens.store.collector import CatalogBundle, catalog_paths, open_catalog
 from protolens.store.collector_leases import LeaseLost, commit_bundle
-from scripts.devkit.collector import bundle_bytes, cli, small_store
+from scripts.devkit.collector import bundle_bytes, catalog_with_volunteers, cli, small_store
 from scripts.devkit.store_builder import ingest_all, lab_record
 
 HOUR_MS = 3_600_000.0
@@ -29,10 +29,7 @@ HOUR_MS = 3_600_000.0
 
 def _data(tmp: Path) -> Path:
     data = tmp / "collector"
-    conn = open_catalog(data / CATALOG, time.time() * 1000)
-    for name in ("vol-1", "vol-2"):
-        add_token(conn, name, name * 16, 0.0)
-    conn.close()
+    catalog_with_volunteers(data / CATALOG, time.time() * 1000).close()
     return data
 
 

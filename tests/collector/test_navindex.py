@@ -25,13 +25,11 @@ from protolens.store.collector_leases import Duplicate, NavKey, commit_bundle, f
 from protolens.store.collector_navindex import Keys, NavIndex, key64
 from protolens.store.db import open_rw
 from protolens.store.migrate import apply_migrations
+from scripts.devkit.collector import catalog_with_volunteers
 
 
 def _catalog(tmp: Path) -> sqlite3.Connection:
-    conn = open_catalog(tmp / "catalog.db", 0.0)
-    for name in ("vol-1", "vol-2"):
-        add_token(conn, name, name * 16, 0.0)
-    return conn
+    return catalog_with_volunteers(tmp / "catalog.db")
 
 
 def _bundle(n: int, who: str) -> CatalogBundle:
