@@ -4,7 +4,7 @@
  * missed), then opens the `navigate` URLs in order, each after the previous record was acked
  * (`advance: "ack"`) or, with `advance: "record"`, once it is queued in the outbox (so a test can
  * navigate while the host is down). With a start time (`start_at_ms`) the first URL waits for
- * it: two lab browsers launched side by side reach this point 30-140 ms apart on the testbed
+ * it: two lab browsers launched side by side without it opened their first URL 6-137 ms apart on the testbed
  * machine (lab fairness measured it), and the one that navigates first takes more of the link.
  */
 import browser from "webextension-polyfill";
