@@ -103,10 +103,10 @@ def test_both_sides_start_together_on_the_wire(run: dict[str, Any]) -> None:
 def test_two_identical_arms_share_equally(run: dict[str, Any]) -> None:
     """Side a's mean share over the 4 repetitions of two identical h2 sides, within 0.5 +- 0.15
     (the mean the product prints, checked against the rows). Not a 95% interval test: on this
-    drop-tail link the shares of one run's repetitions are not independent draws. Started together,
-    repetitions ranged 0.30-0.70 and runs of 4 averaged 0.45-0.47 while a run of 8 averaged
-    0.51; three CI runs failed a 95% interval with side a at 0.41-0.45 (docs/RESEARCH.md).
-    The band catches what the harness can get wrong (a side that starts a round trip late took
+    drop-tail link the shares of one run's repetitions are not independent draws. Started
+    together, repetitions ranged 0.30-0.70, five runs of 4 averaged 0.45-0.50 and a run of 8
+    0.51; three CI runs failed a 95% interval with side a at 0.41-0.45 (docs/RESEARCH.md). The
+    band catches what the harness can get wrong (a side that starts a round trip late took
     0.64-0.69; the start itself is held by the test above, attribution by the shaper's bytes)."""
     summary = [s for s in summary_rows(run["rows"]) if s["pair"] == "h2:h2"]
     a = next(s for s in summary if s["side"] == "a")
