@@ -28,13 +28,20 @@ start -> host 818 -> 395 ms (the host imports the contribution code only when it
 omnibox WebUI renderer), stored -> done 27 -> 12 ms (StoreWatch).
 
     .venv/bin/python scripts/bench/lab_overhead.py [--reps 10] [--page ifip18-baidu]
-        [--conditions clean] [--no-visual]
+        [--conditions clean] [--no-visual] [--no-overlap] [--pair ROUNDS]
+
+``--pair R``: R rounds, each a campaign with the next browser started during the page's quiet
+(lab run's default on the testbed) and one without (``--no-overlap``), in alternating order;
+prints both arms' per-load cost on the campaign's clock (median period between load starts
+minus median PLT), and their PLTs (median ratio with a bootstrap 95% interval): the overlap must
+not change what is measured.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import random
 import re
 import sqlite3
 import statistics
@@ -80,14 +87,58 @@ def main() -> None:
     ap.add_argument("--conditions", default="clean", help="testbed profile (default clean)")
     ap.add_argument("--no-visual", action="store_true",
                     help="lab run --no-visual (the visual metrics are on by default)")
+    ap.add_argument("--no-overlap", action="store_true",
+                    help="lab run --no-overlap (each browser started at its load's turn)")
+    ap.add_argument("--pair", type=int, default=0, metavar="ROUNDS",
+                    help="alternate overlap and --no-overlap campaigns, ROUNDS each")
     args = ap.parse_args()
+    if args.pair:
+        paired(args)
+        return
+    one(args, not args.no_overlap, verbose=True)
+
+
+def paired(args: argparse.Namespace) -> None:
+    plts: dict[bool, list[float]] = {True: [], False: []}
+    periods: dict[bool, list[float]] = {True: [], False: []}
+    for r in range(args.pair):
+        for overlap in ((True, False) if r % 2 == 0 else (False, True)):
+            got = one(args, overlap, verbose=False)
+            plts[overlap] += got["plts"]
+            periods[overlap] += got["periods"]
+            print(f"round {r + 1}, {'overlap' if overlap else 'no overlap'}: median PLT "
+                  f"{statistics.median(got['plts']):.0f} ms, median period "
+                  f"{statistics.median(got['periods']):.0f} ms", flush=True)
+    for overlap in (False, True):
+        cost = statistics.median(periods[overlap]) - statistics.median(plts[overlap])
+        print(f"{'overlap   ' if overlap else 'no overlap'}: {len(plts[overlap])} loads, median "
+              f"PLT {statistics.median(plts[overlap]):.0f} ms, per-load cost on the campaign's "
+              f"clock (median period - median PLT) {cost:.0f} ms, loads per minute "
+              f"{60_000 / statistics.median(periods[overlap]):.1f}")
+    lo, hi = ratio_interval(plts[True], plts[False])
+    print(f"PLT overlap / no overlap: median ratio "
+          f"{statistics.median(plts[True]) / statistics.median(plts[False]):.3f} "
+          f"(95% interval {lo:.3f}-{hi:.3f})")
+
+
+def ratio_interval(a: list[float], b: list[float], reps: int = 4000,
+                   seed: int = 7) -> tuple[float, float]:
+    """Bootstrap percentile 95% interval of median(a) / median(b)."""
+    rnd = random.Random(seed)
+    xs = sorted(statistics.median(rnd.choices(a, k=len(a)))
+                / statistics.median(rnd.choices(b, k=len(b))) for _ in range(reps))
+    return xs[int(0.025 * reps)], xs[int(0.975 * reps) - 1]
+
+
+def one(args: argparse.Namespace, overlap: bool, verbose: bool) -> dict[str, list[float]]:
     with tempfile.TemporaryDirectory() as tmp:
         db, hostlog = Path(tmp) / "bench.db", Path(tmp) / "host.log"
         started = time.monotonic()
         subprocess.run([sys.executable, "-m", "protolens.cli", "lab", "run", "--pages", args.page,
                         "--arms", args.arm, "--conditions", args.conditions, "--reps",
                         str(args.reps), "--campaign", "bench", "--testbed", args.testbed,
-                        "--seed", "1", *(["--no-visual"] if args.no_visual else [])],
+                        "--seed", "1", *(["--no-visual"] if args.no_visual else []),
+                        "--overlap" if overlap else "--no-overlap"],
                        env={**os.environ, "PROTOLENS_DB": str(db), "PROTOLENS_DEBUG": "1",
                             "PROTOLENS_HOST_LOG": str(hostlog)},
                        check=True, stdout=subprocess.DEVNULL)
@@ -104,6 +155,8 @@ def main() -> None:
     overhead = [wall - plt for _, wall, _, plt, _, _ in rows if plt is not None]
     plts = [plt for _, _, _, plt, _, _ in rows if plt is not None]
     periods = [b - a for a, b in zip(starts, starts[1:], strict=False)]
+    if not verbose:
+        return {"plts": plts, "periods": periods}
     print(f"page {args.page}, arm {args.arm}, {args.conditions}, visual metrics "
           f"{'off' if args.no_visual else 'on'}: {len(rows)} loads ok of {args.reps}")
     print(f"median PLT: {statistics.median(plts):.0f} ms")
@@ -114,10 +167,12 @@ def main() -> None:
     if periods:
         print(f"loads per minute, one load's start to the next's (median period "
               f"{statistics.median(periods):.0f} ms): {60_000 / statistics.median(periods):.1f}")
+        print(f"per-load cost on the campaign's clock (median period - median PLT): "
+              f"{statistics.median(periods) - statistics.median(plts):.0f} ms")
     print(f"overhead / PLT: {statistics.median(overhead) / statistics.median(plts):.1f}")
     if len(hosts) != len(starts):
         print(f"(phases skipped: {len(hosts)} host starts logged for {len(starts)} loads)")
-        return
+        return {"plts": plts, "periods": periods}
     host_of = dict(zip(starts, hosts, strict=True))
     next_of = dict(zip(starts, starts[1:], strict=False))
     marks = [{"start": s, "host": host_of[s], "nav": nav, "load": nav + plt,
@@ -129,6 +184,7 @@ def main() -> None:
         xs = [m[b] - m[a] for m in marks if m[a] is not None and m[b] is not None]
         if xs:
             print(f"  {name:<18} {statistics.median(xs):6.0f}  ({quartiles(xs)})")
+    return {"plts": plts, "periods": periods}
 
 
 if __name__ == "__main__":

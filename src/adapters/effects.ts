@@ -75,8 +75,9 @@ export function effectRunners(d: EffectDeps): Runners {
     timer: (e) => { setTimeout(() => void d.dispatch(e.event), e.ms); },
     open_welcome: async () => { await browser.tabs.create({ url: chrome.runtime.getURL("welcome.html") }); },
     lab_start: (e) => {
-      void d.labRunner.start(e.navigate, e.advance, e.startAtMs).catch((err: unknown) => console.error("protolens: lab", err));
+      void d.labRunner.start(e.navigate, e.advance, e.startAtMs, Date.now, e.hold).catch((err: unknown) => console.error("protolens: lab", err));
     },
+    lab_go: (e) => d.labRunner.go(e.startAtMs),
     lab_record: (e) => d.labRunner.onRecord(e.tabId, e.record),
     lab_queued: (e) => d.labRunner.onQueued(e.record),
     lab_ack: (e) => d.labRunner.onAck(e.id),

@@ -47,7 +47,7 @@ async function main(): Promise<Dispatch> {
     if (m.type === "error") console.warn(`protolens: host error: ${m.error}`);
     void dispatch({ type: "host", msg: m });
   }, () => void dispatch({ type: "host_down" }));
-  const labRunner = new LabRunner((tabId) => dispatch({ type: "lab_tab", tabId }));
+  const labRunner = new LabRunner((tabId) => dispatch({ type: "lab_tab", tabId }), (m) => link.send(m));
   const runners = effectRunners({ dbg, link, outbox, throttler, labRunner, browserEnv, dispatch });
 
   onSettingsChanged((settings) => void dispatch({ type: "settings", settings }));

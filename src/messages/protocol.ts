@@ -29,6 +29,9 @@ export interface LabConfig {
   /** Open the first URL no earlier than this wall-clock time (epoch ms), so that two lab browsers
    * started side by side navigate at the same moment (lab fairness); null: at once. */
   start_at_ms: number | null;
+  /** A standby browser (optional, default false): after attaching, the first URL waits for the
+   * host's `lab_go` (lab run starts the next load's browser while the current page's quiet runs). */
+  hold: boolean;
 }
 
 export type LabAdvance = "ack" | "record";
@@ -61,12 +64,17 @@ export type ExtensionMsg =
   | { type: "contribute_status"; schema: typeof MSG_SCHEMA; msg_id: string }
   /** The log tap (docs/MESSAGES.md `log`): a load's raw DevTools events, gzipped JSONL in base64,
    * with the recorder's options; sent after its record's ack, never uploaded anywhere. */
-  | { type: "log"; schema: typeof MSG_SCHEMA; msg_id: string; navigation_id: string; data: string; options: ReplayOptions };
+  | { type: "log"; schema: typeof MSG_SCHEMA; msg_id: string; navigation_id: string; data: string; options: ReplayOptions }
+  /** Lab mode: the lab tab's last URL fired its load event (lab run starts the next browser). */
+  | { type: "lab_loaded"; schema: typeof MSG_SCHEMA };
 
 export type HostMsg =
   | { type: "hello"; schema: typeof MSG_SCHEMA; host_version: string; lab: LabConfig | null }
   | { type: "ack"; schema: typeof MSG_SCHEMA; msg_id: string; id: string; duplicate: boolean }
   | { type: "pong"; schema: typeof MSG_SCHEMA }
+  /** Lab mode, a standby browser (`lab.hold`): open the first URL now, or at `start_at_ms`. */
+  | { type: "lab_go"; schema: typeof MSG_SCHEMA; start_at_ms: number | null }
+  | { type: "lab_loaded"; schema: typeof MSG_SCHEMA }
   | { type: "policies"; schema: typeof MSG_SCHEMA; rules: PolicyRule[]; relay: RelayInfo | null; error: string | null }
   | {
     type: "query_result"; schema: typeof MSG_SCHEMA; msg_id: string; query: QueryName; columns: string[];
@@ -97,6 +105,14 @@ function bool(o: Obj, k: string): boolean {
   return v;
 }
 
+function epochOrNull(v: unknown, name: string): number | null {
+  const t = v ?? null;
+  if (t !== null && (typeof t !== "number" || !Number.isFinite(t) || t < 0)) {
+    throw new MessageError(`${name}: expected a time in epoch milliseconds, or null`);
+  }
+  return t;
+}
+
 function parseLab(v: unknown): LabConfig | null {
   if (v === null) return null;
   if (!isObj(v)) throw new MessageError("lab: expected an object or null");
@@ -119,13 +135,12 @@ function parseLab(v: unknown): LabConfig | null {
   if (typeof visual !== "boolean") throw new MessageError("lab.visual: expected a boolean");
   const saveLog = v.save_log ?? false;
   if (typeof saveLog !== "boolean") throw new MessageError("lab.save_log: expected a boolean");
-  const startAt = v.start_at_ms ?? null;
-  if (startAt !== null && (typeof startAt !== "number" || !Number.isFinite(startAt) || startAt < 0)) {
-    throw new MessageError("lab.start_at_ms: expected a time in epoch milliseconds, or null");
-  }
+  const startAt = epochOrNull(v.start_at_ms, "lab.start_at_ms");
+  const hold = v.hold ?? false;
+  if (typeof hold !== "boolean") throw new MessageError("lab.hold: expected a boolean");
   return {
     record: v.record, url_detail: detail, context, navigate: nav, advance, quiet_ms: quiet, visual, save_log: saveLog,
-    start_at_ms: startAt,
+    start_at_ms: startAt, hold,
   };
 }
 
@@ -167,6 +182,10 @@ export function parseHostMessage(v: unknown): HostMsg {
       };
     case "pong":
       return { type: "pong", schema: MSG_SCHEMA };
+    case "lab_go":
+      return { type: "lab_go", schema: MSG_SCHEMA, start_at_ms: epochOrNull(v.start_at_ms, "start_at_ms") };
+    case "lab_loaded":
+      return { type: "lab_loaded", schema: MSG_SCHEMA };
     case "log_stored":
       return {
         type: "log_stored", schema: MSG_SCHEMA, msg_id: str(v, "msg_id"), navigation_id: str(v, "navigation_id"),

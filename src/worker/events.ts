@@ -87,7 +87,9 @@ export type Effect =
   | { type: "badge"; paused: boolean; until: number | null }
   | { type: "timer"; ms: number; event: WorkerEvent }
   | { type: "open_welcome" }
-  | { type: "lab_start"; navigate: string[]; advance: LabAdvance; startAtMs: number | null }
+  | { type: "lab_start"; navigate: string[]; advance: LabAdvance; startAtMs: number | null; hold: boolean }
+  /** The host's go for a standby lab browser (`lab.hold`). */
+  | { type: "lab_go"; startAtMs: number | null }
   | { type: "lab_record"; tabId: number; record: PolicyRecord }
   | { type: "lab_queued"; record: PolicyRecord }
   | { type: "lab_ack"; id: string };

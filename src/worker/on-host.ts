@@ -45,6 +45,11 @@ export const HOST_HANDLERS = {
     else o.s = { ...o.s, inflight: without(o.s.inflight, m.msg_id) };
   },
   pong: () => undefined,
+  lab_go: (m, o) => {
+    o.emit({ type: "lab_go", startAtMs: m.start_at_ms });
+  },
+  // the host's answer to the lab runner's lab_loaded (sent by the adapter, outside the outbox)
+  lab_loaded: () => undefined,
   // only the dashboard's own port sends queries, only the options page and popup ask for the
   // contribution status (their own ports)
   query_result: () => undefined,

@@ -85,7 +85,7 @@ export class Out {
     const lab = this.s.lab;
     if (this.s.labStart !== "waiting" || lab === null) return;
     this.s = { ...this.s, labStart: "started" };
-    this.emit({ type: "lab_start", navigate: lab.navigate, advance: lab.advance, startAtMs: lab.start_at_ms });
+    this.emit({ type: "lab_start", navigate: lab.navigate, advance: lab.advance, startAtMs: lab.start_at_ms, hold: lab.hold });
   }
 
   /** Lets go of every tab but the lab's (a pause), or attaches what is now in scope. */

@@ -5,6 +5,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 
 const opened: { url: string; at: number }[] = [];
+const updated: ((id: number, info: { status?: string }) => void)[] = [];
 const session = new Map<string, unknown>();
 vi.mock("webextension-polyfill", () => ({
   default: {
@@ -15,6 +16,7 @@ vi.mock("webextension-polyfill", () => ({
     tabs: {
       create: () => Promise.resolve({ id: 7 }),
       update: (_id: number, p: { url: string }) => { opened.push({ url: p.url, at: Date.now() }); return Promise.resolve(); },
+      onUpdated: { addListener: (f: (id: number, info: { status?: string }) => void) => { updated.push(f); } },
     },
   },
 }));
@@ -27,6 +29,7 @@ describe("LabRunner start time", () => {
   beforeEach(() => {
     vi.useFakeTimers({ now: T0 });
     opened.length = 0;
+    updated.length = 0;
     session.clear();
   });
   afterEach(() => { vi.useRealTimers(); });
@@ -52,5 +55,50 @@ describe("LabRunner start time", () => {
     expect(opened.map((o) => o.url)).toEqual(["https://a.test/", "https://b.test/"]);
     expect(opened[1]?.at).toBe(T0);
     expect(warn).toHaveBeenCalledWith("protolens: lab start 40 ms late");
+  });
+
+  it("a standby browser attaches, then holds its first URL until the host's go", async () => {
+    const attached: number[] = [];
+    const run = new LabRunner((tab) => { attached.push(tab); return Promise.resolve(); });
+    const started = run.start(["https://a.test/"], "ack", null, Date.now, true);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(attached).toEqual([7]);
+    expect(opened).toEqual([]);
+    run.go(null);
+    await started;
+    expect(opened).toEqual([{ url: "https://a.test/", at: T0 + 10_000 }]);
+  });
+
+  it("a go that came before the attach is kept; its start time is waited for", async () => {
+    const run = new LabRunner(attachNothing);
+    run.go(T0 + 700);
+    run.go(null); // a second go (a host restarted) changes nothing
+    const started = run.start(["https://a.test/"], "ack", null, Date.now, true);
+    await vi.advanceTimersByTimeAsync(699);
+    expect(opened).toEqual([]);
+    await vi.advanceTimersByTimeAsync(1);
+    await started;
+    expect(opened.map((o) => o.at)).toEqual([T0 + 700]);
+  });
+
+  it("says lab_loaded once, when the last URL's tab has loaded (not the first of a warm pair)", async () => {
+    const sent: unknown[] = [];
+    const run = new LabRunner(attachNothing, (m) => { sent.push(m); return true; });
+    await run.start(["https://a.test/", "https://a.test/"], "ack", null);
+    const status = (s: string, id = 7): void => { for (const f of updated) f(id, { status: s }); };
+    status("loading");
+    status("complete");
+    expect(sent).toEqual([]);
+    run.onRecord(7, { id: "r1" } as never);
+    await run.onAck("r1");
+    expect(opened).toHaveLength(2);
+    status("complete"); // the first page's, late: not this one's load
+    status("loading", 8);
+    status("complete", 8); // another tab
+    expect(sent).toEqual([]);
+    status("loading");
+    status("complete");
+    status("complete");
+    expect(sent).toEqual([{ type: "lab_loaded", schema: 1 }]);
   });
 });

@@ -8,7 +8,7 @@ describe("parseHostMessage", () => {
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: null })).toMatchObject({ lab: null });
     const lab = { record: true, url_detail: "full", context: { arm: "h2" }, navigate: ["https://a.test/page/"] };
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab })).toEqual(
-      { type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "ack", quiet_ms: null, visual: false, save_log: false, start_at_ms: null } });
+      { type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, advance: "ack", quiet_ms: null, visual: false, save_log: false, start_at_ms: null, hold: false } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, start_at_ms: 1_800_000_000_123 } }))
       .toMatchObject({ lab: { start_at_ms: 1_800_000_000_123 } });
     expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, quiet_ms: 500 } }))
@@ -26,6 +26,12 @@ describe("parseHostMessage", () => {
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: null, error: "x", retry: false })).toMatchObject({ retry: false });
     expect(parseHostMessage({ type: "error", schema: 1, msg_id: "m", error: "x" })).toMatchObject({ retry: true });
     expect(parseHostMessage({ type: "pong", schema: 1 })).toEqual({ type: "pong", schema: 1 });
+    expect(parseHostMessage({ type: "hello", schema: 1, host_version: "0.1.0", lab: { ...lab, hold: true } }))
+      .toMatchObject({ lab: { hold: true } });
+    expect(parseHostMessage({ type: "lab_go", schema: 1, start_at_ms: null })).toEqual({ type: "lab_go", schema: 1, start_at_ms: null });
+    expect(parseHostMessage({ type: "lab_go", schema: 1, start_at_ms: 1_800_000_000_500 })).toMatchObject({ start_at_ms: 1_800_000_000_500 });
+    expect(parseHostMessage({ type: "lab_go", schema: 1 })).toMatchObject({ start_at_ms: null });
+    expect(parseHostMessage({ type: "lab_loaded", schema: 1 })).toEqual({ type: "lab_loaded", schema: 1 });
   });
 
   it("names the first bad field", () => {
@@ -43,6 +49,8 @@ describe("parseHostMessage", () => {
       ...[-1, "1800000000000", Number.POSITIVE_INFINITY, true].map((t): [unknown, RegExp] =>
         [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", start_at_ms: t } }, /lab.start_at_ms/]),
       [{ type: "log_stored", schema: 1, msg_id: "l", navigation_id: "u" }, /duplicate/],
+      [{ type: "hello", schema: 1, host_version: "1", lab: { record: true, url_detail: "full", hold: "yes" } }, /lab.hold/],
+      [{ type: "lab_go", schema: 1, start_at_ms: -5 }, /start_at_ms/],
     ];
     for (const [v, re] of bad) expect(() => parseHostMessage(v)).toThrow(re);
   });
@@ -62,7 +70,7 @@ describe("parseHostMessage", () => {
 describe("dispatchHost", () => {
   it("calls exactly the handler for the type", () => {
     const handlers = { hello: vi.fn(), ack: vi.fn(), pong: vi.fn(), query_result: vi.fn(), policies: vi.fn(), error: vi.fn(), contribute_status: vi.fn(),
-      log_stored: vi.fn() } satisfies HostHandlers;
+      log_stored: vi.fn(), lab_go: vi.fn(), lab_loaded: vi.fn() } satisfies HostHandlers;
     void dispatchHost(handlers, { type: "ack", schema: 1, msg_id: "m", id: "u", duplicate: false }, undefined);
     expect(handlers.ack).toHaveBeenCalledOnce();
     expect(handlers.hello).not.toHaveBeenCalled();

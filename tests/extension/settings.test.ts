@@ -7,7 +7,7 @@ import { familyOf } from "../../src/cdp/family.ts";
 
 const on = (s: Partial<Settings> = {}): Settings => ({ ...DEFAULT_SETTINGS, enabled: true, ...s });
 const LAB = { record: true, url_detail: "full" as const, context: {}, navigate: [], advance: "ack" as const, quiet_ms: null, visual: true,
-  save_log: false, start_at_ms: null };
+  save_log: false, start_at_ms: null, hold: false };
 
 describe("scope", () => {
   it("records nothing until the user opts in", () => {

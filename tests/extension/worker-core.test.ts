@@ -18,7 +18,7 @@ const HTTPS = "https://a.test/page";
 const tab = (tabId: number, url = HTTPS, incognito = false) => ({ tabId, url, incognito });
 const hello = (lab: LabConfig | null = null): HostMsg => ({ type: "hello", schema: 1, host_version: "0.1", lab });
 const LAB: LabConfig = { record: true, url_detail: "full", context: {}, navigate: ["https://a.test/"], advance: "ack", quiet_ms: null, visual: false,
-  save_log: false, start_at_ms: null };
+  save_log: false, start_at_ms: null, hold: false };
 const RELAY = { host: "127.0.0.1", port: 9, username: "u", password: "p" };
 
 /** Runs events through the core from `s`, returning the last state and every effect. */
@@ -334,8 +334,16 @@ describe("worker core: policies, arms in effect, the lab's start", () => {
     expect(types(fx)).toEqual(["apply_proxy"]);
     ({ s, fx } = run(s, [{ type: "proxy_applied", pac: false }]));
     expect(types(fx)).toEqual(["throttle", "lab_start"]);
-    expect(of(fx, "lab_start")[0]).toMatchObject({ navigate: LAB.navigate, advance: "ack", startAtMs: null });
+    expect(of(fx, "lab_start")[0]).toMatchObject({ navigate: LAB.navigate, advance: "ack", startAtMs: null, hold: false });
     expect(types(run(s, [{ type: "lab_timeout" }]).fx)).toEqual([]);
+  });
+
+  it("a standby lab browser starts held, and the host's lab_go reaches the lab runner", () => {
+    let { s, fx } = run(state(), [{ type: "host", msg: hello({ ...LAB, hold: true }) }, { type: "lab_timeout" }]);
+    expect(of(fx, "lab_start")[0]).toMatchObject({ hold: true });
+    ({ s, fx } = run(s, [{ type: "host", msg: { type: "lab_go", schema: 1, start_at_ms: 1_800_000_000_000 } }]));
+    expect(fx).toEqual([{ type: "lab_go", startAtMs: 1_800_000_000_000 }]);
+    expect(run(s, [{ type: "host", msg: { type: "lab_loaded", schema: 1 } }]).fx).toEqual([]);
   });
 
   it("the lab tab is recorded with the lab's quiet after load; without one, the recorder's default", () => {

@@ -11,6 +11,7 @@ import struct
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -190,7 +191,7 @@ def test_lab_wrapper_stamps_context(tmp_path: Path) -> None:
     host.send(frame({"type": "hello", "schema": 1, "extension_version": "0.1.0"}))
     # the defaults are spelled out
     assert host.reply()["lab"] == {**lab, "advance": "ack", "quiet_ms": None, "visual": False,
-                                   "save_log": False, "start_at_ms": None}
+                                   "save_log": False, "start_at_ms": None, "hold": False}
     assert host.reply()["type"] == "policies"  # sent after every hello (docs/MESSAGES.md)
     rec = make_record(3, source="lab")
     host.send(frame({"type": "record", "schema": 1, "record": rec}))
@@ -201,6 +202,38 @@ def test_lab_wrapper_stamps_context(tmp_path: Path) -> None:
         "FROM navigations").fetchone()
     assert row == ("lab", "camp", "h3", "good", 2, "p", "cubic", "L1")
     assert not (tmp_path / "data" / "p.db").exists()  # the wrapper's PROTOLENS_DB won
+
+
+def test_standby_browser_host_sends_lab_go_when_the_go_file_appears(tmp_path: Path) -> None:
+    """A standby lab browser (lab/runner.py overlap): its host says ``hold``, sends ``lab_go``
+    only once the runner wrote the go file (with its start time), and marks ``lab_loaded``."""
+    go, loaded = tmp_path / "go.json", tmp_path / "loaded"
+    ctx = tmp_path / "lab.json"
+    ctx.write_text(json.dumps({"navigate": ["https://a.test/"], "go_file": str(go),
+                               "loaded_file": str(loaded)}))
+    host = Host(tmp_path, {"PROTOLENS_LAB_CONTEXT": str(ctx)})
+    host.send(frame({"type": "hello", "schema": 1, "extension_version": "0.1.0"}))
+    hello = host.reply()
+    assert hello["lab"]["hold"] is True and "go_file" not in hello["lab"]
+    assert host.reply()["type"] == "policies"
+    time.sleep(0.3)  # no go yet: the next frame is the pong, not a lab_go
+    host.send(frame({"type": "ping", "schema": 1}))
+    assert host.reply() == {"type": "pong", "schema": 1}
+    assert not loaded.exists()
+    host.send(frame({"type": "lab_loaded", "schema": 1}))
+    assert host.reply() == {"type": "lab_loaded", "schema": 1}
+    assert loaded.exists()
+    go.write_text(json.dumps({"start_at_ms": 1_800_000_000_000}))
+    assert host.reply() == {"type": "lab_go", "schema": 1, "start_at_ms": 1_800_000_000_000}
+    assert host.close()[0] == 0
+
+
+def test_lab_loaded_outside_lab_mode_is_an_error(tmp_path: Path) -> None:
+    host = Host(tmp_path)
+    host.send(frame({"type": "lab_loaded", "schema": 1}))
+    reply = host.reply()
+    assert reply["type"] == "error" and "not in lab mode" in reply["error"]
+    assert host.close()[0] == 0
 
 
 def test_bad_lab_context_file_is_reported(tmp_path: Path) -> None:

@@ -104,6 +104,19 @@ def test_every_load_is_stored_with_its_tags(campaign: tuple[Path, dict[str, Any]
         assert "chromium" in nav["command_line"] and f"{TB}-cli" in nav["command_line"]
 
 
+def test_each_next_browser_was_started_during_the_last_pages_quiet(
+        campaign: tuple[Path, dict[str, Any]]) -> None:
+    """Overlap (lab/runner.py): every load but the first ran in a browser started beside the
+    previous page's quiet, so its page opened within ms of its turn (a browser started at its
+    turn takes 0.5 s or more to open it). That the loads stayed apart is what the tests around
+    this one check against caddy's log and the shaper's flows, load by load."""
+    db, _ = campaign
+    loads = sorted(loads_with_navigations(db), key=lambda ld: ld["started_at_ms"])
+    waits = [ld["nav"]["started_at_ms"] - ld["started_at_ms"] for ld in loads]
+    assert waits[0] > 200, waits  # the first browser starts at its turn
+    assert all(w < 200 for w in waits[1:]), waits
+
+
 def test_protocol_families_match_the_arm(campaign: tuple[Path, dict[str, Any]]) -> None:
     db, _ = campaign
     for ld in loads_with_navigations(db):

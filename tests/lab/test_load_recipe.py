@@ -165,3 +165,19 @@ def test_a_whole_browser_arm_stores_its_mechanism_and_no_upstream(tmp_path: Path
         assert policystore.upstream_rows(conn, nav) == []
     assert policies and {p["mechanism"] for p in policies} == {"chromium-flags"}
     assert {p["arm"] for p in policies} == {"h3"}
+
+
+def test_a_standby_browser_waits_for_the_last_loads_packets_to_drain() -> None:
+    """``drain_s``: 1.5 of the profile's largest RTT plus 20 ms, at most 1 s; no profile, 20 ms."""
+    from protolens.lab.path_rtt import ProfileRtt
+    from protolens.lab.runner import drain_s
+
+    class Shaped(DirectNetwork):
+        def profile_rtt(self, condition: str) -> ProfileRtt:
+            return {"wifi": ProfileRtt(50.0, 50.0, 50.0),
+                    "slow": ProfileRtt(900.0, 600.0, 1200.0)}[condition]
+
+    assert abs(drain_s(Shaped(), "wifi") - 0.095) < 1e-9
+    assert drain_s(Shaped(), "slow") == 1.0
+    assert abs(drain_s(DirectNetwork(), "none") - 0.02) < 1e-9
+

@@ -146,6 +146,9 @@ def test_lab_error_blocks_hello_and_records(sink: SqliteSink) -> None:
     ({"start_at_ms": True}, "start_at_ms"),
     ({"start_at_ms": float("inf")}, "start_at_ms"),
     ({"start_at_ms": float("nan")}, "start_at_ms"),
+    ({"go_file": 3}, "go_file: expected a file path"),
+    ({"go_file": ""}, "go_file"),
+    ({"loaded_file": ["x"]}, "loaded_file: expected a file path"),
 ])
 def test_parse_lab_rejects(obj: Any, needle: str) -> None:
     with pytest.raises(LabError, match=needle):
@@ -161,6 +164,10 @@ def test_parse_lab_defaults() -> None:
     assert parse_lab({"save_log": True}).to_json()["save_log"] is True
     assert parse_lab({}).to_json()["start_at_ms"] is None  # navigate at once
     assert parse_lab({"start_at_ms": 1.8e12}).to_json()["start_at_ms"] == 1.8e12
+    assert parse_lab({}).to_json()["hold"] is False  # no go file: not a standby browser
+    standby = parse_lab({"go_file": "/tmp/go.json", "loaded_file": "/tmp/loaded"})
+    assert standby.to_json()["hold"] is True and standby.loaded_file == "/tmp/loaded"
+    assert "go_file" not in standby.to_json()  # the extension needs only to hold
 
 
 def test_replies_never_exceed_one_megabyte() -> None:

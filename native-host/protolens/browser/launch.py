@@ -7,6 +7,7 @@ One call = one browser start in a fresh profile. The caller says how to tell the
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shlex
 import signal
@@ -47,6 +48,96 @@ def scratch_env(base: Mapping[str, str], scratch: Path) -> dict[str, str]:
     return env
 
 
+@dataclass
+class Running:
+    """A lab browser started and not yet stopped (``start_browser``)."""
+
+    proc: subprocess.Popen[bytes]
+    argv: list[str]
+    log: Path
+    started: float
+    """time.monotonic() at its start, or at its go for a standby browser."""
+    go_file: Path | None = None
+    """A standby browser's go file (None: it navigates by itself)."""
+    loaded_file: Path | None = None
+    """Created by its host when the last URL has loaded (``lab_loaded``), if asked for."""
+
+    @property
+    def loaded(self) -> bool:
+        """Its last URL fired its load event (False when not asked for)."""
+        return self.loaded_file is not None and self.loaded_file.exists()
+
+    def go(self, start_at_ms: float | None = None) -> None:
+        """Let a standby browser open its first URL (at ``start_at_ms``, else at once); the
+        load's clock (``wall_s``, the timeout) starts now."""
+        if self.go_file is None:
+            return
+        part = self.go_file.with_suffix(".part")
+        part.write_text(json.dumps({"start_at_ms": start_at_ms}))
+        os.replace(part, self.go_file)  # the host never reads half a file
+        self.started = time.monotonic()
+
+    def stop(self) -> None:
+        """Stop it (a standby browser whose load will not run)."""
+        stop(self.proc)
+
+
+def start_browser(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
+                  context: dict[str, Any], prefix: Sequence[str] = (), url_detail: str = "full",
+                  host_env: Mapping[str, str] | None = None, advance: str = "ack",
+                  quiet_ms: int | None = None, visual: bool = False, save_log: bool = False,
+                  start_at_ms: float | None = None, standby: bool = False,
+                  mark_loaded: bool = False) -> Running:
+    """Start Chromium on a fresh profile under ``scratch``. ``standby``: it attaches and then
+    waits for ``Running.go``; ``mark_loaded``: its host marks when the last URL has loaded
+    (``Running.loaded``). The other arguments as ``run_load``."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    udd = scratch / "profile"
+    seed_preferences(udd)
+    spec = replace(spec, user_data_dir=str(udd))
+    argv = command_line(spec)
+    # the exact command line travels with the record as a tag: a reader can rerun the load
+    context = {**context, "command_line": shlex.join([*prefix, *argv])}
+    go_file = (scratch / "go.json").absolute() if standby else None
+    loaded_file = (scratch / "loaded").absolute() if mark_loaded else None
+    ctx = write_lab_context(scratch / "lab-context.json", navigate=navigate, context=context,
+                            url_detail=url_detail, advance=advance, quiet_ms=quiet_ms,
+                            visual=visual, save_log=save_log, start_at_ms=start_at_ms,
+                            go_file=go_file, loaded_file=loaded_file)
+    env = scratch_env(os.environ, scratch / "xdg")
+    register_lab_host(udd, {"PROTOLENS_DB": str(db.absolute()), "PROTOLENS_LAB_CONTEXT": str(ctx),
+                            **(host_env or {})})
+    log = scratch / "chromium.log"
+    with log.open("wb") as out:
+        proc = subprocess.Popen([*prefix, *argv], stdin=subprocess.DEVNULL, stdout=out,
+                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
+    return Running(proc, [*prefix, *argv], log, time.monotonic(), go_file, loaded_file)
+
+
+def finish(run: Running, done: Callable[[], bool], timeout_s: float = 60.0,
+           poll_s: float = 0.1, on_loaded: Callable[[], None] | None = None) -> LoadResult:
+    """Wait until ``done()`` (asked every ``poll_s``) or ``timeout_s`` from the browser's start
+    (its go, for a standby browser), then stop it. ``on_loaded`` is called once, as soon as the
+    host marked the last URL loaded (lab run starts the next browser then)."""
+    reason: str | None = f"timeout: no record stored within {timeout_s:g} s"
+    try:
+        while time.monotonic() - run.started < timeout_s:
+            if on_loaded is not None and run.loaded:
+                on_loaded()
+                on_loaded = None
+            if done():
+                reason = None
+                break
+            if run.proc.poll() is not None:
+                reason = f"browser exited with code {run.proc.returncode} before the record"
+                break
+            time.sleep(poll_s)
+    finally:
+        wall = time.monotonic() - run.started
+        stop(run.proc)
+    return LoadResult(ok=reason is None, reason=reason, wall_s=wall, argv=run.argv, log=run.log)
+
+
 def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
              context: dict[str, Any], done: Callable[[], bool], timeout_s: float = 60.0,
              prefix: Sequence[str] = (), url_detail: str = "full",
@@ -60,48 +151,52 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     ``save_log``: the extension's log tap sends each record's raw DevTools events (``done``
     should wait for them too: lab/runner.py StoreWatch). ``start_at_ms``: the extension opens
     the first URL no earlier than this wall-clock time (epoch ms)."""
-    scratch.mkdir(parents=True, exist_ok=True)
-    udd = scratch / "profile"
-    seed_preferences(udd)
-    spec = replace(spec, user_data_dir=str(udd))
-    argv = command_line(spec)
-    # the exact command line travels with the record as a tag: a reader can rerun the load
-    context = {**context, "command_line": shlex.join([*prefix, *argv])}
-    ctx = write_lab_context(scratch / "lab-context.json", navigate=navigate, context=context,
-                            url_detail=url_detail, advance=advance, quiet_ms=quiet_ms,
-                            visual=visual, save_log=save_log, start_at_ms=start_at_ms)
-    env = scratch_env(os.environ, scratch / "xdg")
-    register_lab_host(udd, {"PROTOLENS_DB": str(db.absolute()), "PROTOLENS_LAB_CONTEXT": str(ctx),
-                            **(host_env or {})})
-    log = scratch / "chromium.log"
-    started = time.monotonic()
-    with log.open("wb") as out:
-        proc = subprocess.Popen([*prefix, *argv], stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
-        reason: str | None = f"timeout: no record stored within {timeout_s:g} s"
-        try:
-            while time.monotonic() - started < timeout_s:
-                if done():
-                    reason = None
-                    break
-                if proc.poll() is not None:
-                    reason = f"browser exited with code {proc.returncode} before the record"
-                    break
-                time.sleep(poll_s)
-        finally:
-            wall = time.monotonic() - started
-            stop(proc)
-    return LoadResult(ok=reason is None, reason=reason, wall_s=wall, argv=[*prefix, *argv], log=log)
+    run = start_browser(spec, scratch=scratch, db=db, navigate=navigate, context=context,
+                        prefix=prefix, url_detail=url_detail, host_env=host_env,
+                        advance=advance, quiet_ms=quiet_ms, visual=visual, save_log=save_log,
+                        start_at_ms=start_at_ms)
+    return finish(run, done, timeout_s, poll_s)
 
 
 def stop(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
-    """Terminate the browser's whole process group (renderers, the native host)."""
-    if proc.poll() is not None:
-        return
-    try:
-        os.killpg(proc.pid, signal.SIGTERM)
-        proc.wait(grace_s)
-    except (ProcessLookupError, subprocess.TimeoutExpired):
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
-        proc.wait()
+    """Terminate the browser's whole process group (renderers, the network service, the native
+    host) and wait until every one of them has ended: a network service that outlived the
+    browser process sent its connections' last packets (FIN, RST) up to 17 ms later, into the
+    next load's flows once lab run started the next browser beforehand (lab/runner.py)."""
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGTERM)
+            proc.wait(grace_s)
+        except (ProcessLookupError, subprocess.TimeoutExpired):
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    deadline, killed = time.monotonic() + grace_s, False
+    while group_alive(proc.pid):
+        if time.monotonic() > deadline:
+            if killed:  # unkillable (uninterruptible sleep): give up waiting
+                return
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            deadline, killed = time.monotonic() + grace_s, True
+        time.sleep(GROUP_POLL_S)
+
+
+GROUP_POLL_S = 0.005
+
+
+def group_alive(pgid: int, proc_dir: Path = Path("/proc")) -> bool:
+    """Whether a process of group ``pgid`` still runs (a zombie has closed its sockets and
+    files already; it counts as ended, whoever reaps it)."""
+    for entry in os.scandir(proc_dir):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (proc_dir / entry.name / "stat").read_bytes()
+        except OSError:
+            continue
+        # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses
+        fields = stat[stat.rindex(b")") + 2:].split()
+        if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
+            return True
+    return False

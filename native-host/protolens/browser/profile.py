@@ -29,14 +29,18 @@ def seed_preferences(user_data_dir: Path) -> Path:
 def write_lab_context(path: Path, *, navigate: list[str], context: dict[str, Any],
                       url_detail: str = "full", advance: str = "ack",
                       quiet_ms: int | None = None, visual: bool = False,
-                      save_log: bool = False, start_at_ms: float | None = None) -> Path:
+                      save_log: bool = False, start_at_ms: float | None = None,
+                      go_file: Path | None = None, loaded_file: Path | None = None) -> Path:
     """The file the host reads (PROTOLENS_LAB_CONTEXT) to answer ``hello`` in lab mode;
     ``quiet_ms`` None leaves the recorder's default quiet after load; ``start_at_ms`` (epoch
-    ms) holds the first navigation until then."""
+    ms) holds the first navigation until then; ``go_file``: until that file exists (a standby
+    browser); ``loaded_file``: the host creates it when the last URL has loaded."""
     path.write_text(json.dumps({"record": True, "url_detail": url_detail, "advance": advance,
                                 "visual": visual, "context": context, "navigate": navigate,
                                 "quiet_ms": quiet_ms, "save_log": save_log,
-                                "start_at_ms": start_at_ms},
+                                "start_at_ms": start_at_ms,
+                                "go_file": None if go_file is None else str(go_file),
+                                "loaded_file": None if loaded_file is None else str(loaded_file)},
                                indent=2))
     return path
 

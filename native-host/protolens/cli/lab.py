@@ -83,6 +83,10 @@ lab_group.add_command(fairness_cmd)
 @click.option("--visual/--no-visual", default=True, show_default=True,
               help="Capture paint progress: first/last visual change, SpeedIndex, visually "
                    "complete 85/99 per load (docs/RECORD.md).")
+@click.option("--overlap/--no-overlap", default=None,
+              help="Start the next load's browser while a page's quiet after load runs, so "
+                   "that browser start-up is off the campaign's clock (default: on for testbed "
+                   "pages, off with --urls).")
 @click.option("--save-log", is_flag=True,
               help="Keep each load's raw DevTools events (gzipped) beside its record, for "
                    "protolens replay --navigation ID; never exported.")
@@ -107,7 +111,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             bbr_hosts: tuple[str, ...] = (), quiet_ms: int | None = None,
             visual: bool = True, save_log: bool = False, url_args: tuple[str, ...] = (),
             wan_name: str = "plw", uplink: str | None = None, resolvers: tuple[str, ...] = (),
-            ca_file: Path | None = None) -> None:
+            ca_file: Path | None = None, overlap: bool | None = None) -> None:
     """Load pages under every arm x condition x repetition; store every load.
 
     Example: protolens lab run --pages student-small,mininet-10 --arms h1,h2,h3
@@ -137,7 +141,7 @@ def run_cmd(pages: str | None, urls_file: Path | None, arms: str, conditions: st
             resolvers=resolvers, ca=str(ca_file.resolve()) if ca_file else None)
     opts = camp.Settings(db=db, chromium=chromium, extension=extension_dir(os.environ),
                          timeout_s=timeout_s, retries=retries, visual=visual,
-                         save_log=save_log)
+                         save_log=save_log, overlap=overlap)
     try:
         outcome = camp.run(spec, opts, resume=bool(resume))
     except camp.CampaignError as exc:

@@ -7,8 +7,10 @@ process's stdin/stdout. Nothing but frames ever goes to stdout: logging goes to 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import math
 import os
 import sys
 import threading
@@ -29,6 +31,7 @@ from protolens.messaging.dispatch import (
 from protolens.messaging.framing import Frame, FrameDecoder
 from protolens.messaging.lab import LabContext, LabError, parse_lab
 from protolens.messaging.queries import StoreQueries
+from protolens.messaging.schema import MESSAGE_SCHEMA
 from protolens.paths import default_db
 from protolens.record.enums import IngestOutcome
 from protolens.record.rows import RecordRows
@@ -88,9 +91,45 @@ def load_lab(env: Mapping[str, str]) -> tuple[LabContext | None, str | None]:
         return None, f"lab context {name}: {exc}"
 
 
-def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher) -> int:
+GO_POLL_S = 0.005
+"""How often a standby browser's host looks for its go file: 200 stat calls a second, and the
+first URL opens within 5 ms of the go (lab/runner.py)."""
+
+
+def lab_go(go_file: Path) -> dict[str, Any]:
+    """The ``lab_go`` message for a go file that exists: its ``start_at_ms`` if it gives one
+    (JSON ``{"start_at_ms": ...}``), else at once."""
+    start: Any = None
+    try:
+        value = json.loads(go_file.read_text(encoding="utf-8") or "{}")
+        start = value.get("start_at_ms") if isinstance(value, dict) else None
+    except (OSError, ValueError) as exc:
+        log.warning("go file %s: %s; going at once", go_file, exc)
+    ok = type(start) in (int, float) and 0 <= start < math.inf
+    return {"type": "lab_go", "schema": MESSAGE_SCHEMA, "start_at_ms": start if ok else None}
+
+
+def wait_go(go_file: Path, send: Callable[[list[dict[str, Any]]], None],
+            stop: threading.Event) -> threading.Thread:
+    """A thread that sends ``lab_go`` once ``go_file`` exists (docs/MESSAGES.md, "Lab mode")."""
+    def loop() -> None:
+        while not stop.wait(GO_POLL_S):
+            if go_file.exists():
+                log.debug("go file %s: going", go_file)
+                with contextlib.suppress(OSError, ValueError):  # the port closed meanwhile
+                    send([lab_go(go_file)])
+                return
+
+    thread = threading.Thread(target=loop, name="lab-go", daemon=True)
+    thread.start()
+    return thread
+
+
+def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher,
+          go_file: Path | None = None) -> int:
     """Serve frames until EOF; return the exit status (0 on a clean end). ``query`` frames are
-    answered on their own lane (``host/lanes.py``), everything else here at once."""
+    answered on their own lane (``host/lanes.py``), everything else here at once. With a
+    ``go_file`` (a standby lab browser) ``lab_go`` is sent once it exists."""
     decoder = FrameDecoder()
     fd = stdin.fileno()
     writing = threading.Lock()
@@ -104,6 +143,9 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher) -> int:
             stdout.flush()
 
     lane = QueryLane(dispatcher, send)
+    stop = threading.Event()
+    if go_file is not None:
+        wait_go(go_file, send, stop)
     try:
         while True:
             data = os.read(fd, READ_CHUNK)
@@ -119,7 +161,22 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher) -> int:
                 else:
                     send(dispatcher.handle_all(event.payload, time.time() * 1000))
     finally:
+        stop.set()
         lane.close()
+
+
+def _marker(lab: LabContext | None) -> Callable[[], None] | None:
+    """What ``lab_loaded`` does: create the lab context's ``loaded_file``."""
+    if lab is None or lab.loaded_file is None:
+        return None
+    path = Path(lab.loaded_file)
+
+    def mark() -> None:
+        try:
+            path.touch()
+        except OSError as exc:  # the runner then starts the next browser after this one
+            log.warning("lab_loaded: cannot create %s: %s", path, exc)
+    return mark
 
 
 def main(env: Mapping[str, str] | None = None,
@@ -152,7 +209,8 @@ def main(env: Mapping[str, str] | None = None,
         return serve(sys.stdin.buffer, sys.stdout.buffer,
                      Dispatcher(sink, lab, lab_error, queries=StoreQueries(db),
                                 policies=StorePolicies(db, env), contribute=source,
-                                logs=sink))
+                                logs=sink, on_lab_loaded=_marker(lab)),
+                     go_file=Path(lab.go_file) if lab and lab.go_file else None)
     except BrokenPipeError:  # the browser closed the port while we were replying
         return 0
     except KeyboardInterrupt:

@@ -134,6 +134,9 @@ class Settings:
     """Keep each load's raw DevTools events beside its record (``--save-log``)."""
     progress_to_stderr: bool = False
     """Progress on stderr: stdout carries a document (``lab reproduce --json``)."""
+    overlap: bool | None = None
+    """Start each next browser during the page's quiet (``lab/runner.py``); None: on for
+    testbed pages, off for real sites (whose pages may still load after their load event)."""
 
 
 @dataclass
@@ -238,7 +241,9 @@ def run(spec: CampaignSpec, settings: Settings, resume: bool = False) -> Outcome
     opts = RunOptions(chromium=settings.chromium, extension_dir=settings.extension,
                       db=settings.db, scratch=scratch, timeout_s=settings.timeout_s,
                       retries=settings.retries, policy=spec.policy, quiet_ms=spec.quiet_ms,
-                      visual=settings.visual, save_log=settings.save_log)
+                      visual=settings.visual, save_log=settings.save_log,
+                      overlap=(spec.path == "testbed" if settings.overlap is None
+                               else settings.overlap))
     try:
         # stored once the network is ready: a campaign refused before it starts leaves nothing
         with closing(open_rw(settings.db, time.time() * 1000)) as conn:

@@ -7,6 +7,13 @@ browser (``browse``); store the attempt with the shaper's flows and lateness, fl
 shaper ran late, and the policy that applied to each host (``record``). A campaign applies each
 condition, flushes TCP metrics and resets the counters around each load, and retries failed or
 timed-out loads up to ``retries`` times; every attempt is stored.
+
+Overlap (``RunOptions.overlap``, on for testbed pages): when a page's last URL has fired its load
+event, the next load's browser is started beside it (a standby: it attaches and waits) while the
+page's quiet after load runs, and is let go once this load is stored and its browser stopped.
+Chromium's start (about 0.5 s here) is then off the campaign's clock; the page itself never
+shares the machine with a starting browser, only its quiet does. Not for a proxied next load
+(the proxy holds one load's rules at a time).
 """
 
 from __future__ import annotations
@@ -23,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec
-from protolens.browser.launch import LoadResult, run_load
+from protolens.browser.launch import LoadResult, Running, finish, start_browser
 from protolens.lab import proxied
 from protolens.lab.load import LoadSpec, failure_reason, flag_reason, load_row
 from protolens.lab.network import LabNetwork, Lateness
@@ -81,6 +88,8 @@ class RunOptions:
     """Capture paint progress for the visual metrics (SpeedIndex ...; docs/RECORD.md)."""
     save_log: bool = False
     """Keep each load's raw DevTools events beside its record (``--save-log``)."""
+    overlap: bool = False
+    """Start the next load's browser during this page's quiet after load (module docstring)."""
 
 
 @dataclass
@@ -102,16 +111,23 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
     progress = Progress()
     current: str | None = None
     proxy: ProxyProcess | None = None
+    standby: list[Standby] = []
     try:
-        for planned in loads:
+        for i, planned in enumerate(loads):
             if planned.condition != current:
                 network.apply(planned.condition)
                 current = planned.condition
             if proxy is None and planned.arm.proxied:
                 proxy = start_proxy(network)
+            after = loads[i + 1] if i + 1 < len(loads) else None
             for attempt in range(1, opts.retries + 2):
+                held = standby.pop() if standby and attempt == 1 else None
+                prepare = None
+                if opts.overlap and after is not None and not after.arm.proxied and not standby:
+                    def prepare(nxt: PlannedLoad = after) -> None:
+                        standby.append(launch_standby(nxt, targets[nxt.page], network, opts))
                 ok = _attempt(planned, attempt, targets[planned.page], network, opts, progress,
-                              proxy)
+                              proxy, held, prepare)
                 if ok:
                     break
                 if attempt <= opts.retries:
@@ -122,9 +138,53 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
             if on_progress:
                 on_progress(progress, planned)
     finally:
+        for left in standby:  # interrupted: its load was never run, --resume runs it
+            left.running.stop()
+            _remove(left.scratch)
         if proxy is not None:
             proxy.stop()
     return progress
+
+
+@dataclass(frozen=True)
+class Standby:
+    """The next load's browser, started during this page's quiet, waiting for its go."""
+
+    load: LoadSpec
+    running: Running
+    scratch: Path
+
+
+def launch_standby(planned: PlannedLoad, target: Target, network: LabNetwork,
+                   opts: RunOptions) -> Standby:
+    """Start ``planned``'s browser (first attempt) held before its first URL."""
+    load = _spec(planned, 1)
+    spec, prefix, _, _ = _launch_spec(load, target, network, opts, None, None)
+    scratch = opts.scratch / load.load_id
+    running = _start(load, target, spec, prefix, scratch, network, opts, None, standby=True,
+                     mark_loaded=True)
+    return Standby(load, running, scratch)
+
+
+DRAIN_RTTS = 1.5
+DRAIN_MARGIN_S = 0.02
+
+
+def drain_s(network: LabNetwork, condition: str) -> float:
+    """How long the last load's teardown may still be on the link: 1.5 of the profile's largest
+    RTT plus 20 ms. Without it, a standby browser let go at once had the stopped browser's
+    last two packets (40 B each, client to server, about one RTT after its stop) counted among
+    its own flows, in 2 of 9 loads (ifip18-baidu, wifi); a browser started after the stop
+    takes longer than that to start. Chosen by ProtoLens from that measurement."""
+    rtt_of = getattr(network, "profile_rtt", None)
+    high = rtt_of(condition).high_ms if rtt_of is not None else 0.0
+    return min(1.0, high / 1000 * DRAIN_RTTS + DRAIN_MARGIN_S)
+
+
+def _spec(planned: PlannedLoad, attempt: int) -> LoadSpec:
+    return LoadSpec(load_id=str(uuid.uuid4()), campaign=planned.campaign, page=planned.page,
+                    arm=planned.arm, condition=planned.condition,
+                    repetition=planned.repetition, warm=planned.warm, attempt=attempt)
 
 
 def start_proxy(network: LabNetwork) -> ProxyProcess:
@@ -140,12 +200,19 @@ def start_proxy(network: LabNetwork) -> ProxyProcess:
 
 
 def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNetwork,
-             opts: RunOptions, progress: Progress, proxy: ProxyProcess | None = None) -> bool:
-    load = LoadSpec(load_id=str(uuid.uuid4()), campaign=planned.campaign, page=planned.page,
-                    arm=planned.arm, condition=planned.condition,
-                    repetition=planned.repetition, warm=planned.warm, attempt=attempt)
+             opts: RunOptions, progress: Progress, proxy: ProxyProcess | None = None,
+             held: Standby | None = None, prepare: Callable[[], None] | None = None) -> bool:
+    """One attempt of ``planned``: in ``held``'s browser if one was started for it, else in a
+    browser started now; ``prepare`` starts the next load's once this page has loaded."""
+    if held is not None:
+        time.sleep(drain_s(network, planned.condition))
     network.before_load()
-    ran = browse(load, target, network, opts, proxy)
+    if held is not None:
+        held.running.go()
+        ran = _browsed(held.load, held.running, [], held.scratch, None, opts, prepare)
+    else:
+        ran = browse(_spec(planned, attempt), target, network, opts, proxy, on_loaded=prepare)
+    load = ran.load
     flows, lateness = network.after_load()
     report = proxy.report(reset=True) if proxy is not None and ran.through_proxy else None
     row = record(ran, flows, lateness, report, network.server_cc, opts)
@@ -178,11 +245,47 @@ class Browsed:
 
 def browse(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions,
            proxy: ProxyProcess | None = None, host_rules: str | None = None,
-           start_at_ms: float | None = None) -> Browsed:
+           start_at_ms: float | None = None,
+           on_loaded: Callable[[], None] | None = None) -> Browsed:
     """Start lab Chromium on ``load`` in a fresh profile (through the lab proxy when its arm is
     proxied) and wait until the host has stored its records, or the timeout. ``host_rules``
     replaces the network's name mapping (a fairness side talks to its own server address);
-    ``start_at_ms`` holds the first navigation until that wall-clock time (epoch ms)."""
+    ``start_at_ms`` holds the first navigation until that wall-clock time (epoch ms);
+    ``on_loaded`` is called once its last URL has loaded (``RunOptions.overlap``)."""
+    spec, prefix, rules, every = _launch_spec(load, target, network, opts, proxy, host_rules)
+    scratch = opts.scratch / load.load_id
+    running = _start(load, target, spec, prefix, scratch, network, opts, start_at_ms,
+                     mark_loaded=on_loaded is not None)
+    return _browsed(load, running, rules, scratch, every, opts, on_loaded)
+
+
+def _browsed(load: LoadSpec, running: Running, rules: list[dict[str, Any]], scratch: Path,
+             every: str | None, opts: RunOptions,
+             on_loaded: Callable[[], None] | None) -> Browsed:
+    """Wait for ``running``'s records (or the timeout) and stop it; its clock started at its
+    start, or at its go for a standby browser."""
+    started_ms = time.time() * 1000 - (time.monotonic() - running.started) * 1000
+    result = finish(running, StoreWatch(opts.db, load.load_id, load.navigations, time.monotonic,
+                                        logs=opts.save_log),
+                    opts.timeout_s, StoreWatch.POLL_S, on_loaded)
+    return Browsed(load, result, started_ms, rules, scratch, every)
+
+
+def _start(load: LoadSpec, target: Target, spec: LaunchSpec, prefix: list[str], scratch: Path,
+           network: LabNetwork, opts: RunOptions, start_at_ms: float | None,
+           standby: bool = False, mark_loaded: bool = False) -> Running:
+    return start_browser(spec, scratch=scratch, db=opts.db,
+                         navigate=[target.url] * load.navigations,
+                         context=load.context(network.server_cc), prefix=prefix,
+                         quiet_ms=opts.quiet_ms, visual=opts.visual, save_log=opts.save_log,
+                         start_at_ms=start_at_ms, standby=standby, mark_loaded=mark_loaded)
+
+
+def _launch_spec(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions,
+                 proxy: ProxyProcess | None, host_rules: str | None
+                 ) -> tuple[LaunchSpec, list[str], list[dict[str, Any]], str | None]:
+    """The browser's launch spec and command prefix for ``load``, and the proxy's rules for it
+    (configured now, when its arm is proxied)."""
     rules: list[dict[str, Any]] = []
     every: str | None = None
     spki, extra, prefix = list(network.spki()), [], list(network.browser_prefix())
@@ -199,17 +302,7 @@ def browse(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions
                       origins=target.origins, spki=spki,
                       host_rules=network.host_rules() if host_rules is None else host_rules,
                       headless=opts.headless, extra=extra)
-    started_ms = time.time() * 1000
-    scratch = opts.scratch / load.load_id
-    result = run_load(spec, scratch=scratch, db=opts.db,
-                      navigate=[target.url] * load.navigations,
-                      context=load.context(network.server_cc),
-                      done=StoreWatch(opts.db, load.load_id, load.navigations, time.monotonic,
-                                      logs=opts.save_log),
-                      timeout_s=opts.timeout_s, prefix=prefix, quiet_ms=opts.quiet_ms,
-                      poll_s=StoreWatch.POLL_S, visual=opts.visual, save_log=opts.save_log,
-                      start_at_ms=start_at_ms)
-    return Browsed(load, result, started_ms, rules, scratch, every)
+    return spec, prefix, rules, every
 
 
 def record(ran: Browsed, flows: Sequence[Mapping[str, Any]], lateness: Lateness | None,

@@ -47,7 +47,7 @@ log = logging.getLogger("protolens.host")
 
 
 IncomingType = Literal["hello", "record", "ping", "policies", "query", "contribute_settings",
-                       "contribute_status", "log"]
+                       "contribute_status", "log", "lab_loaded"]
 """The extension -> host message types (``ExtensionMsg`` in src/messages/protocol.ts)."""
 MESSAGE_TYPES: tuple[str, ...] = get_args(IncomingType)
 
@@ -138,6 +138,8 @@ class Dispatcher:
     """Answers ``contribute_settings`` and ``contribute_status`` (docs/COLLECTOR.md)."""
     logs: LogSink | None = None
     """Keeps ``log`` messages (the extension's log tap); None: they get an error reply."""
+    on_lab_loaded: Callable[[], None] | None = None
+    """Called on ``lab_loaded`` (the host adapter creates the lab context's ``loaded_file``)."""
     fast_path: bool = True
     """Try ``record`` messages on the fast path first; False: the reference path only (the
     tests and scripts/bench/ingest.py compare the two)."""
@@ -224,6 +226,16 @@ class Dispatcher:
         return {"type": "hello", "schema": MESSAGE_SCHEMA, "host_version": __version__,
                 "lab": self.lab.to_json() if self.lab else None}
 
+    def _lab_loaded(self, msg: dict[str, Any], msg_id: str | None, now_ms: float
+                    ) -> dict[str, Any]:
+        """The lab tab's last URL fired its load event: mark it for ``lab run``, which starts
+        the next load's browser while this page's quiet runs (lab/runner.py)."""
+        if self.lab is None:
+            raise _BadMessage("lab_loaded: this host is not in lab mode", msg_id)
+        if self.on_lab_loaded is not None:
+            self.on_lab_loaded()
+        return {"type": "lab_loaded", "schema": MESSAGE_SCHEMA}
+
     def _policies(self, msg: dict[str, Any], msg_id: str | None, now_ms: float
                   ) -> dict[str, Any]:
         if self.policies is None:
@@ -302,6 +314,7 @@ HANDLERS: Mapping[str, Handler] = MappingProxyType({
     "contribute_settings": Dispatcher._contribute,
     "contribute_status": Dispatcher._contribute,
     "log": Dispatcher._log,
+    "lab_loaded": Dispatcher._lab_loaded,
 })
 """One handler per message type; checked complete against ``MESSAGE_TYPES`` below and, in the
 tests, against the TypeScript union (as ``satisfies Record<Msg["type"], ...>`` does there)."""

@@ -45,13 +45,21 @@ class LabContext:
     start_at_ms: float | None = None
     """Open the first URL no earlier than this wall-clock time (epoch ms): lab fairness starts
     both sides' browsers side by side and has them navigate at the same moment."""
+    go_file: str | None = None
+    """Hold the first URL until this file exists (a standby browser: ``lab run`` starts the
+    next load's browser while the current page's quiet runs). The host then sends ``lab_go``,
+    with the file's ``start_at_ms`` if it gives one. The hello says only ``hold: true``."""
+    loaded_file: str | None = None
+    """The host creates this file when the extension says the last URL fired its load event
+    (``lab_loaded``): ``lab run`` then starts the next load's browser."""
 
     def to_json(self) -> dict[str, Any]:
         """The ``lab`` object of the hello reply."""
         return {"record": self.record, "url_detail": self.url_detail,
                 "context": self.context, "navigate": list(self.navigate),
                 "advance": self.advance, "quiet_ms": self.quiet_ms, "visual": self.visual,
-                "save_log": self.save_log, "start_at_ms": self.start_at_ms}
+                "save_log": self.save_log, "start_at_ms": self.start_at_ms,
+                "hold": self.go_file is not None}
 
 
 def parse_lab(value: Any) -> LabContext:
@@ -67,6 +75,7 @@ def parse_lab(value: Any) -> LabContext:
     visual = value.get("visual", False)
     save_log = value.get("save_log", False)
     start_at = value.get("start_at_ms")
+    files = {key: value.get(key) for key in ("go_file", "loaded_file")}
     if not isinstance(rec, bool):
         raise LabError(f"lab context record: expected boolean, got {rec!r}")
     if detail not in URL_DETAILS:
@@ -90,6 +99,10 @@ def parse_lab(value: Any) -> LabContext:
                                  or not 0 <= start_at < math.inf):
         raise LabError(f"lab context start_at_ms: expected epoch milliseconds or null, "
                        f"got {start_at!r}")
+    for key, path in files.items():
+        if path is not None and (not isinstance(path, str) or not path or "\0" in path):
+            raise LabError(f"lab context {key}: expected a file path or null, got {path!r}")
     return LabContext(record=rec, url_detail=detail, context=dict(ctx), navigate=tuple(nav),
                       advance=advance, quiet_ms=quiet, visual=visual, save_log=save_log,
-                      start_at_ms=start_at)
+                      start_at_ms=start_at, go_file=files["go_file"],
+                      loaded_file=files["loaded_file"])
