@@ -54,12 +54,18 @@ def load_of(db: Path, arm: str) -> dict[str, Any]:
     (load,) = rows(db, "SELECT * FROM loads WHERE arm = ? AND status = 'ok'", arm)
     (nav,) = rows(db, "SELECT id FROM navigations WHERE load_id = ?", load["load_id"])
     load["nav"] = nav["id"]
+    after = rows(db, "SELECT min(started_at_ms) AS t FROM loads WHERE started_at_ms > ?",
+                 load["started_at_ms"])
+    load["next_start"] = after[0]["t"] if after and after[0]["t"] is not None else float("inf")
     return load
 
 
 def window(testbed: dict[str, Any], load: dict[str, Any]) -> list[dict[str, Any]]:
+    """caddy's hits of the load: from its start to 0.5 s after it was stored, or to the next
+    load's start if that came first (the next browser, started during this page's quiet, goes
+    within 0.2 s of this one's stop: lab/runner.py overlap)."""
     return caddy_hits(testbed["access_log"], load["started_at_ms"],
-                load["started_at_ms"] + load["wall_ms"] + 500)
+                      min(load["started_at_ms"] + load["wall_ms"] + 500, load["next_start"]))
 
 
 def upstream(db: Path, nav: str) -> list[dict[str, Any]]:

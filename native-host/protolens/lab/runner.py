@@ -112,6 +112,7 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
     current: str | None = None
     proxy: ProxyProcess | None = None
     standby: list[Standby] = []
+    stopped_at = 0.0
     try:
         for i, planned in enumerate(loads):
             if planned.condition != current:
@@ -126,8 +127,8 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
                 if opts.overlap and after is not None and not after.arm.proxied and not standby:
                     def prepare(nxt: PlannedLoad = after) -> None:
                         standby.append(launch_standby(nxt, targets[nxt.page], network, opts))
-                ok = _attempt(planned, attempt, targets[planned.page], network, opts, progress,
-                              proxy, held, prepare)
+                ok, stopped_at = _attempt(planned, attempt, targets[planned.page], network,
+                                          opts, progress, proxy, held, prepare, stopped_at)
                 if ok:
                     break
                 if attempt <= opts.retries:
@@ -171,8 +172,9 @@ DRAIN_MARGIN_S = 0.02
 
 
 def drain_s(network: LabNetwork, condition: str) -> float:
-    """How long the last load's teardown may still be on the link: 1.5 of the profile's largest
-    RTT plus 20 ms. Without it, a standby browser let go at once had the stopped browser's
+    """How long the last load's teardown may still be on the link once its browser has stopped:
+    1.5 of the profile's largest RTT plus 20 ms (the time the runner spends storing the last
+    load counts towards it). Without it, a standby browser let go at once had the stopped browser's
     last two packets (40 B each, client to server, about one RTT after its stop) counted among
     its own flows, in 2 of 9 loads (ifip18-baidu, wifi); a browser started after the stop
     takes longer than that to start. Chosen by ProtoLens from that measurement."""
@@ -201,11 +203,14 @@ def start_proxy(network: LabNetwork) -> ProxyProcess:
 
 def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNetwork,
              opts: RunOptions, progress: Progress, proxy: ProxyProcess | None = None,
-             held: Standby | None = None, prepare: Callable[[], None] | None = None) -> bool:
+             held: Standby | None = None, prepare: Callable[[], None] | None = None,
+             last_stop: float = 0.0) -> tuple[bool, float]:
     """One attempt of ``planned``: in ``held``'s browser if one was started for it, else in a
-    browser started now; ``prepare`` starts the next load's once this page has loaded."""
+    browser started now; ``prepare`` starts the next load's once this page has loaded. A held
+    browser goes no earlier than ``drain_s`` after the last browser stopped (``last_stop``,
+    monotonic). Returns whether it stored its records, and when its browser stopped."""
     if held is not None:
-        time.sleep(drain_s(network, planned.condition))
+        time.sleep(max(0.0, last_stop + drain_s(network, planned.condition) - time.monotonic()))
     network.before_load()
     if held is not None:
         held.running.go()
@@ -223,7 +228,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     if row["reason"]:
         progress.failures.append(f"{planned.page}/{planned.arm}/{planned.condition}: "
                                  f"{row['reason']}")
-    return ran.result.ok
+    return ran.result.ok, ran.result.stopped_at
 
 
 @dataclass(frozen=True)
