@@ -134,9 +134,16 @@ def launch_devtools(spec: LaunchSpec, work: Path) -> tuple[subprocess.Popen[byte
 
 @contextmanager
 def devtools_browser(spec: LaunchSpec, work: Path) -> Iterator[tuple[Cdp, Path]]:
-    """``launch_devtools`` as a context: yields (cdp, log); closes and stops on exit."""
+    """``launch_devtools`` as a context: yields (cdp, log) once the extension (when the spec
+    loads one) has its service worker running; closes and stops on exit. The DevTools endpoint
+    comes up before the extension is loaded: an extension page opened in between is an error
+    page without ``chrome.storage`` (test_ui_e2e failed so once in CI)."""
     proc, cdp, log = launch_devtools(spec, work)
     try:
+        if spec.extension_dir:
+            wait_for(f"the extension's service worker (see {log})", lambda: any(
+                t["url"].startswith(EXTENSION)
+                for t in cdp.send("Target.getTargets")["targetInfos"]))
         yield cdp, log
     finally:
         cdp.close()
