@@ -177,7 +177,9 @@ def drain_s(network: LabNetwork, condition: str) -> float:
     load counts towards it). Without it, a standby browser let go at once had the stopped browser's
     last two packets (40 B each, client to server, about one RTT after its stop) counted among
     its own flows, in 2 of 9 loads (ifip18-baidu, wifi); a browser started after the stop
-    takes longer than that to start. Chosen by ProtoLens from that measurement."""
+    takes longer than that to start, yet there too one of 12 loads (`--no-overlap`, h3 after two
+    h1 loads) counted 12 such flows from the h1 loads' connections: every load waits for it.
+    Chosen by ProtoLens from these measurements."""
     rtt_of = getattr(network, "profile_rtt", None)
     high = rtt_of(condition).high_ms if rtt_of is not None else 0.0
     return min(1.0, high / 1000 * DRAIN_RTTS + DRAIN_MARGIN_S)
@@ -206,10 +208,11 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
              held: Standby | None = None, prepare: Callable[[], None] | None = None,
              last_stop: float = 0.0) -> tuple[bool, float]:
     """One attempt of ``planned``: in ``held``'s browser if one was started for it, else in a
-    browser started now; ``prepare`` starts the next load's once this page has loaded. A held
-    browser goes no earlier than ``drain_s`` after the last browser stopped (``last_stop``,
-    monotonic). Returns whether it stored its records, and when its browser stopped."""
-    if held is not None:
+    browser started now; ``prepare`` starts the next load's once this page has loaded. Its
+    flows are counted from no earlier than ``drain_s`` after the last browser stopped
+    (``last_stop``, monotonic; 0: none before). Returns whether it stored its records, and when
+    its browser stopped."""
+    if last_stop:
         time.sleep(max(0.0, last_stop + drain_s(network, planned.condition) - time.monotonic()))
     network.before_load()
     if held is not None:
