@@ -3,6 +3,7 @@ with every optional part, every path into a JSON value, and changes applied alon
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from scripts.devkit.navrecord_builder import make_record
@@ -37,7 +38,10 @@ def json_paths(obj: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 def apply_changes(raw: Any, changes: list[tuple[tuple[Any, ...], Any]]) -> Any:
     """Sets (or with ``DELETE`` removes) each path's value in ``raw``, in place; a path whose
-    parent an earlier change replaced is skipped. Returns ``raw``."""
+    parent an earlier change replaced is skipped. Returns ``raw``. Each value is set as a copy:
+    hypothesis hands out one ``{}`` of a ``sampled_from`` list to every example, and a later
+    change under the path it was set at filled that one object, until an example set it inside
+    itself (a record that cannot be encoded: the fuzz test failed in CI)."""
     for path, value in changes:
         target: Any = raw
         try:
@@ -46,7 +50,7 @@ def apply_changes(raw: Any, changes: list[tuple[tuple[Any, ...], Any]]) -> Any:
             if value is DELETE:
                 del target[path[-1]]
             else:
-                target[path[-1]] = value
+                target[path[-1]] = copy.deepcopy(value)
         except (KeyError, IndexError, TypeError):
             continue
     return raw
