@@ -30,7 +30,8 @@ from protolens.arms import parse_lab_arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import stop
 from protolens.browser.profile import register_lab_host, seed_preferences, write_lab_context
-from protolens.lab.runner import LAB_QUIET_MS, stored_navigation_ids
+from protolens.lab.runner import LAB_QUIET_MS
+from protolens.lab.store_watch import stored_navigation_ids
 from scripts.devkit.cdp import (
     EXTENSION,
     Cdp,

@@ -10,7 +10,8 @@ from typing import Any
 from protolens.arms import parse_lab_arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.launch import LoadResult, run_load
-from protolens.lab.runner import LAB_QUIET_MS, stored_navigation_ids
+from protolens.lab.runner import LAB_QUIET_MS
+from protolens.lab.store_watch import stored_navigation_ids
 
 ROOT = Path(__file__).resolve().parents[2]
 DIST = ROOT / "dist"

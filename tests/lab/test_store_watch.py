@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from protolens.lab import runner
-from protolens.lab.runner import StoreWatch
+from protolens.lab import store_watch
+from protolens.lab.store_watch import StoreWatch
 from protolens.record import parse_record
 from protolens.store import ingest, open_rw
 from scripts.devkit.store_builder import NOW_MS, lab_record
@@ -30,8 +30,8 @@ def test_the_records_commit_is_seen_and_the_store_asked_only_when_it_changed(
         asked.append(load_id)
         return real(path, load_id)
 
-    real = runner.stored_navigation_ids
-    monkeypatch.setattr(runner, "stored_navigation_ids", counted)
+    real = store_watch.stored_navigation_ids
+    monkeypatch.setattr(store_watch, "stored_navigation_ids", counted)
     watch = StoreWatch(db, "load-1", 1, clock)
     assert not watch()  # no store yet: the host creates it with the first record
     assert not watch() and len(asked) == 1  # nothing changed: not asked again

@@ -152,7 +152,7 @@ def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],
     ``poll_s``) or timeout. ``quiet_ms``: the recorder's network quiet after load (None: its
     default). ``visual``: the extension also captures paint progress (the visual metrics).
     ``save_log``: the extension's log tap sends each record's raw DevTools events (``done``
-    should wait for them too: lab/runner.py StoreWatch). ``start_at_ms``: the extension opens
+    should wait for them too: lab/store_watch.py StoreWatch). ``start_at_ms``: the extension opens
     the first URL no earlier than this wall-clock time (epoch ms)."""
     run = start_browser(spec, scratch=scratch, db=db, navigate=navigate, context=context,
                         prefix=prefix, url_detail=url_detail, host_env=host_env,
