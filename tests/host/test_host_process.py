@@ -15,6 +15,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from protolens.browser.profile import register_lab_host
 from protolens.messaging.framing import encode_frame
 from protolens.store.migrations import MIGRATIONS
@@ -226,6 +228,18 @@ def test_standby_browser_host_sends_lab_go_when_the_go_file_appears(tmp_path: Pa
     go.write_text(json.dumps({"start_at_ms": 1_800_000_000_000}))
     assert host.reply() == {"type": "lab_go", "schema": 1, "start_at_ms": 1_800_000_000_000}
     assert host.close()[0] == 0
+
+
+@pytest.mark.parametrize(("content", "start"), [
+    ('{"start_at_ms": 1800000000000.5}', 1_800_000_000_000.5), ("", None), ("{}", None),
+    ("not json", None), ('{"start_at_ms": -3}', None), ('{"start_at_ms": true}', None),
+    ("[1]", None)])
+def test_a_go_file_that_gives_no_usable_time_means_go_at_once(
+        tmp_path: Path, content: str, start: float | None) -> None:
+    from protolens.host.stdio import lab_go
+    go = tmp_path / "go.json"
+    go.write_text(content)
+    assert lab_go(go) == {"type": "lab_go", "schema": 1, "start_at_ms": start}
 
 
 def test_lab_loaded_outside_lab_mode_is_an_error(tmp_path: Path) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
-import math
 import os
 import sys
 import threading
@@ -29,7 +28,7 @@ from protolens.messaging.dispatch import (
     error_reply,
 )
 from protolens.messaging.framing import Frame, FrameDecoder
-from protolens.messaging.lab import LabContext, LabError, parse_lab
+from protolens.messaging.lab import LabContext, LabError, is_epoch_ms, parse_lab
 from protolens.messaging.queries import StoreQueries
 from protolens.messaging.schema import MESSAGE_SCHEMA
 from protolens.paths import default_db
@@ -105,8 +104,8 @@ def lab_go(go_file: Path) -> dict[str, Any]:
         start = value.get("start_at_ms") if isinstance(value, dict) else None
     except (OSError, ValueError) as exc:
         log.warning("go file %s: %s; going at once", go_file, exc)
-    ok = type(start) in (int, float) and 0 <= start < math.inf
-    return {"type": "lab_go", "schema": MESSAGE_SCHEMA, "start_at_ms": start if ok else None}
+    return {"type": "lab_go", "schema": MESSAGE_SCHEMA,
+            "start_at_ms": start if is_epoch_ms(start) else None}
 
 
 def wait_go(go_file: Path, send: Callable[[list[dict[str, Any]]], None],

@@ -17,6 +17,11 @@ MAX_QUIET_MS = 30_000
 would never end a record."""
 
 
+def is_epoch_ms(value: Any) -> bool:
+    """A wall-clock time in epoch milliseconds: a finite, non-negative number (not a bool)."""
+    return type(value) in (int, float) and 0 <= value < math.inf
+
+
 class LabError(ValueError):
     """A lab context file that does not match the documented shape."""
 
@@ -95,8 +100,7 @@ def parse_lab(value: Any) -> LabContext:
         raise LabError(f"lab context visual: expected boolean, got {visual!r}")
     if not isinstance(save_log, bool):
         raise LabError(f"lab context save_log: expected boolean, got {save_log!r}")
-    if start_at is not None and (type(start_at) not in (int, float)
-                                 or not 0 <= start_at < math.inf):
+    if start_at is not None and not is_epoch_ms(start_at):
         raise LabError(f"lab context start_at_ms: expected epoch milliseconds or null, "
                        f"got {start_at!r}")
     for key, path in files.items():
