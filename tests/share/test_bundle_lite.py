@@ -19,8 +19,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from protolens.collector.limits import Limits, check_members
 from protolens.share import bundle, export, parquet_lite
-from protolens.share.bundle import TABLES, BundleError, make_manifest, read_bundle, write_tar
+from protolens.share.bundle import (
+    TABLES,
+    BundleError,
+    make_manifest,
+    member_files,
+    read_bundle,
+    write_tar,
+)
 from protolens.store import open_ro
 from scripts.devkit.collector import small_store
 
@@ -138,7 +146,7 @@ def test_both_readers_refuse_each_defect_with_the_same_line(
     else:
         DEFECTS[defect](rows)
     messages = []
-    for lite in (False, True):
+    for lite in (False, True, None):  # None: the collector's path, text kept in dictionaries
         files = {}
         for t in TABLES:
             schema = bundle.lite_schema(t)
@@ -152,7 +160,14 @@ def test_both_readers_refuse_each_defect_with_the_same_line(
         with monkeypatch.context() as m:
             m.setattr(bundle, "has_pyarrow", lambda lite=lite: not lite)
             with pytest.raises(BundleError) as err:
-                read_bundle(out)
+                if lite is None:
+                    members = member_files(out)
+                    decoded = check_members(members, Limits())
+                    assert any(pa.types.is_dictionary(f.type)
+                               for t in decoded.values() for f in t.schema)
+                    read_bundle(out, members, decoded)
+                else:
+                    read_bundle(out)
         messages.append(str(err.value).split(": ", 1)[1])
-    assert messages[0] == messages[1], messages
+    assert messages[0] == messages[1] == messages[2], messages
     assert json.dumps(messages[0])  # one line of text

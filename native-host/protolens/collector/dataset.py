@@ -18,6 +18,7 @@ import tempfile
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
 
@@ -54,14 +55,6 @@ def atomic_write(target: Path, data: bytes, tmp_dir: Path) -> None:
     fsync_dir(target.parent)
 
 
-def dataset_table(bundle: Bundle, name: str, contributor: str) -> pa.Table:
-    """A bundle's table with the dataset's extra columns."""
-    table = bundle.tables[name]
-    n = table.num_rows
-    return (table.append_column("contributor", pa.repeat(pa.scalar(contributor), n))
-            .append_column("bundle", pa.repeat(pa.scalar(bundle.checksum), n)))
-
-
 SLICE = 65_536
 """Rows written at a time when staging: the extra columns and the encoder's buffers exist for
 one slice, never for a whole table."""
@@ -73,24 +66,37 @@ def _dictionary_columns(schema: pa.Schema) -> list[str]:
     collector's bench bundles, made the files larger (900 kB against 804 kB) and the write 13%
     slower; Parquet falls back to plain encoding past a size anyway (parquet-format
     Encodings.md, "Dictionary Encoding")."""
-    return [f.name for f in schema if pa.types.is_string(f.type)]
+    return [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_dictionary(f.type)]
+
+
+TEXT = pa.dictionary(pa.int32(), pa.string())
+
+
+def _constant(value: str, n: int) -> pa.DictionaryArray:
+    """``n`` rows of one text, dictionary-encoded: one value and ``n`` zero indices, which the
+    writer stores as they are instead of hashing ``n`` copies."""
+    return pa.DictionaryArray.from_arrays(pa.array(np.zeros(n, dtype=np.int32)),
+                                          pa.array([value], pa.string()))
 
 
 def _encode(bundle: Bundle, name: str, contributor: str) -> bytes:
-    """One table with the dataset's extra columns as Parquet bytes, slice by slice."""
+    """One table with the dataset's extra columns as Parquet bytes, slice by slice. Text columns
+    the collector decoded still dictionary-encoded (``limits.check_members``) are written as
+    they are; the file is the same as for plain text (Parquet's String columns, dictionary
+    pages), without the Arrow schema pyarrow would otherwise add to say they were dictionaries
+    (``store_schema=False``: no reader of the dataset needs it; DuckDB and Spark read Parquet's
+    own schema)."""
     table = bundle.tables[name]
-    schema = table.schema.append(pa.field("contributor", pa.string())).append(
-        pa.field("bundle", pa.string()))
+    schema = table.schema.append(pa.field("contributor", TEXT)).append(pa.field("bundle", TEXT))
     out = pa.BufferOutputStream()
-    with pq.ParquetWriter(out, schema, compression="zstd",
+    with pq.ParquetWriter(out, schema, compression="zstd", store_schema=False,
                           use_dictionary=_dictionary_columns(schema)) as writer:
         for start in range(0, max(table.num_rows, 1), SLICE):
             part = table.slice(start, SLICE)
             n = part.num_rows
-            writer.write_table(
-                part.append_column("contributor", pa.repeat(pa.scalar(contributor), n))
-                .append_column("bundle", pa.repeat(pa.scalar(bundle.checksum), n)),
-                row_group_size=SLICE)
+            writer.write_table(part.append_column("contributor", _constant(contributor, n))
+                               .append_column("bundle", _constant(bundle.checksum, n)),
+                               row_group_size=SLICE)
     return bytes(out.getvalue())
 
 

@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 import pyarrow.parquet as pq  # type: ignore[import-untyped]
@@ -71,9 +72,12 @@ def _read_counted(data: bytes, pf: Any, budget: int) -> tuple[int, Any]:
     for batch in pf.iter_batches(batch_size=BATCH):
         for name in strings:
             chunk = batch.column(name)
-            if pa.types.is_dictionary(chunk.type):
-                lengths = pc.binary_length(chunk.dictionary)
-                total += (pc.sum(pc.take(lengths, chunk.indices)).as_py() or 0) + 8 * len(chunk)
+            if pa.types.is_dictionary(chunk.type):  # each row's characters: how often each
+                # dictionary value is used x its length
+                used = np.bincount(chunk.indices.drop_null().to_numpy(),
+                                   minlength=len(chunk.dictionary))
+                lengths = pc.binary_length(chunk.dictionary).fill_null(0).to_numpy()
+                total += int(used @ lengths) + 8 * len(chunk)
             else:
                 total += chunk.nbytes
         if total > budget:
@@ -82,18 +86,13 @@ def _read_counted(data: bytes, pf: Any, budget: int) -> tuple[int, Any]:
     return total, pa.Table.from_batches(batches, schema=pf.schema_arrow) if batches else None
 
 
-def _plain(table: Any) -> Any:
-    """Dictionary-encoded columns decoded to their value type, as ``pq.read_table`` gives them."""
-    cols = [c.cast(c.type.value_type) if pa.types.is_dictionary(c.type) else c
-            for c in table.columns]
-    return pa.Table.from_arrays(cols, names=table.column_names)
-
-
 def check_members(files: Mapping[str, bytes], limits: Limits) -> dict[str, Any]:
     """Raise ``TooLarge`` if the Parquet members declare or decode to more than the limits
     allow. Unreadable files are left to ``read_bundle``, which names the problem. Returns the
-    tables it decoded to count them (by member name), so the bundle is decoded once:
-    ``read_bundle(..., decoded=...)`` validates them as it would the files."""
+    tables it decoded to count them (by member name), their text columns still
+    dictionary-encoded, so the bundle is decoded once and never to plain text:
+    ``read_bundle(..., decoded=...)`` validates them as it would the files, and the collector
+    writes them to its dataset as they are (``dataset._encode``)."""
     declared = decoded = rows = 0
     tables: dict[str, Any] = {}
     for name, data in sorted(files.items()):
@@ -123,5 +122,5 @@ def check_members(files: Mapping[str, bytes], limits: Limits) -> dict[str, Any]:
             raise TooLarge(f"{name}: decodes to more than {limits.max_uncompressed} bytes "
                            "(a decompression bomb?)")
         if table is not None:
-            tables[name] = _plain(table)
+            tables[name] = table
     return tables

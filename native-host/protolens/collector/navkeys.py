@@ -16,6 +16,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from protolens.record.columns import VISUAL_MILESTONES
+from protolens.share.bundle import plain
 from protolens.store.collector_leases import NavKey
 
 PAGE = ("source", "origin", "warm")
@@ -36,6 +37,6 @@ def nav_keys(navigations: pa.Table, contributor: str) -> list[NavKey]:
     cols = [_text(navigations.column(c)) for c in (*PAGE, *TIMINGS)
             if c in navigations.column_names]
     joined = pc.binary_join_element_wise(*cols, "|")
+    ids = plain(navigations.column("id")).to_pylist()  # dictionary-encoded from the collector
     return [NavKey.of(str(i), hashlib.sha256(t.encode()).hexdigest()[:32], contributor)
-            for i, t in zip(navigations.column("id").to_pylist(), joined.to_pylist(),
-                            strict=True)]
+            for i, t in zip(ids, joined.to_pylist(), strict=True)]

@@ -97,13 +97,45 @@ def upgrade(name: str, table: Any) -> Any:
     import pyarrow as pa
 
     schema = SCHEMAS[name]
-    if table.schema.equals(schema):  # the current schema already: only its metadata dropped
+    if value_schema(table.schema).equals(schema):  # the current schema already
         return table.replace_schema_metadata(None)
-    out = []
+    out, fields = [], []
     for field in schema:
-        out.append(table.column(field.name) if field.name in table.column_names
-                   else pa.nulls(table.num_rows, field.type))
-    return pa.Table.from_arrays(out, schema=schema)
+        column = table.column(field.name) if field.name in table.column_names \
+            else pa.nulls(table.num_rows, field.type)
+        out.append(column)
+        fields.append(field.with_type(column.type))  # a dictionary-encoded column stays so
+    return pa.Table.from_arrays(out, schema=pa.schema(fields))
+
+
+def value_schema(schema: Any) -> Any:
+    """``schema`` with its dictionary-encoded columns as their value type: the schema
+    ``pq.read_table`` gives for a file that ``read_dictionary`` reads with dictionaries."""
+    import pyarrow as pa
+
+    return pa.schema([f.with_type(f.type.value_type) if pa.types.is_dictionary(f.type) else f
+                      for f in schema], metadata=schema.metadata)
+
+
+def plain(column: Any) -> Any:
+    """A column with dictionary encoding decoded to its value type (as ``pq.read_table``
+    gives it); any other column as it is."""
+    import pyarrow as pa
+
+    return column.cast(column.type.value_type) if pa.types.is_dictionary(column.type) else column
+
+
+def _distinct(values: Any) -> Any:
+    """The values of a null-free column to check a set property on (all in a set, the longest,
+    the smallest and largest): a dictionary-encoded column's referenced dictionary values, which
+    kernels such as ``utf8_length`` and ``min_max`` take; any other column as it is."""
+    import pyarrow as pa
+    import pyarrow.compute as pc  # type: ignore[import-untyped]
+
+    if not pa.types.is_dictionary(values.type):
+        return values
+    return pa.chunked_array([c.dictionary.take(pc.unique(c.indices)) for c in values.chunks],
+                            type=values.type.value_type)
 
 
 @dataclass(frozen=True)
@@ -225,6 +257,7 @@ def _check_column(table: Any, c: columns.Column) -> str | None:
     values = data.drop_null()
     if not len(values):
         return None
+    values = _distinct(values)
     allowed = [0, 1] if c.flag else list(c.enum)
     if allowed and not pc.all(pc.is_in(values, pa.array(allowed))).as_py():
         return f"values other than {' and '.join(map(str, allowed))}" if c.flag else \
@@ -270,7 +303,7 @@ def _check_values(path: Path, name: str, table: Any, nav_ids: Any) -> None:
         if any(ip_literal(v) for v in pc.unique(table.column(col).drop_null()).to_pylist()):
             raise bad(col, "an IP address (not an anonymized bundle)")
     if name == "navigations":
-        ids = table.column("id")
+        ids = plain(table.column("id"))
         if pc.count_distinct(ids).as_py() != len(ids):
             raise bad("id", "duplicate ids")
         if not pc.all(pc.equal(table.column("url_detail"), "origin")).as_py() or \
@@ -286,8 +319,9 @@ def read_bundle(path: Path, files: Mapping[str, bytes] | None = None,
     """Read and validate a bundle (.tar or directory); raise ``BundleError`` on any problem.
     Without pyarrow (the core install) ``share/bundle_lite.py`` reads and checks it alike.
     ``files``: its members, if read already (``member_files``); ``decoded``: Arrow tables already
-    decoded from some of them (by member name, as ``pq.read_table`` gives them), validated here
-    exactly as the ones this reads itself."""
+    decoded from some of them (by member name, as ``pq.read_table`` gives them or with text
+    columns dictionary-encoded, which they then keep), validated here exactly as the ones this
+    reads itself."""
     if not path.exists():
         raise BundleError(f"{path}: no such file")
     if files is None:
@@ -336,13 +370,13 @@ def _arrow_tables(path: Path, manifest: Mapping[str, Any], files: Mapping[str, b
         except (pa.ArrowException, OSError) as exc:
             raise BundleError(f"{path}: {fname}: unreadable Parquet ({exc})") from None
         version = manifest["bundle_schema"]
-        if not table.schema.equals(schema_of(name, version)):
+        if not value_schema(table.schema).equals(schema_of(name, version)):
             raise BundleError(f"{path}: {fname}: columns or types differ from bundle schema "
                               f"{version}")
         if table.num_rows != entry.get("rows"):
             raise BundleError(f"{path}: {fname} has {table.num_rows} rows, the manifest says "
                               f"{entry.get('rows')!r}")
-        nav_ids = tables["navigations"].column("id").combine_chunks() \
+        nav_ids = plain(tables["navigations"].column("id")).combine_chunks() \
             if "navigations" in tables else None
         table = upgrade(name, table)
         _check_values(path, name, table, nav_ids)
