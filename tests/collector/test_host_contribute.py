@@ -80,6 +80,9 @@ def test_switch_on_uploads_on_schedule_switch_off_stops(tmp_path: Path) -> None:
             assert on["enabled"] and on["token_set"] and on["new_loads"] == 5
             assert "origin" in on["columns"]["navigations"] and token not in json.dumps(on)
             assert _wait(lambda: _bundles(c.data) == 1, 30)
+            # the collector commits before it answers: the host keeps the receipt a moment later
+            assert _wait(lambda: host.ask({"type": "contribute_status"})
+                         ["last_contribution_ms"] is not None, 10)
             after = host.ask({"type": "contribute_status"})
             assert after["new_loads"] == 0 and after["last_navigations"] == 5
             assert after["last_contribution_ms"] is not None and after["last_error"] is None
