@@ -13,24 +13,17 @@ import duckdb
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from protolens.collector.ingest import accept
 from protolens.collector.layout import CATALOG, dataset_dir
-from protolens.collector.limits import Limits
 from protolens.share.bundle import TABLES, read_bundle
-from protolens.store.collector import add_token, all_bundles, open_catalog
-from scripts.devkit.collector import bundle_bytes, small_store
+from protolens.store.collector import all_bundles, open_catalog
+from scripts.devkit.collector import small_store
+from tests.collector.dataset_builder import contribute
 
 
 def test_dataset_files_hold_the_bundle_as_plain_text(tmp_path: Path) -> None:
-    out, data = tmp_path / "b.tar", tmp_path / "data"
-    body = bundle_bytes(small_store(tmp_path / "s.db", n=5), out)
-    conn = open_catalog(data / CATALOG, 0.0)
-    with conn:
-        add_token(conn, "vol-1", "1" * 64, 0.0)
-    conn.close()
-    receipt = accept(data, body, "vol-1", time.time() * 1000, Limits())
-    assert receipt.status == "stored"
-    plain = read_bundle(out)  # pq.read_table: no dictionaries
+    data, db = tmp_path / "data", small_store(tmp_path / "s.db", n=5)
+    contribute(data, db, "vol-1")  # export, then the collector's own accept
+    plain = read_bundle(db.with_suffix(".tar"))  # pq.read_table: no dictionaries
     conn = open_catalog(data / CATALOG, time.time() * 1000)
     try:
         (stored,) = all_bundles(conn)
