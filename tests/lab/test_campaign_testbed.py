@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -40,27 +42,76 @@ def testbed() -> Iterator[dict[str, Any]]:
         yield status
 
 
+class BrowserStarts:
+    """When each lab browser process started, by its ``--user-data-dir`` (epoch ms), read from
+    the kernel while the campaign runs: ``/proc/<pid>/stat``'s start time is on the boot-time
+    clock, in clock ticks (10 ms here). Polled every 50 ms: a browser lives for a second or more,
+    and the time read is the kernel's, not the poll's."""
+
+    def __init__(self) -> None:
+        self.starts: dict[str, float] = {}
+        self._seen: set[int] = set()
+        self._stop = threading.Event()
+        self._boot_ms = (time.time() - time.clock_gettime(time.CLOCK_BOOTTIME)) * 1000
+        self._tick_ms = 1000 / os.sysconf("SC_CLK_TCK")
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _scan(self) -> None:
+        now_ms = time.time() * 1000
+        for name in os.listdir("/proc"):
+            if not name.isdigit() or int(name) in self._seen:
+                continue
+            try:
+                stat = Path(f"/proc/{name}/stat").read_text()
+                argv = Path(f"/proc/{name}/cmdline").read_bytes().split(b"\0")
+            except OSError:  # ended meanwhile
+                continue
+            ticks = int(stat.rsplit(")", 1)[1].split()[19])  # field 22, starttime
+            started = self._boot_ms + ticks * self._tick_ms
+            if now_ms - started > 2000:  # done with its exec chain (a launch execs ip netns,
+                self._seen.add(int(name))  # the chromium script, the binary, in ms): not again
+            dirs = [a[len(b"--user-data-dir="):].decode() for a in argv
+                    if a.startswith(b"--user-data-dir=")]
+            if dirs and not any(a.startswith(b"--type=") for a in argv):  # the browser process
+                self.starts.setdefault(dirs[0], started)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.05):
+            self._scan()
+
+    def __enter__(self) -> BrowserStarts:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
 @pytest.fixture(scope="module")
 def campaign(testbed: dict[str, Any], tmp_path_factory: pytest.TempPathFactory
              ) -> tuple[Path, dict[str, Any]]:
-    """The campaign, with the client's side of the link captured throughout (headers and the
-    first payload byte: the handshakes' witness)."""
+    """The campaign, with the client's side of the link captured throughout (the handshakes'
+    witness). Up to 1,600 bytes a packet, i.e. whole: the client may coalesce its padded
+    Initial (1,250 bytes on the wire) with the Handshake packet that carries its Finished in one
+    datagram, which a 256-byte capture cut off (2 of 3 runs on a slower machine, 2026-11-27)."""
     work = tmp_path_factory.mktemp("campaign")
     db = work / "lab.db"
     cap = subprocess.Popen(["ip", "netns", "exec", testbed["namespaces"]["client"], "tcpdump",
-                            "-i", f"{TB}-c0", "-s", "256", "-U", "-n", "-w",
+                            "-i", f"{TB}-c0", "-s", "1600", "-U", "-n", "-w",
                             str(work / "client.pcap")],
                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         time.sleep(1.0)  # tcpdump is listening
-        out = protolens("lab", "run", "--pages", ",".join(PAGES), "--arms", ",".join(ARMS),
-                        "--conditions", ",".join(CONDITIONS), "--reps", "1", "--campaign",
-                        "ci", "--seed", "11", "--testbed", TB, db=db, check=False)
+        with BrowserStarts() as browsers:
+            out = protolens("lab", "run", "--pages", ",".join(PAGES), "--arms", ",".join(ARMS),
+                            "--conditions", ",".join(CONDITIONS), "--reps", "1", "--campaign",
+                            "ci", "--seed", "11", "--testbed", TB, db=db, check=False)
     finally:
         cap.send_signal(signal.SIGINT)
         cap.wait(timeout=20)
     assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
-    return db, {**testbed, "pcap": work / "client.pcap"}
+    return db, {**testbed, "pcap": work / "client.pcap", "browser_starts": browsers.starts}
 
 
 def _count_loads(db: Path) -> int:
@@ -107,14 +158,36 @@ def test_every_load_is_stored_with_its_tags(campaign: tuple[Path, dict[str, Any]
 def test_each_next_browser_was_started_during_the_last_pages_quiet(
         campaign: tuple[Path, dict[str, Any]]) -> None:
     """Overlap (lab/runner.py): every load but the first ran in a browser started beside the
-    previous page's quiet, so its page opened within ms of its turn (a browser started at its
-    turn takes 0.5 s or more to open it). That the loads stayed apart is what the tests around
-    this one check against caddy's log and the shaper's flows, load by load."""
-    db, _ = campaign
+    previous page (after that page's turn, before its own), by the kernel's start time of each
+    load's browser process; the first load's browser started at its turn. How much sooner a page
+    opens that way depends on the machine (a start takes 0.5 s here; the quiet, the stop and the
+    drain that overlap it 0.7 s): printed, not asserted (within 200 ms of the turn on one
+    machine; 41-605 ms on a slower one, 2026-11-27). That the loads stayed apart is what the
+    tests around this one check against caddy's log and the shaper's flows, load by load."""
+    db, status = campaign
     loads = sorted(loads_with_navigations(db), key=lambda ld: ld["started_at_ms"])
-    waits = [ld["nav"]["started_at_ms"] - ld["started_at_ms"] for ld in loads]
-    assert waits[0] > 200, waits  # the first browser starts at its turn
-    assert all(w < 200 for w in waits[1:]), waits
+    starts = status["browser_starts"]
+
+    def started(ld: dict[str, Any]) -> float:
+        udd = next(a.split("=", 1)[1] for a in shlex.split(ld["command_line"])
+                   if a.startswith("--user-data-dir="))
+        assert udd in starts, (udd, sorted(starts))
+        return starts[udd]
+
+    waits = [round(ld["nav"]["started_at_ms"] - ld["started_at_ms"]) for ld in loads]
+    lead = [round(ld["started_at_ms"] - started(ld)) for ld in loads]
+    print(f"turn to navigation, ms: {waits}; browser start to turn, ms: {lead}")
+    # the first browser starts at its turn: its clock starts once Popen has returned, the
+    # kernel's start time is the fork's, in ticks of 10 ms (9 ms before the turn in one run)
+    first = loads[0]
+    assert first["started_at_ms"] - 100 <= started(first) < first["nav"]["started_at_ms"], lead
+    # each next browser started while the last page ran: after its navigation began and before
+    # its record was stored (its wall time; without overlap a browser starts after the last
+    # one's stop and drain, and only a few ms before its own turn: checked with --no-overlap)
+    for prev, ld in zip(loads, loads[1:], strict=False):
+        if ld["attempt"] == prev["attempt"] == 1:  # a retry starts a browser of its own
+            during = (prev["nav"]["started_at_ms"], prev["started_at_ms"] + prev["wall_ms"])
+            assert during[0] < started(ld) < during[1], (during, started(ld), lead)
 
 
 def test_protocol_families_match_the_arm(campaign: tuple[Path, dict[str, Any]]) -> None:
