@@ -6,6 +6,8 @@ once across tokens (refused, counted, named); near-duplicates are flagged."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import time
 from pathlib import Path
 
@@ -114,6 +116,41 @@ def test_committed_files_of_a_dead_writer_are_rolled_forward(tmp_path: Path) -> 
     assert sorted(swept.rolled_forward) == sorted(f.path for f in files)  # type: ignore[attr-defined]
     assert dataset.dataset_files(data) == sorted(f.path for f in files)
     assert _verify(data)["rc"] == 0 and not a.folder.exists()
+
+
+def test_an_ended_writer_of_this_machine_is_taken_over_at_once(tmp_path: Path) -> None:
+    """A process killed with ``kill -9`` (here: its lease row given the pid of a process that
+    has ended) need not wait for its lease (an hour here) to run out: the next sweep on the same
+    machine rolls its committed files forward. Not while its process runs, nor for a lease
+    registered on another machine (its pid says nothing here)."""
+    from protolens.collector.writer import machine, running
+
+    data = _data(tmp_path)
+    a, b = Writer(data, ttl_s=3600), Writer(data, ttl_s=3600)
+    a.register()
+    b.register()
+    body = bundle_bytes(small_store(tmp_path / "s.db"), tmp_path / "b.tar")
+    bundle = read_bundle(tmp_path / "b.tar")
+    files = dataset.stage_bundle(a.stage, bundle, "vol-1", "2025-11-24", "n3")
+    conn = open_catalog(data / CATALOG, 0.0, migrate=False)
+    commit_bundle(conn, a.id, CatalogBundle(bundle.checksum, "vol-1", "ab" * 16, 0.0,
+                                            "2025-11-24", len(body), files), 4, None, None,
+                  nav_keys(bundle.tables["navigations"], "vol-1"))
+    ended = subprocess.Popen(["true"])
+    ended.wait()
+    assert machine() is not None and running(os.getpid()) and not running(ended.pid)
+    b.sweep()  # a runs (this process): nothing moves
+    assert dataset.dataset_files(data) == [] and a.folder.exists()
+    conn.execute("UPDATE writers SET pid = ?, host = 'elsewhere' WHERE id = ?", (ended.pid, a.id))
+    b.sweep()  # another machine's pid: its lease decides
+    assert dataset.dataset_files(data) == [] and a.folder.exists()
+    conn.execute("UPDATE writers SET host = ? WHERE id = ?", (machine(), a.id))
+    conn.close()
+    swept = b.sweep()  # this machine's, ended: taken over now
+    assert sorted(swept.rolled_forward) == sorted(f.path for f in files)
+    assert dataset.dataset_files(data) == sorted(f.path for f in files)
+    assert _verify(data)["rc"] == 0 and not a.folder.exists() and b.folder.exists()
+    b.release()
 
 
 def test_one_navigation_one_vote(tmp_path: Path) -> None:

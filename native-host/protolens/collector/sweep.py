@@ -3,7 +3,8 @@ no catalog row names. Every ``serve`` process runs it at start and then every le
 
 A folder ``DIR/tmp/<id>`` belongs to the writer whose lease row is ``<id>``
 (``store/collector_leases.py``); the sweep first deletes the leases that ran out, in their own
-transaction, and then treats every folder whose writer has no lease left as abandoned. Such a
+transaction (and, before it, ``writer.py`` those of its machine's ended processes), and then
+treats every folder whose writer has no lease left as abandoned. Such a
 writer can no longer commit (its commit checks the lease row in the same transaction), so the
 sweep moves that writer's committed files into the dataset (the commit happened, the rename did
 not) and deletes the rest. A live writer's folder is never touched, whatever its name says.

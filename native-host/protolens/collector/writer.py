@@ -6,6 +6,11 @@ The lease is renewed every fifth of its period, so a writer survives four missed
 busy catalog, a paused process). One that lost it anyway (swept by another process) takes a new
 id and folder; the uploads it had in flight fail their commit and are answered 503, and their
 clients send them again.
+
+A lease also names the machine its process runs on (host name, kernel boot, process namespace:
+``machine``); a sweep on the same machine deletes the leases of writers whose process has ended
+(``kill -9``, a crashed worker) without waiting for them to run out, so their committed files
+reach the dataset at the next process's start.
 """
 
 from __future__ import annotations
@@ -25,11 +30,39 @@ from protolens.collector.layout import CATALOG, TMP
 from protolens.collector.sweep import STAGED, Swept, abandon, sweep
 from protolens.store import Connection
 from protolens.store.collector import catalog_paths, open_catalog
-from protolens.store.collector_leases import register_writer, release_writer, renew_writer
+from protolens.store.collector_leases import (
+    expire_ended_writers,
+    register_writer,
+    release_writer,
+    renew_writer,
+)
 from protolens.store.collector_navindex import NavIndex
 
 log = logging.getLogger("protolens.collector")
 T = TypeVar("T")
+
+
+def machine() -> str | None:
+    """Where this process runs, as a lease names it (``writers.host``): the host name, the
+    kernel's boot and the process namespace, within which a pid names one process; None where
+    /proc does not say (then only a lease's running out frees it)."""
+    try:
+        boot = Path("/proc/sys/kernel/random/boot_id").read_text().strip()
+        space = os.readlink("/proc/self/ns/pid")
+        if int(Path("/proc/self/stat").read_text().split()[0]) != os.getpid():
+            return None  # a /proc of another process namespace: its pids are not ours
+    except (OSError, ValueError):
+        return None
+    return f"{socket.gethostname()} boot {boot} {space}"
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` of this machine still runs (a zombie has ended)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state not in ("Z", "X")
 
 
 @dataclass
@@ -88,8 +121,8 @@ class Writer:
         self.id = secrets.token_hex(8)
         conn = open_catalog(self.data / CATALOG, self._now_ms(), migrate=False)
         try:
-            register_writer(conn, self.id, socket.gethostname(), os.getpid(), self._now_ms(),
-                            self.ttl_s * 1000)
+            register_writer(conn, self.id, machine() or socket.gethostname(), os.getpid(),
+                            self._now_ms(), self.ttl_s * 1000)
         finally:
             conn.close()
         self.stage.mkdir(parents=True, exist_ok=True)
@@ -107,6 +140,9 @@ class Writer:
     def sweep(self) -> Swept:
         conn = open_catalog(self.data / CATALOG, self._now_ms(), migrate=False)
         try:
+            here = machine()
+            if here is not None:  # this machine's ended writers: no need to wait for their lease
+                expire_ended_writers(conn, here, running)
             swept = sweep(self.data, conn, self._now_ms())
         finally:
             conn.close()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from protolens.store.collector import CatalogBundle, find_bundle, insert_bundle
@@ -81,6 +81,21 @@ def expire_writers(conn: sqlite3.Connection, now_ms: float) -> set[str]:
     with transaction(conn):
         conn.execute("DELETE FROM writers WHERE expires_at_ms < ?", (now_ms,))
         return {r[0] for r in conn.execute("SELECT id FROM writers")}
+
+
+def expire_ended_writers(conn: sqlite3.Connection, machine: str,
+                         alive: Callable[[int], bool]) -> list[str]:
+    """Delete the leases of writers registered on ``machine`` (``writers.host``: the boot and
+    process namespace of their process, so that a pid names the same process here) whose
+    process has ended: a process killed with ``kill -9`` then need not wait for its lease to run
+    out before a sweep takes over its folder. A process ``alive`` wrongly calls ended cannot
+    commit any more and its uploads get 503 (their clients send them again); one it wrongly
+    calls alive keeps its lease until it runs out. Returns the ids deleted."""
+    with transaction(conn):
+        rows = conn.execute("SELECT id, pid FROM writers WHERE host = ?", (machine,)).fetchall()
+        ended = [row[0] for row in rows if not alive(row[1])]
+        conn.executemany("DELETE FROM writers WHERE id = ?", [(w,) for w in ended])
+    return ended
 
 
 def live_writers(conn: sqlite3.Connection) -> set[str]:
