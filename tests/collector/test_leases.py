@@ -21,7 +21,7 @@ from protolens.collector.navkeys import nav_keys
 from protolens.collector.sweep import sweep
 from protolens.collector.writer import Writer
 from protolens.share.bundle import read_bundle
-from protolens.store.collector import CatalogBundle, catalog_paths, open_catalog
+from protolens.store.collector import CatalogBundle, CatalogFile, catalog_paths, open_catalog
 from protolens.store.collector_leases import LeaseLost, commit_bundle
 from scripts.devkit.collector import bundle_bytes, catalog_with_volunteers, cli, small_store
 from scripts.devkit.store_builder import ingest_all, lab_record
@@ -97,18 +97,25 @@ def test_swept_writer_cannot_commit(tmp_path: Path) -> None:
     assert receipt.status == "stored" and _verify(data)["rc"] == 0
 
 
+def _committed_not_moved(tmp: Path, data: Path, w: Writer, nonce: str) -> list[CatalogFile]:
+    """A bundle ``w`` staged and committed (acknowledged) but has not moved into the dataset:
+    what a writer killed between the two leaves."""
+    body = bundle_bytes(small_store(tmp / "s.db"), tmp / "b.tar")
+    bundle = read_bundle(tmp / "b.tar")
+    files = dataset.stage_bundle(w.stage, bundle, "vol-1", "2025-11-24", nonce)
+    conn = open_catalog(data / CATALOG, 0.0, migrate=False)
+    commit_bundle(conn, w.id, CatalogBundle(bundle.checksum, "vol-1", "ab" * 16, 0.0,
+                                            "2025-11-24", len(body), files), 4, None, None,
+                  nav_keys(bundle.tables["navigations"], "vol-1"))
+    conn.close()
+    return files
+
+
 def test_committed_files_of_a_dead_writer_are_rolled_forward(tmp_path: Path) -> None:
     data = _data(tmp_path)
     a = Writer(data, ttl_s=30)
     a.register()
-    body = bundle_bytes(small_store(tmp_path / "s.db"), tmp_path / "b.tar")
-    bundle = read_bundle(tmp_path / "b.tar")
-    files = dataset.stage_bundle(a.stage, bundle, "vol-1", "2025-11-24", "n2")
-    conn = open_catalog(data / CATALOG, 0.0, migrate=False)
-    commit_bundle(conn, a.id, CatalogBundle(bundle.checksum, "vol-1", "ab" * 16, 0.0,
-                                            "2025-11-24", len(body), files), 4, None, None,
-                  nav_keys(bundle.tables["navigations"], "vol-1"))
-    conn.close()  # killed here: committed (acknowledged), not yet moved into the dataset
+    files = _committed_not_moved(tmp_path, data, a, "n2")  # killed here
     assert dataset.dataset_files(data) == [] and _verify(data)["rc"] == 0  # in flight
     _sweep(data, time.time() * 1000)  # lease still live: nothing moves
     assert dataset.dataset_files(data) == []
@@ -129,13 +136,8 @@ def test_an_ended_writer_of_this_machine_is_taken_over_at_once(tmp_path: Path) -
     a, b = Writer(data, ttl_s=3600), Writer(data, ttl_s=3600)
     a.register()
     b.register()
-    body = bundle_bytes(small_store(tmp_path / "s.db"), tmp_path / "b.tar")
-    bundle = read_bundle(tmp_path / "b.tar")
-    files = dataset.stage_bundle(a.stage, bundle, "vol-1", "2025-11-24", "n3")
+    files = _committed_not_moved(tmp_path, data, a, "n3")
     conn = open_catalog(data / CATALOG, 0.0, migrate=False)
-    commit_bundle(conn, a.id, CatalogBundle(bundle.checksum, "vol-1", "ab" * 16, 0.0,
-                                            "2025-11-24", len(body), files), 4, None, None,
-                  nav_keys(bundle.tables["navigations"], "vol-1"))
     ended = subprocess.Popen(["true"])
     ended.wait()
     assert machine() is not None and running(os.getpid()) and not running(ended.pid)
