@@ -19,10 +19,11 @@ from protolens.collector.layout import CATALOG
 from protolens.collector.limits import Limits
 from protolens.collector.navkeys import nav_keys
 from protolens.collector.sweep import sweep
-from protolens.collector.writer import Writer
+from protolens.collector.writer import Writer, machine
 from protolens.share.bundle import read_bundle
 from protolens.store.collector import CatalogBundle, CatalogFile, catalog_paths, open_catalog
 from protolens.store.collector_leases import LeaseLost, commit_bundle
+from protolens.testbed.procs import alive
 from scripts.devkit.collector import bundle_bytes, catalog_with_volunteers, cli, small_store
 from scripts.devkit.store_builder import ingest_all, lab_record
 
@@ -129,9 +130,8 @@ def test_an_ended_writer_of_this_machine_is_taken_over_at_once(tmp_path: Path) -
     """A process killed with ``kill -9`` (here: its lease row given the pid of a process that
     has ended) need not wait for its lease (an hour here) to run out: the next sweep on the same
     machine rolls its committed files forward. Not while its process runs, nor for a lease
-    registered on another machine (its pid says nothing here)."""
-    from protolens.collector.writer import machine, running
-
+    registered on another machine (its pid says nothing here), nor where /proc does not say
+    which machine this is."""
     data = _data(tmp_path)
     a, b = Writer(data, ttl_s=3600), Writer(data, ttl_s=3600)
     a.register()
@@ -140,7 +140,13 @@ def test_an_ended_writer_of_this_machine_is_taken_over_at_once(tmp_path: Path) -
     conn = open_catalog(data / CATALOG, 0.0, migrate=False)
     ended = subprocess.Popen(["true"])
     ended.wait()
-    assert machine() is not None and running(os.getpid()) and not running(ended.pid)
+    assert machine() is not None and alive(os.getpid()) and not alive(ended.pid)
+    zombie = subprocess.Popen(["true"])  # ended, not yet reaped (a crashed worker, briefly)
+    deadline = time.monotonic() + 5
+    while alive(zombie.pid) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert Path(f"/proc/{zombie.pid}").exists() and not alive(zombie.pid)
+    zombie.wait()
     b.sweep()  # a runs (this process): nothing moves
     assert dataset.dataset_files(data) == [] and a.folder.exists()
     conn.execute("UPDATE writers SET pid = ?, host = 'elsewhere' WHERE id = ?", (ended.pid, a.id))
@@ -148,6 +154,10 @@ def test_an_ended_writer_of_this_machine_is_taken_over_at_once(tmp_path: Path) -
     assert dataset.dataset_files(data) == [] and a.folder.exists()
     conn.execute("UPDATE writers SET host = ? WHERE id = ?", (machine(), a.id))
     conn.close()
+    with pytest.MonkeyPatch.context() as mp:  # no /proc to say which machine this is
+        mp.setattr("protolens.collector.writer.machine", lambda: None)
+        b.sweep()
+    assert dataset.dataset_files(data) == [] and a.folder.exists()
     swept = b.sweep()  # this machine's, ended: taken over now
     assert sorted(swept.rolled_forward) == sorted(f.path for f in files)
     assert dataset.dataset_files(data) == sorted(f.path for f in files)

@@ -37,6 +37,7 @@ from protolens.store.collector_leases import (
     renew_writer,
 )
 from protolens.store.collector_navindex import NavIndex
+from protolens.testbed.procs import alive
 
 log = logging.getLogger("protolens.collector")
 T = TypeVar("T")
@@ -54,15 +55,6 @@ def machine() -> str | None:
     except (OSError, ValueError):
         return None
     return f"{socket.gethostname()} boot {boot} {space}"
-
-
-def running(pid: int) -> bool:
-    """Whether process ``pid`` of this machine still runs (a zombie has ended)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state not in ("Z", "X")
 
 
 @dataclass
@@ -142,7 +134,7 @@ class Writer:
         try:
             here = machine()
             if here is not None:  # this machine's ended writers: no need to wait for their lease
-                expire_ended_writers(conn, here, running)
+                expire_ended_writers(conn, here, alive)
             swept = sweep(self.data, conn, self._now_ms())
         finally:
             conn.close()
