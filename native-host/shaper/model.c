@@ -6,33 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- random numbers: xoshiro256** seeded by splitmix64 (Blackman & Vigna) ---- */
-static uint64_t splitmix64(uint64_t *x) {
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-void sh_rng_seed(uint64_t s[4], uint64_t seed) {
-    for (int i = 0; i < 4; i++) s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static uint64_t rng_next(uint64_t s[4]) {
-    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0]; s[3] ^= s[1]; s[1] ^= s[2]; s[0] ^= s[3]; s[2] ^= t; s[3] = rotl(s[3], 45);
-    return result;
-}
-
-double sh_rng_uniform(uint64_t s[4]) { return (double)(rng_next(s) >> 11) * 0x1.0p-53; }
-
-double sh_rng_normal(uint64_t s[4]) {
-    double u1 = 1.0 - sh_rng_uniform(s), u2 = sh_rng_uniform(s); /* u1 in (0, 1] */
-    return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
-}
-
 /* ---- FIFOs ---- */
 static int fifo_init(sh_fifo *f) {
     memset(f, 0, sizeof *f);
@@ -146,70 +119,6 @@ static void sched_fire(sh_model *m) {
     const sh_step *st = &m->sched.steps[m->sched_next++];
     for (int d = 0; d < SH_DIRS; d++)
         if (st->dir_mask & (1u << d)) set_param(&m->d[d].p, st->key, st->value);
-}
-
-/* ---- flows ---- */
-static uint32_t flow_hash(const sh_flowkey *k) {
-    uint64_t x = ((uint64_t)k->cli_ip << 32 | k->srv_ip) ^
-                 ((uint64_t)k->cli_port << 24 | (uint64_t)k->srv_port << 8 | k->proto) * 0x9e3779b97f4a7c15ULL;
-    x ^= x >> 29; x *= 0xbf58476d1ce4e5b9ULL; x ^= x >> 32;
-    return (uint32_t)x;
-}
-
-static int key_eq(const sh_flowkey *a, const sh_flowkey *b) {
-    return a->proto == b->proto && a->cli_ip == b->cli_ip && a->srv_ip == b->srv_ip &&
-           a->cli_port == b->cli_port && a->srv_port == b->srv_port;
-}
-
-sh_flow *sh_flow_get(sh_model *m, const sh_flowkey *k, int create) {
-    uint32_t i = flow_hash(k) % SH_FLOWS;
-    for (uint32_t n = 0; n < SH_FLOWS; n++, i = (i + 1) % SH_FLOWS) {
-        sh_flow *f = &m->flows[i];
-        if (!f->used) {
-            if (!create) return NULL;
-            if (m->nflows >= SH_FLOWS * 9 / 10) { m->flows_overflow++; return NULL; }
-            memset(f, 0, sizeof *f);
-            f->used = 1;
-            f->key = *k;
-            m->nflows++;
-            return f;
-        }
-        if (key_eq(&f->key, k)) return f;
-    }
-    return NULL;
-}
-
-void sh_flows_reset(sh_model *m) {
-    memset(m->flows, 0, SH_FLOWS * sizeof(sh_flow));
-    m->nflows = 0;
-    m->flows_overflow = 0;
-}
-
-int sh_ecmp_path(const sh_flowkey *k) {
-    uint32_t h = k->cli_ip ^ k->srv_ip ^ k->cli_port ^ k->srv_port ^ k->proto;
-    return (int)(h % 2);
-}
-
-/* ---- queue log (CoNEXT'20 Sec. 4.1: the queue's growth and the first drop tell loss-based
- * from delay-based senders) ---- */
-void sh_qlog_start(sh_model *m, uint64_t now_ns, uint64_t interval_ns) {
-    memset(m->qlog, 0, sizeof *m->qlog);
-    m->qlog->start_ns = now_ns;
-    m->qlog->interval_ns = interval_ns ? interval_ns : SH_QLOG_INTERVAL_NS;
-}
-
-void sh_qlog_catchup(sh_model *m, uint64_t now_ns) {
-    sh_qlog *q = m->qlog;
-    if (now_ns < q->start_ns) return;
-    uint64_t due = (now_ns - q->start_ns) / q->interval_ns + 1; /* samples at or before now */
-    while (q->n < due) {
-        if (q->n >= SH_QLOG) { q->truncated = 1; return; }
-        for (int d = 0; d < SH_DIRS; d++) {
-            q->bytes[d][q->n] = (uint32_t)m->d[d].queue.bytes;
-            q->packets[d][q->n] = m->d[d].queue.count;
-        }
-        q->n++;
-    }
 }
 
 static void mark_first_drop(uint64_t *slot, uint64_t now_ns) {
@@ -393,28 +302,3 @@ uint32_t sh_model_held(const sh_model *m, int dir) {
     for (int k = 0; k < SH_PATHS; k++) n += d->path[k].count + d->line[k].count;
     return n;
 }
-
-/* ---- lateness ---- */
-void sh_lat_record(sh_lateness *l, uint64_t late_ns) {
-    l->count++;
-    if (late_ns > l->max_ns) l->max_ns = late_ns;
-    uint64_t b = late_ns / 1000;
-    if (b >= SH_LAT_BUCKETS) l->over++;
-    else l->hist[b]++;
-}
-
-uint64_t sh_lat_quantile(const sh_lateness *l, double q) {
-    if (!l->count) return 0;
-    uint64_t target = (uint64_t)ceil(q * (double)l->count), seen = 0;
-    if (target == 0) target = 1;
-    for (uint64_t b = 0; b < SH_LAT_BUCKETS; b++) {
-        seen += l->hist[b];
-        if (seen >= target) {
-            uint64_t upper = (b + 1) * 1000;
-            return upper < l->max_ns ? upper : l->max_ns;
-        }
-    }
-    return l->max_ns;
-}
-
-void sh_lat_reset(sh_lateness *l) { memset(l, 0, sizeof *l); }
