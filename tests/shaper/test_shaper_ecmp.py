@@ -1,6 +1,6 @@
-"""The ECMP flow hash is written twice, in C (model.c ``sh_ecmp_path``) and in Python
+"""The ECMP flow hash is written twice, in C (counters.c ``sh_ecmp_path``) and in Python
 (protolens.shaper.ecmp): both are held to the same vectors, native-host/shaper/testdata/
-ecmp_vectors.json, which test_model.c reads too (its run is test_shaper_model.py)."""
+ecmp_vectors.json, which test_inputs.c reads too (its run is test_shaper_model.py)."""
 
 from __future__ import annotations
 

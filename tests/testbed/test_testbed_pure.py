@@ -71,7 +71,7 @@ def test_ecmp_hash_and_cross_ports() -> None:
         assert len({c for c, _ in pairs}) == 8
         # ecmp_path is held to the C shaper's sh_ecmp_path by the shared vectors
         # (native-host/shaper/testdata/ecmp_vectors.json, tests/shaper/test_shaper_ecmp.py and
-        # test_model.c), so this checks the ports against the hash the shaper applies.
+        # test_inputs.c), so this checks the ports against the hash the shaper applies.
         assert pairs and all(
             ecmp_path(t.cross_cli_ip, c, t.cross_srv_ip, s) == path for c, s in pairs)
 

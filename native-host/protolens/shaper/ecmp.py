@@ -1,8 +1,8 @@
 """The ECMP flow hash of IFIP'18 Sec. III-C, H = SA xor DA xor SP xor DP xor PT, path = H mod 2.
 
-Pure. The shaper applies the same hash in C (``sh_ecmp_path`` in native-host/shaper/model.c);
+Pure. The shaper applies the same hash in C (``sh_ecmp_path`` in native-host/shaper/counters.c);
 both are bound to the shared vectors in native-host/shaper/testdata/ecmp_vectors.json, read by
-test_model.c and by tests/shaper/test_shaper_ecmp.py.
+test_inputs.c and by tests/shaper/test_shaper_ecmp.py.
 """
 
 from __future__ import annotations
