@@ -1,0 +1,354 @@
+#!/usr/bin/env python3
+"""Which DevTools source of a page's requests costs the browser least CPU (issue 22, target 2)?
+
+The test site's page (scripts/devkit/site.py, loopback) loaded 1 + K times in one headless
+Chromium per arm, driven by a bare DevTools client over ``--remote-debugging-port`` (no
+extension: this measures what each source costs Chromium itself, not chrome.debugger's delivery
+to an extension, which recorder_cpu.py measures on top):
+
+- ``plain``: a session on the page with no domain enabled;
+- ``network``: the recorder's live sources (Network, Page with lifecycle events, Runtime), every
+  event read by the client as it comes;
+- ``trace``: Page with lifecycle events live (for the quiet), and the requests from a trace of
+  the ``devtools.timeline`` category started before each navigation and read back once after it
+  (``Tracing.end``, ``ReturnAsStream``, ``IO.read``): one blob per load instead of an event per
+  request step.
+
+Each load waits for the page's beacon in caddy's log, then 0.6 s (as recorder_cpu.py). CPU per
+process kind from /proc, the difference between the snapshots after load 1 and after load 1 + K,
+divided by K (recorder_cpu.py's Sampler). Per arm it also prints what the source said about the
+last load: the ``network`` arm's responses and the sum of ``loadingFinished.encodedDataLength``;
+the ``trace`` arm's ``ResourceReceiveResponse`` events, how many carry a protocol and a
+connection id, the sum of ``ResourceFinish.encodedDataLength``, the blob's size and the
+client's time to parse it (Python's json: an indicator of what the extension would spend).
+
+``--via debugger``: the same three arms through ``chrome.debugger``, the recorder's path: a
+minimal extension written by the bench (no ProtoLens code; its service worker attaches to the
+tab, enables the arm's domains, navigates 1 + K + 1 times, each 0.9 s after the load event, and
+for ``trace`` reads the blob back and parses it with JSON.parse before the next navigation);
+``plain`` there is attached with Page only (for the load event). The snapshots are taken at
+the beacons of loads 2 and 2 + K: K whole cycles, each load's reading-back included.
+
+Usage: flock /tmp/protolens-heavy.lock .venv/bin/python scripts/bench/cdp_source_cpu.py
+       [--loads 10] [--rounds 3] [--via client|debugger]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from protolens.arms import Arm  # noqa: E402
+from protolens.browser.flags import LaunchSpec, command_line  # noqa: E402
+from protolens.browser.launch import scratch_env, stop  # noqa: E402
+from protolens.browser.profile import seed_preferences  # noqa: E402
+from scripts.bench.collector_ingest import median_interval  # noqa: E402
+from scripts.bench.recorder_cpu import KINDS, Sampler, per_load  # noqa: E402
+from scripts.bench.recorder_overhead import beacon_after  # noqa: E402
+from scripts.devkit.cdp import Cdp  # noqa: E402
+from scripts.devkit.harness import CHROMIUM  # noqa: E402
+from scripts.devkit.site import Site, serve_site  # noqa: E402
+
+ARMS = ("plain", "network", "trace")
+LIVE = {"network": ("Network.enable", "Page.enable", "Runtime.enable"),
+        "trace": ("Page.enable",)}
+
+
+class Pumped(Cdp):
+    """The devkit client with a reader thread: replies by id, events kept or counted, so the
+    browser is never held up by an unread socket."""
+
+    def __init__(self, port: int, path: str) -> None:
+        super().__init__(port, path)
+        self.cv = threading.Condition()
+        self.replies: dict[int, dict[str, Any]] = {}
+        self.events: list[dict[str, Any]] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        try:
+            while True:
+                msg = json.loads(self._recv_text())
+                with self.cv:
+                    if "id" in msg:
+                        self.replies[msg["id"]] = msg
+                    else:
+                        self.events.append(msg)
+                    self.cv.notify_all()
+        except (ConnectionError, OSError):
+            return
+
+    def send(self, method: str, params: dict[str, Any] | None = None,
+             session: str | None = None) -> dict[str, Any]:
+        with self.cv:
+            self.next_id += 1
+            i = self.next_id
+        msg: dict[str, Any] = {"id": i, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        self._send_text(json.dumps(msg))
+        with self.cv:
+            if not self.cv.wait_for(lambda: i in self.replies, 30):
+                raise RuntimeError(f"{method}: no reply in 30 s")
+            reply = self.replies.pop(i)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return dict(reply["result"])
+
+    def take(self) -> list[dict[str, Any]]:
+        with self.cv:
+            out, self.events = self.events, []
+        return out
+
+    def wait_event(self, method: str, timeout_s: float = 30) -> dict[str, Any]:
+        with self.cv:
+            if not self.cv.wait_for(lambda: any(e["method"] == method for e in self.events),
+                                    timeout_s):
+                raise RuntimeError(f"no {method} in {timeout_s:g} s")
+            return next(e for e in self.events if e["method"] == method)
+
+
+def read_trace(cdp: Pumped, session: str) -> tuple[list[dict[str, Any]], int, float]:
+    """End the trace; its events, the blob's size and the client's ms of CPU to parse it."""
+    cdp.send("Tracing.end", {}, session)
+    stream = cdp.wait_event("Tracing.tracingComplete")["params"]["stream"]
+    parts = []
+    while True:
+        r = cdp.send("IO.read", {"handle": stream, "size": 1 << 20}, session)
+        parts.append(r["data"])
+        if r.get("eof"):
+            break
+    cdp.send("IO.close", {"handle": stream}, session)
+    blob = "".join(parts)
+    t0 = time.process_time()
+    doc = json.loads(blob)
+    parse_ms = (time.process_time() - t0) * 1000
+    return (doc["traceEvents"] if isinstance(doc, dict) else doc), len(blob), parse_ms
+
+
+def said(arm: str, events: list[dict[str, Any]], size: int, parse_ms: float) -> str:
+    """What the source reported about one load."""
+    if arm == "network":
+        got = [e["params"] for e in events if e["method"] == "Network.responseReceived"]
+        done = sum(e["params"]["encodedDataLength"] for e in events
+                   if e["method"] == "Network.loadingFinished")
+        return f"{len(events)} events, {len(got)} responses, {done:,} bytes (loadingFinished)"
+    if arm == "trace":
+        data = [e["args"]["data"] for e in events if e.get("name") == "ResourceReceiveResponse"]
+        full = sum(1 for d in data if d.get("protocol") and "connectionId" in d)
+        done = sum(e["args"]["data"].get("encodedDataLength", 0) for e in events
+                   if e.get("name") == "ResourceFinish")
+        return (f"{len(events)} trace events, {len(data)} responses ({full} with protocol and "
+                f"connection id), {done:,} bytes (ResourceFinish), blob {size:,} B parsed in "
+                f"{parse_ms:.1f} ms")
+    return "-"
+
+
+def run_arm(site: Site, scratch: Path, arm: str, loads: int) -> tuple[dict[str, float], str]:
+    udd = scratch / "profile"
+    seed_preferences(udd)
+    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir="", arm=Arm("h2"),
+                      origins=(), spki=[site.spki], host_rules="MAP *.test 127.0.0.1")
+    argv = [a for a in command_line(spec) if "extension" not in a] + ["--remote-debugging-port=0"]
+    proc = subprocess.Popen(argv, env=scratch_env(os.environ, scratch / "xdg"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        port_file = udd / "DevToolsActivePort"
+        deadline = time.monotonic() + 30
+        while not port_file.exists() or len(port_file.read_text().split()) < 2:
+            if time.monotonic() > deadline:
+                raise RuntimeError("no DevToolsActivePort")
+            time.sleep(0.05)
+        port, path = port_file.read_text().split()[:2]
+        cdp = Pumped(int(port), path)
+        sampler = Sampler(proc.pid)
+        page = next(t for t in cdp.send("Target.getTargets")["targetInfos"] if t["type"] == "page")
+        session = cdp.send("Target.attachToTarget", {"targetId": page["targetId"],
+                                                     "flatten": True})["sessionId"]
+        for method in LIVE.get(arm, ()):
+            cdp.send(method, {}, session)
+        if arm in LIVE:
+            cdp.send("Page.setLifecycleEventsEnabled", {"enabled": True}, session)
+        snaps, last = [], ""
+        for _ in range(1 + loads):
+            cdp.take()
+            if arm == "trace":
+                cdp.send("Tracing.start", {"traceConfig": {
+                    "includedCategories": ["devtools.timeline"], "recordMode": "recordUntilFull"},
+                    "transferMode": "ReturnAsStream"}, session)
+            offset = site.access_log.stat().st_size
+            cdp.send("Page.navigate", {"url": site.origin() + "/page/"}, session)
+            deadline = time.monotonic() + 30
+            while beacon_after(site.access_log, offset) is None:
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"no beacon from the {arm} load")
+                sampler.sample()
+                time.sleep(0.1)
+            settle = time.monotonic() + 0.6
+            while time.monotonic() < settle:
+                sampler.sample()
+                time.sleep(0.1)
+            events, size, parse_ms = (read_trace(cdp, session) if arm == "trace" else
+                                      (cdp.take(), 0, 0.0))
+            last = said(arm, events, size, parse_ms)
+            snaps.append(sampler.sample())
+        cdp.close()
+        return per_load(snaps[0], snaps[-1], loads), last
+    finally:
+        stop(proc)
+
+
+EXTENSION_JS = """
+const CONFIG = __CONFIG__;
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// bytes: the least work a recorder does with either source (summed, not reported)
+let waiter = null, complete = null, bytes = 0;
+chrome.debugger.onEvent.addListener((src, method, params) => {
+  if (method === "Network.loadingFinished") bytes += params.encodedDataLength;
+  if (method === "Page.loadEventFired" && waiter) { const w = waiter; waiter = null; w(); }
+  if (method === "Tracing.tracingComplete" && complete) {
+    const c = complete; complete = null; c(params);
+  }
+});
+async function run() {
+  const [tab] = await chrome.tabs.query({});
+  const target = { tabId: tab.id };
+  const send = (m, p) => chrome.debugger.sendCommand(target, m, p || {});
+  await chrome.debugger.attach(target, "1.3");
+  for (const m of CONFIG.live) await send(m);
+  if (CONFIG.arm !== "plain") await send("Page.setLifecycleEventsEnabled", { enabled: true });
+  for (let i = 0; i < CONFIG.loads; i++) {
+    if (CONFIG.arm === "trace")
+      await send("Tracing.start", { traceConfig: { includedCategories: ["devtools.timeline"],
+        recordMode: "recordUntilFull" }, transferMode: "ReturnAsStream" });
+    const loaded = new Promise((r) => { waiter = r; });
+    await send("Page.navigate", { url: CONFIG.url });
+    await loaded;
+    await sleep(900);
+    if (CONFIG.arm === "trace") {
+      const done = new Promise((r) => { complete = r; });
+      await send("Tracing.end");
+      const { stream } = await done;
+      let text = "";
+      for (;;) {
+        const r = await send("IO.read", { handle: stream, size: 1 << 20 });
+        text += r.data;
+        if (r.eof) break;
+      }
+      await send("IO.close", { handle: stream });
+      const doc = JSON.parse(text);
+      const evs = Array.isArray(doc) ? doc : doc.traceEvents;
+      bytes = evs.filter((e) => e.name === "ResourceFinish")
+        .reduce((n, e) => n + (e.args.data.encodedDataLength || 0), 0);
+    }
+  }
+}
+run();
+"""
+
+
+def write_extension(where: Path, arm: str, url: str, loads: int) -> Path:
+    where.mkdir(parents=True)
+    (where / "manifest.json").write_text(json.dumps({
+        "manifest_version": 3, "name": "cdp-source-bench", "version": "1",
+        "permissions": ["debugger", "tabs"], "background": {"service_worker": "bg.js"}}))
+    live = {"plain": ["Page.enable"], "network": list(LIVE["network"]),
+            "trace": list(LIVE["trace"])}[arm]
+    (where / "bg.js").write_text(EXTENSION_JS.replace("__CONFIG__", json.dumps(
+        {"arm": arm, "url": url, "loads": loads, "live": live})))
+    return where
+
+
+def run_via_debugger(site: Site, scratch: Path, arm: str, loads: int) -> tuple[dict[str, float],
+                                                                              str]:
+    """One browser, the bench extension driving 1 + K + 1 loads; CPU between the beacons of
+    loads 2 and 2 + K."""
+    udd = scratch / "profile"
+    seed_preferences(udd)
+    ext = write_extension(scratch / "ext", arm, site.origin() + "/page/", loads + 2)
+    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(ext),
+                      arm=Arm("h2"), origins=(), spki=[site.spki],
+                      host_rules="MAP *.test 127.0.0.1")
+    offset = site.access_log.stat().st_size
+    proc = subprocess.Popen(command_line(spec), env=scratch_env(os.environ, scratch / "xdg"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+    try:
+        sampler = Sampler(proc.pid)
+        snaps: dict[int, dict[str, float]] = {}
+        deadline = time.monotonic() + 30 + 5 * loads
+        while len(snaps) < 2:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"the {arm} extension's loads did not all come")
+            n = beacons(site.access_log, offset)
+            snap = sampler.sample()
+            if n in (2, 2 + loads):
+                snaps.setdefault(n, snap)
+            time.sleep(0.05)
+        got = beacons(site.access_log, offset)
+        return per_load(snaps[2], snaps[2 + loads], loads), f"{got} beacons"
+    finally:
+        stop(proc)
+
+
+def beacons(log: Path, offset: int) -> int:
+    """Beacons (the page's request after its load event) in caddy's log since ``offset``."""
+    with log.open("rb") as f:
+        f.seek(offset)
+        return f.read().count(b"/page/data/late.json?")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--loads", type=int, default=10, help="K: loads measured per browser")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--via", choices=("client", "debugger"), default="client")
+    args = ap.parse_args()
+    run = run_arm if args.via == "client" else run_via_debugger
+    got: dict[str, list[dict[str, float]]] = {a: [] for a in ARMS}
+    with tempfile.TemporaryDirectory() as tmp:
+        work = Path(tmp)
+        with serve_site(work / "site") as site:
+            for r in range(args.rounds):
+                for arm in ARMS[r % 3:] + ARMS[:r % 3]:
+                    cpu, last = run(site, work / f"{arm}-{r}", arm, args.loads)
+                    got[arm].append(cpu)
+                    print(f"round {r + 1} {arm}: total {sum(cpu.values()):.1f} ms/load; last load: "
+                          f"{last}", file=sys.stderr, flush=True)
+    base = statistics.median(sum(x.values()) for x in got["plain"])
+    print(f"CPU ms per load via {args.via} (median of {args.rounds} rounds of {args.loads} loads; "
+          "extra = the arm's total - plain's total)")
+    print("arm".ljust(10) + "".join(n.rjust(10) for n in (*KINDS, "total", "extra")))
+    for arm, xs in got.items():
+        med = {n: statistics.median(x[n] for x in xs) for n in KINDS}
+        tot = [sum(x.values()) for x in xs]
+        print(arm.ljust(10) + "".join(f"{med[n]:10.1f}" for n in KINDS) +
+              f"{statistics.median(tot):10.1f}{statistics.median(tot) - base:10.1f}"
+              f"   (totals {min(tot):.1f}-{max(tot):.1f})")
+    # side by side: each round's arms ran back to back, so compare them round by round
+    plain = [sum(p.values()) for p in got["plain"]]
+    extra = {arm: [sum(x.values()) - p for x, p in zip(got[arm], plain, strict=True)]
+             for arm in ("network", "trace")}
+    saved = [n - t for n, t in zip(extra["network"], extra["trace"], strict=True)]
+    lo, hi = median_interval(saved)
+    print(f"per round, network's extra {', '.join(f'{x:.0f}' for x in extra['network'])} ms; "
+          f"trace's {', '.join(f'{x:.0f}' for x in extra['trace'])} ms")
+    print(f"the trace saves {statistics.median(saved):.1f} ms of CPU per load (median of the "
+          f"rounds, 95% interval {lo:.1f}-{hi:.1f})")
+
+
+if __name__ == "__main__":
+    main()
