@@ -29,8 +29,12 @@ for ``trace`` reads the blob back and parses it with JSON.parse before the next 
 ``plain`` there is attached with Page only (for the load event). The snapshots are taken at
 the beacons of loads 2 and 2 + K: K whole cycles, each load's reading-back included.
 
+``--check N``: no timing; N + 1 loads through the bare client with both sources on at once,
+compared request by request (the same request ids): protocol, connection id, status and encoded
+bytes, and the requests only one source saw.
+
 Usage: flock /tmp/protolens-heavy.lock .venv/bin/python scripts/bench/cdp_source_cpu.py
-       [--loads 10] [--rounds 3] [--via client|debugger]
+       [--loads 10] [--rounds 3] [--via client|debugger] [--check N]
 """
 
 from __future__ import annotations
@@ -63,7 +67,8 @@ from scripts.devkit.site import Site, serve_site  # noqa: E402
 
 ARMS = ("plain", "network", "trace")
 LIVE = {"network": ("Network.enable", "Page.enable", "Runtime.enable"),
-        "trace": ("Page.enable",)}
+        "trace": ("Page.enable",),
+        "both": ("Network.enable", "Page.enable", "Runtime.enable")}
 
 
 class Pumped(Cdp):
@@ -156,7 +161,42 @@ def said(arm: str, events: list[dict[str, Any]], size: int, parse_ms: float) -> 
     return "-"
 
 
-def run_arm(site: Site, scratch: Path, arm: str, loads: int) -> tuple[dict[str, float], str]:
+def compare(live: list[dict[str, Any]], trace: list[dict[str, Any]]) -> str:
+    """One load seen by both sources at once: request by request (the same request ids), do the
+    trace's protocol, connection id, status and encoded bytes equal the Network domain's?"""
+    net: dict[str, dict[str, Any]] = {}
+    for e in live:
+        p = e["params"]
+        if e["method"] == "Network.responseReceived":
+            r = p["response"]
+            net.setdefault(p["requestId"], {}).update(
+                url=r["url"], protocol=r.get("protocol"), connection=r.get("connectionId"),
+                status=r.get("status"))
+        elif e["method"] == "Network.loadingFinished":
+            net.setdefault(p["requestId"], {})["bytes"] = p["encodedDataLength"]
+    tr: dict[str, dict[str, Any]] = {}
+    for e in trace:
+        d = e.get("args", {}).get("data", {})
+        if e.get("name") == "ResourceReceiveResponse":
+            tr.setdefault(d["requestId"], {}).update(
+                protocol=d.get("protocol"), connection=d.get("connectionId"),
+                status=d.get("statusCode"))
+        elif e.get("name") == "ResourceFinish":
+            tr.setdefault(d["requestId"], {})["bytes"] = d.get("encodedDataLength")
+    both = [k for k in net if k in tr]
+    same = {f: sum(1 for k in both if net[k].get(f) == tr[k].get(f))
+            for f in ("protocol", "connection", "status", "bytes")}
+    differ = [(net[k].get("url", k), f, net[k].get(f), tr[k].get(f))
+              for k in both for f in same if net[k].get(f) != tr[k].get(f)]
+    missing = [net[k].get("url", k) for k in net if k not in tr]
+    return (f"{len(net)} requests in the Network domain, {len(tr)} in the trace, {len(both)} in "
+            f"both; equal: " + ", ".join(f"{f} {n}/{len(both)}" for f, n in same.items()) +
+            f"; only in the Network domain: {missing}; differing: {differ[:6]}")
+
+
+def run_arm(site: Site, scratch: Path, arm: str, loads: int,
+            report: bool = False) -> tuple[dict[str, float], str]:
+    """One browser, 1 + K loads; ``report``: print what the sources said after each load."""
     udd = scratch / "profile"
     seed_preferences(udd)
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir="", arm=Arm("h2"),
@@ -185,7 +225,7 @@ def run_arm(site: Site, scratch: Path, arm: str, loads: int) -> tuple[dict[str, 
         snaps, last = [], ""
         for _ in range(1 + loads):
             cdp.take()
-            if arm == "trace":
+            if arm in ("trace", "both"):
                 cdp.send("Tracing.start", {"traceConfig": {
                     "includedCategories": ["devtools.timeline"], "recordMode": "recordUntilFull"},
                     "transferMode": "ReturnAsStream"}, session)
@@ -201,9 +241,12 @@ def run_arm(site: Site, scratch: Path, arm: str, loads: int) -> tuple[dict[str, 
             while time.monotonic() < settle:
                 sampler.sample()
                 time.sleep(0.1)
-            events, size, parse_ms = (read_trace(cdp, session) if arm == "trace" else
+            events, size, parse_ms = (read_trace(cdp, session) if arm in ("trace", "both") else
                                       (cdp.take(), 0, 0.0))
-            last = said(arm, events, size, parse_ms)
+            last = (compare(cdp.take(), events) if arm == "both" else
+                    said(arm, events, size, parse_ms))
+            if report:
+                print(f"load {len(snaps) + 1}: {last}", flush=True)
             snaps.append(sampler.sample())
         cdp.close()
         return per_load(snaps[0], snaps[-1], loads), last
@@ -316,7 +359,14 @@ def main() -> None:
     ap.add_argument("--loads", type=int, default=10, help="K: loads measured per browser")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--via", choices=("client", "debugger"), default="client")
+    ap.add_argument("--check", type=int, default=0, metavar="N",
+                    help="no timing: N loads seen by both sources at once, compared request "
+                         "by request")
     args = ap.parse_args()
+    if args.check:
+        with tempfile.TemporaryDirectory() as tmp, serve_site(Path(tmp) / "site") as site:
+            run_arm(site, Path(tmp) / "both", "both", args.check, report=True)
+        return
     run = run_arm if args.via == "client" else run_via_debugger
     got: dict[str, list[dict[str, float]]] = {a: [] for a in ARMS}
     with tempfile.TemporaryDirectory() as tmp:
