@@ -29,7 +29,8 @@ for ``trace`` reads the blob back and parses it with JSON.parse before the next 
 ``plain`` there is attached with Page only (for the load event). The snapshots are taken at
 the beacons of loads 2 and 2 + K: K whole cycles, each load's reading-back included.
 
-``--check N``: no timing; N + 1 loads through the bare client with both sources on at once,
+``--check N``: no timing; N + 1 loads per protocol (h1, h2, h3) through the bare client with
+both sources on at once,
 compared request by request (the same request ids): protocol, connection id, status and encoded
 bytes, and the requests only one source saw.
 
@@ -48,6 +49,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -189,18 +191,23 @@ def compare(live: list[dict[str, Any]], trace: list[dict[str, Any]]) -> str:
     differ = [(net[k].get("url", k), f, net[k].get(f), tr[k].get(f))
               for k in both for f in same if net[k].get(f) != tr[k].get(f)]
     missing = [net[k].get("url", k) for k in net if k not in tr]
+    protocols = Counter(str(tr[k].get("protocol")) for k in both)
+    conns = len({tr[k].get("connection") for k in both})
     return (f"{len(net)} requests in the Network domain, {len(tr)} in the trace, {len(both)} in "
-            f"both; equal: " + ", ".join(f"{f} {n}/{len(both)}" for f, n in same.items()) +
+            f"both ({dict(protocols)}, {conns} connection ids); equal: " +
+            ", ".join(f"{f} {n}/{len(both)}" for f, n in same.items()) +
             f"; only in the Network domain: {missing}; differing: {differ[:6]}")
 
 
-def run_arm(site: Site, scratch: Path, arm: str, loads: int,
-            report: bool = False) -> tuple[dict[str, float], str]:
+def run_arm(site: Site, scratch: Path, arm: str, loads: int, report: bool = False,
+            protocol: str = "h2") -> tuple[dict[str, float], str]:
     """One browser, 1 + K loads; ``report``: print what the sources said after each load."""
     udd = scratch / "profile"
     seed_preferences(udd)
-    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir="", arm=Arm("h2"),
-                      origins=(), spki=[site.spki], host_rules="MAP *.test 127.0.0.1")
+    origins = [f"{h}:{site.port}" for h in ("a.test", "b.test")]
+    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir="",
+                      arm=Arm(protocol), origins=origins, spki=[site.spki],
+                      host_rules="MAP *.test 127.0.0.1")
     argv = [a for a in command_line(spec) if "extension" not in a] + ["--remote-debugging-port=0"]
     proc = subprocess.Popen(argv, env=scratch_env(os.environ, scratch / "xdg"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -365,7 +372,10 @@ def main() -> None:
     args = ap.parse_args()
     if args.check:
         with tempfile.TemporaryDirectory() as tmp, serve_site(Path(tmp) / "site") as site:
-            run_arm(site, Path(tmp) / "both", "both", args.check, report=True)
+            for protocol in ("h1", "h2", "h3"):
+                print(f"== {protocol}", flush=True)
+                run_arm(site, Path(tmp) / f"both-{protocol}", "both", args.check, report=True,
+                        protocol=protocol)
         return
     run = run_arm if args.via == "client" else run_via_debugger
     got: dict[str, list[dict[str, float]]] = {a: [] for a in ARMS}
