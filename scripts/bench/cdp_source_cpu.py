@@ -29,8 +29,10 @@ for ``trace`` reads the blob back and parses it with JSON.parse before the next 
 ``plain`` there is attached with Page only (for the load event). The snapshots are taken at
 the beacons of loads 2 and 2 + K: K whole cycles, each load's reading-back included.
 
-``--check N``: no timing; N + 1 loads per protocol (h1, h2, h3) through the bare client with
-both sources on at once,
+``--check N``: no timing; N + 1 loads of the test site per protocol (h1, h2, h3), then the
+real-web pages (devkit/realweb.py: console output, an iframe, workers, open streams, a script
+redirect, a service worker, cached objects, an Alt-Svc upgrade, a soft navigation; h2 and h3),
+through the bare client with both sources on at once,
 compared request by request (the same request ids): protocol, connection id, status and encoded
 bytes, and the requests only one source saw.
 
@@ -50,6 +52,8 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +69,7 @@ from scripts.bench.recorder_cpu import KINDS, Sampler, per_load  # noqa: E402
 from scripts.bench.recorder_overhead import beacon_after  # noqa: E402
 from scripts.devkit.cdp import Cdp  # noqa: E402
 from scripts.devkit.harness import CHROMIUM  # noqa: E402
+from scripts.devkit.realweb import serve_realweb  # noqa: E402
 from scripts.devkit.site import Site, serve_site  # noqa: E402
 
 ARMS = ("plain", "network", "trace")
@@ -185,28 +190,33 @@ def compare(live: list[dict[str, Any]], trace: list[dict[str, Any]]) -> str:
                 status=d.get("statusCode"))
         elif e.get("name") == "ResourceFinish":
             tr.setdefault(d["requestId"], {})["bytes"] = d.get("encodedDataLength")
+        elif e.get("name") == "ResourceSendRequest":
+            tr.setdefault(d["requestId"], {})["url"] = d.get("url")
     both = [k for k in net if k in tr]
     same = {f: sum(1 for k in both if net[k].get(f) == tr[k].get(f))
             for f in ("protocol", "connection", "status", "bytes")}
     differ = [(net[k].get("url", k), f, net[k].get(f), tr[k].get(f))
               for k in both for f in same if net[k].get(f) != tr[k].get(f)]
     missing = [net[k].get("url", k) for k in net if k not in tr]
+    extra = [tr[k].get("url", k) for k in tr if k not in net]
     protocols = Counter(str(tr[k].get("protocol")) for k in both)
     conns = len({tr[k].get("connection") for k in both})
     return (f"{len(net)} requests in the Network domain, {len(tr)} in the trace, {len(both)} in "
             f"both ({dict(protocols)}, {conns} connection ids); equal: " +
             ", ".join(f"{f} {n}/{len(both)}" for f, n in same.items()) +
-            f"; only in the Network domain: {missing}; differing: {differ[:6]}")
+            f"; only in the Network domain: {missing}; only in the trace: {extra}; "
+            f"differing: {differ[:6]}")
 
 
-def run_arm(site: Site, scratch: Path, arm: str, loads: int, report: bool = False,
-            protocol: str = "h2") -> tuple[dict[str, float], str]:
-    """One browser, 1 + K loads; ``report``: print what the sources said after each load."""
+@contextmanager
+def devtools_browser(scratch: Path, spki: str, origins: list[str],
+                     protocol: str = "h2") -> Iterator[tuple[int, Pumped, str]]:
+    """A headless Chromium (lab flags, no extension, a fresh profile) with a bare DevTools
+    client attached to its page: (browser pid, client, the page's session)."""
     udd = scratch / "profile"
     seed_preferences(udd)
-    origins = [f"{h}:{site.port}" for h in ("a.test", "b.test")]
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir="",
-                      arm=Arm(protocol), origins=origins, spki=[site.spki],
+                      arm=Arm(protocol), origins=origins, spki=[spki],
                       host_rules="MAP *.test 127.0.0.1")
     argv = [a for a in command_line(spec) if "extension" not in a] + ["--remote-debugging-port=0"]
     proc = subprocess.Popen(argv, env=scratch_env(os.environ, scratch / "xdg"),
@@ -221,21 +231,42 @@ def run_arm(site: Site, scratch: Path, arm: str, loads: int, report: bool = Fals
             time.sleep(0.05)
         port, path = port_file.read_text().split()[:2]
         cdp = Pumped(int(port), path)
-        sampler = Sampler(proc.pid)
         page = next(t for t in cdp.send("Target.getTargets")["targetInfos"] if t["type"] == "page")
         session = cdp.send("Target.attachToTarget", {"targetId": page["targetId"],
                                                      "flatten": True})["sessionId"]
-        for method in LIVE.get(arm, ()):
-            cdp.send(method, {}, session)
-        if arm in LIVE:
-            cdp.send("Page.setLifecycleEventsEnabled", {"enabled": True}, session)
+        try:
+            yield proc.pid, cdp, session
+        finally:
+            cdp.close()
+    finally:
+        stop(proc)
+
+
+def enable(cdp: Pumped, session: str, arm: str) -> None:
+    for method in LIVE.get(arm, ()):
+        cdp.send(method, {}, session)
+    if arm in LIVE:
+        cdp.send("Page.setLifecycleEventsEnabled", {"enabled": True}, session)
+
+
+def start_trace(cdp: Pumped, session: str) -> None:
+    cdp.send("Tracing.start", {"traceConfig": {
+        "includedCategories": ["devtools.timeline"], "recordMode": "recordUntilFull"},
+        "transferMode": "ReturnAsStream"}, session)
+
+
+def run_arm(site: Site, scratch: Path, arm: str, loads: int, report: bool = False,
+            protocol: str = "h2") -> tuple[dict[str, float], str]:
+    """One browser, 1 + K loads; ``report``: print what the sources said after each load."""
+    origins = [f"{h}:{site.port}" for h in ("a.test", "b.test")]
+    with devtools_browser(scratch, site.spki, origins, protocol) as (pid, cdp, session):
+        sampler = Sampler(pid)
+        enable(cdp, session, arm)
         snaps, last = [], ""
         for _ in range(1 + loads):
             cdp.take()
             if arm in ("trace", "both"):
-                cdp.send("Tracing.start", {"traceConfig": {
-                    "includedCategories": ["devtools.timeline"], "recordMode": "recordUntilFull"},
-                    "transferMode": "ReturnAsStream"}, session)
+                start_trace(cdp, session)
             offset = site.access_log.stat().st_size
             cdp.send("Page.navigate", {"url": site.origin() + "/page/"}, session)
             deadline = time.monotonic() + 30
@@ -255,10 +286,35 @@ def run_arm(site: Site, scratch: Path, arm: str, loads: int, report: bool = Fals
             if report:
                 print(f"load {len(snaps) + 1}: {last}", flush=True)
             snaps.append(sampler.sample())
-        cdp.close()
         return per_load(snaps[0], snaps[-1], loads), last
-    finally:
-        stop(proc)
+
+
+REALWEB = ("/console/quiet.html", "/console/noisy.html", "/frame/", "/workers/", "/stream/",
+           "/redir/script.html", "/misc/", "/cache/", "/cache/", "/sw/", "/sw/", "/altsvc/",
+           "/spa/")
+"""The real-web pages (devkit/realweb.py) the check loads, in order, in one browser (the
+service worker's and the cache's second loads are controlled and warm)."""
+REALWEB_HOST = {"/sw/": "f.test", "/altsvc/": "d.test"}
+
+
+def check_realweb(work: Path, protocol: str) -> None:
+    """Both sources on, the real-web pages one after the other: load event, 1.5 s, compare."""
+    with serve_realweb(work / "realweb") as site, \
+            devtools_browser(work / f"rw-{protocol}", site.spki, site.origins, protocol) as (
+                _, cdp, session):
+        enable(cdp, session, "both")
+        for path in REALWEB:
+            cdp.take()
+            start_trace(cdp, session)
+            cdp.send("Page.navigate", {"url": site.url(path, REALWEB_HOST.get(path, "a.test"))},
+                     session)
+            try:
+                cdp.wait_event("Page.loadEventFired", 20)
+            except RuntimeError as exc:
+                print(f"{path}: {exc}", flush=True)
+            time.sleep(1.5)
+            trace, _, _ = read_trace(cdp, session)
+            print(f"{path}: {compare(cdp.take(), trace)}", flush=True)
 
 
 EXTENSION_JS = """
@@ -373,9 +429,12 @@ def main() -> None:
     if args.check:
         with tempfile.TemporaryDirectory() as tmp, serve_site(Path(tmp) / "site") as site:
             for protocol in ("h1", "h2", "h3"):
-                print(f"== {protocol}", flush=True)
+                print(f"== the test site, {protocol}", flush=True)
                 run_arm(site, Path(tmp) / f"both-{protocol}", "both", args.check, report=True,
                         protocol=protocol)
+            for protocol in ("h2", "h3"):
+                print(f"== the real-web pages, {protocol}", flush=True)
+                check_realweb(Path(tmp), protocol)
         return
     run = run_arm if args.via == "client" else run_via_debugger
     got: dict[str, list[dict[str, float]]] = {a: [] for a in ARMS}
