@@ -22,12 +22,8 @@ the ``trace`` arm's ``ResourceReceiveResponse`` events, how many carry a protoco
 connection id, the sum of ``ResourceFinish.encodedDataLength``, the blob's size and the
 client's time to parse it (Python's json: an indicator of what the extension would spend).
 
-``--via debugger``: the same three arms through ``chrome.debugger``, the recorder's path: a
-minimal extension written by the bench (no ProtoLens code; its service worker attaches to the
-tab, enables the arm's domains, navigates 1 + K + 1 times, each 0.9 s after the load event, and
-for ``trace`` reads the blob back and parses it with JSON.parse before the next navigation);
-``plain`` there is attached with Page only (for the load event). The snapshots are taken at
-the beacons of loads 2 and 2 + K: K whole cycles, each load's reading-back included.
+``--via debugger``: the same three arms through ``chrome.debugger``, the recorder's path, in a
+minimal extension the bench writes (cdp_source_ext.py says how).
 
 ``--check N``: no timing; N + 1 loads of the test site per protocol (h1, h2, h3), then the
 real-web pages (devkit/realweb.py: console output, an iframe, workers, open streams, a script
@@ -44,31 +40,22 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import threading
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from protolens.arms import Arm  # noqa: E402
-from protolens.browser.flags import LaunchSpec, command_line  # noqa: E402
-from protolens.browser.launch import scratch_env, stop  # noqa: E402
-from protolens.browser.profile import seed_preferences  # noqa: E402
+from scripts.bench.cdp_source_ext import run_via_debugger  # noqa: E402
 from scripts.bench.collector_ingest import median_interval  # noqa: E402
-from scripts.bench.recorder_cpu import KINDS, Sampler, per_load  # noqa: E402
+from scripts.bench.recorder_cpu import KINDS, Sampler, per_load, plain_browser  # noqa: E402
 from scripts.bench.recorder_overhead import beacon_after  # noqa: E402
-from scripts.devkit.cdp import Cdp  # noqa: E402
-from scripts.devkit.harness import CHROMIUM  # noqa: E402
+from scripts.devkit.cdp import EventCdp  # noqa: E402
 from scripts.devkit.realweb import serve_realweb  # noqa: E402
 from scripts.devkit.site import Site, serve_site  # noqa: E402
 
@@ -76,63 +63,10 @@ ARMS = ("plain", "network", "trace")
 LIVE = {"network": ("Network.enable", "Page.enable", "Runtime.enable"),
         "trace": ("Page.enable",),
         "both": ("Network.enable", "Page.enable", "Runtime.enable")}
+"""The domains each client arm enables live (cdp_source_ext.py's extension arms the same)."""
 
 
-class Pumped(Cdp):
-    """The devkit client with a reader thread: replies by id, events kept or counted, so the
-    browser is never held up by an unread socket."""
-
-    def __init__(self, port: int, path: str) -> None:
-        super().__init__(port, path)
-        self.cv = threading.Condition()
-        self.replies: dict[int, dict[str, Any]] = {}
-        self.events: list[dict[str, Any]] = []
-        threading.Thread(target=self._pump, daemon=True).start()
-
-    def _pump(self) -> None:
-        try:
-            while True:
-                msg = json.loads(self._recv_text())
-                with self.cv:
-                    if "id" in msg:
-                        self.replies[msg["id"]] = msg
-                    else:
-                        self.events.append(msg)
-                    self.cv.notify_all()
-        except (ConnectionError, OSError):
-            return
-
-    def send(self, method: str, params: dict[str, Any] | None = None,
-             session: str | None = None) -> dict[str, Any]:
-        with self.cv:
-            self.next_id += 1
-            i = self.next_id
-        msg: dict[str, Any] = {"id": i, "method": method, "params": params or {}}
-        if session:
-            msg["sessionId"] = session
-        self._send_text(json.dumps(msg))
-        with self.cv:
-            if not self.cv.wait_for(lambda: i in self.replies, 30):
-                raise RuntimeError(f"{method}: no reply in 30 s")
-            reply = self.replies.pop(i)
-        if "error" in reply:
-            raise RuntimeError(f"{method}: {reply['error']}")
-        return dict(reply["result"])
-
-    def take(self) -> list[dict[str, Any]]:
-        with self.cv:
-            out, self.events = self.events, []
-        return out
-
-    def wait_event(self, method: str, timeout_s: float = 30) -> dict[str, Any]:
-        with self.cv:
-            if not self.cv.wait_for(lambda: any(e["method"] == method for e in self.events),
-                                    timeout_s):
-                raise RuntimeError(f"no {method} in {timeout_s:g} s")
-            return next(e for e in self.events if e["method"] == method)
-
-
-def read_trace(cdp: Pumped, session: str) -> tuple[list[dict[str, Any]], int, float]:
+def read_trace(cdp: EventCdp, session: str) -> tuple[list[dict[str, Any]], int, float]:
     """End the trace; its events, the blob's size and the client's ms of CPU to parse it."""
     cdp.send("Tracing.end", {}, session)
     stream = cdp.wait_event("Tracing.tracingComplete")["params"]["stream"]
@@ -208,48 +142,14 @@ def compare(live: list[dict[str, Any]], trace: list[dict[str, Any]]) -> str:
             f"differing: {differ[:6]}")
 
 
-@contextmanager
-def devtools_browser(scratch: Path, spki: str, origins: list[str],
-                     protocol: str = "h2") -> Iterator[tuple[int, Pumped, str]]:
-    """A headless Chromium (lab flags, no extension, a fresh profile) with a bare DevTools
-    client attached to its page: (browser pid, client, the page's session)."""
-    udd = scratch / "profile"
-    seed_preferences(udd)
-    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir="",
-                      arm=Arm(protocol), origins=origins, spki=[spki],
-                      host_rules="MAP *.test 127.0.0.1")
-    argv = [a for a in command_line(spec) if "extension" not in a] + ["--remote-debugging-port=0"]
-    proc = subprocess.Popen(argv, env=scratch_env(os.environ, scratch / "xdg"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        port_file = udd / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not port_file.exists() or len(port_file.read_text().split()) < 2:
-            if time.monotonic() > deadline:
-                raise RuntimeError("no DevToolsActivePort")
-            time.sleep(0.05)
-        port, path = port_file.read_text().split()[:2]
-        cdp = Pumped(int(port), path)
-        page = next(t for t in cdp.send("Target.getTargets")["targetInfos"] if t["type"] == "page")
-        session = cdp.send("Target.attachToTarget", {"targetId": page["targetId"],
-                                                     "flatten": True})["sessionId"]
-        try:
-            yield proc.pid, cdp, session
-        finally:
-            cdp.close()
-    finally:
-        stop(proc)
-
-
-def enable(cdp: Pumped, session: str, arm: str) -> None:
+def enable(cdp: EventCdp, session: str, arm: str) -> None:
     for method in LIVE.get(arm, ()):
         cdp.send(method, {}, session)
     if arm in LIVE:
         cdp.send("Page.setLifecycleEventsEnabled", {"enabled": True}, session)
 
 
-def start_trace(cdp: Pumped, session: str) -> None:
+def start_trace(cdp: EventCdp, session: str) -> None:
     cdp.send("Tracing.start", {"traceConfig": {
         "includedCategories": ["devtools.timeline"], "recordMode": "recordUntilFull"},
         "transferMode": "ReturnAsStream"}, session)
@@ -259,7 +159,7 @@ def run_arm(site: Site, scratch: Path, arm: str, loads: int, report: bool = Fals
             protocol: str = "h2") -> tuple[dict[str, float], str]:
     """One browser, 1 + K loads; ``report``: print what the sources said after each load."""
     origins = [f"{h}:{site.port}" for h in ("a.test", "b.test")]
-    with devtools_browser(scratch, site.spki, origins, protocol) as (pid, cdp, session):
+    with plain_browser(scratch, site.spki, origins, protocol, EventCdp) as (pid, cdp, session):
         sampler = Sampler(pid)
         enable(cdp, session, arm)
         snaps, last = [], ""
@@ -300,8 +200,8 @@ REALWEB_HOST = {"/sw/": "f.test", "/altsvc/": "d.test"}
 def check_realweb(work: Path, protocol: str) -> None:
     """Both sources on, the real-web pages one after the other: load event, 1.5 s, compare."""
     with serve_realweb(work / "realweb") as site, \
-            devtools_browser(work / f"rw-{protocol}", site.spki, site.origins, protocol) as (
-                _, cdp, session):
+            plain_browser(work / f"rw-{protocol}", site.spki, site.origins, protocol,
+                          EventCdp) as (_, cdp, session):
         enable(cdp, session, "both")
         for path in REALWEB:
             cdp.take()
@@ -315,106 +215,6 @@ def check_realweb(work: Path, protocol: str) -> None:
             time.sleep(1.5)
             trace, _, _ = read_trace(cdp, session)
             print(f"{path}: {compare(cdp.take(), trace)}", flush=True)
-
-
-EXTENSION_JS = """
-const CONFIG = __CONFIG__;
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-// bytes: the least work a recorder does with either source (summed, not reported)
-let waiter = null, complete = null, bytes = 0;
-chrome.debugger.onEvent.addListener((src, method, params) => {
-  if (method === "Network.loadingFinished") bytes += params.encodedDataLength;
-  if (method === "Page.loadEventFired" && waiter) { const w = waiter; waiter = null; w(); }
-  if (method === "Tracing.tracingComplete" && complete) {
-    const c = complete; complete = null; c(params);
-  }
-});
-async function run() {
-  const [tab] = await chrome.tabs.query({});
-  const target = { tabId: tab.id };
-  const send = (m, p) => chrome.debugger.sendCommand(target, m, p || {});
-  await chrome.debugger.attach(target, "1.3");
-  for (const m of CONFIG.live) await send(m);
-  if (CONFIG.arm !== "plain") await send("Page.setLifecycleEventsEnabled", { enabled: true });
-  for (let i = 0; i < CONFIG.loads; i++) {
-    if (CONFIG.arm === "trace")
-      await send("Tracing.start", { traceConfig: { includedCategories: ["devtools.timeline"],
-        recordMode: "recordUntilFull" }, transferMode: "ReturnAsStream" });
-    const loaded = new Promise((r) => { waiter = r; });
-    await send("Page.navigate", { url: CONFIG.url });
-    await loaded;
-    await sleep(900);
-    if (CONFIG.arm === "trace") {
-      const done = new Promise((r) => { complete = r; });
-      await send("Tracing.end");
-      const { stream } = await done;
-      let text = "";
-      for (;;) {
-        const r = await send("IO.read", { handle: stream, size: 1 << 20 });
-        text += r.data;
-        if (r.eof) break;
-      }
-      await send("IO.close", { handle: stream });
-      const doc = JSON.parse(text);
-      const evs = Array.isArray(doc) ? doc : doc.traceEvents;
-      bytes = evs.filter((e) => e.name === "ResourceFinish")
-        .reduce((n, e) => n + (e.args.data.encodedDataLength || 0), 0);
-    }
-  }
-}
-run();
-"""
-
-
-def write_extension(where: Path, arm: str, url: str, loads: int) -> Path:
-    where.mkdir(parents=True)
-    (where / "manifest.json").write_text(json.dumps({
-        "manifest_version": 3, "name": "cdp-source-bench", "version": "1",
-        "permissions": ["debugger", "tabs"], "background": {"service_worker": "bg.js"}}))
-    live = {"plain": ["Page.enable"], "network": list(LIVE["network"]),
-            "trace": list(LIVE["trace"])}[arm]
-    (where / "bg.js").write_text(EXTENSION_JS.replace("__CONFIG__", json.dumps(
-        {"arm": arm, "url": url, "loads": loads, "live": live})))
-    return where
-
-
-def run_via_debugger(site: Site, scratch: Path, arm: str, loads: int) -> tuple[dict[str, float],
-                                                                              str]:
-    """One browser, the bench extension driving 1 + K + 1 loads; CPU between the beacons of
-    loads 2 and 2 + K."""
-    udd = scratch / "profile"
-    seed_preferences(udd)
-    ext = write_extension(scratch / "ext", arm, site.origin() + "/page/", loads + 2)
-    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(ext),
-                      arm=Arm("h2"), origins=(), spki=[site.spki],
-                      host_rules="MAP *.test 127.0.0.1")
-    offset = site.access_log.stat().st_size
-    proc = subprocess.Popen(command_line(spec), env=scratch_env(os.environ, scratch / "xdg"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
-    try:
-        sampler = Sampler(proc.pid)
-        snaps: dict[int, dict[str, float]] = {}
-        deadline = time.monotonic() + 30 + 5 * loads
-        while len(snaps) < 2:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f"the {arm} extension's loads did not all come")
-            n = beacons(site.access_log, offset)
-            snap = sampler.sample()
-            if n in (2, 2 + loads):
-                snaps.setdefault(n, snap)
-            time.sleep(0.05)
-        got = beacons(site.access_log, offset)
-        return per_load(snaps[2], snaps[2 + loads], loads), f"{got} beacons"
-    finally:
-        stop(proc)
-
-
-def beacons(log: Path, offset: int) -> int:
-    """Beacons (the page's request after its load event) in caddy's log since ``offset``."""
-    with log.open("rb") as f:
-        f.seek(offset)
-        return f.read().count(b"/page/data/late.json?")
 
 
 def main() -> None:

@@ -16,6 +16,8 @@ start, the host's start and the first load's compilation are left out. Per proce
 browser, renderer (the page), extension (the service worker's process), network, gpu, utility,
 host. Arms run interleaved, R rounds, a fresh profile each; prints medians and the range.
 
+``plain_browser`` is the plain arm's browser, also cdp_source_cpu.py's.
+
 Usage: flock /tmp/protolens-heavy.lock .venv/bin/python scripts/bench/recorder_cpu.py
        [--loads 10] [--rounds 3] [--extension NAME=DIR ...]
 """
@@ -30,7 +32,10 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -113,11 +118,17 @@ def per_load(first: dict[str, float], last: dict[str, float], k: int) -> dict[st
     return {n: (last[n] - first[n]) / k * 1000 for n in KINDS}
 
 
-def plain_arm(site: Site, scratch: Path, loads: int) -> dict[str, float]:
+@contextmanager
+def plain_browser(scratch: Path, spki: str, origins: Sequence[str] = (), protocol: str = "h2",
+                  client: type[Cdp] = Cdp) -> Iterator[tuple[int, Any, str]]:
+    """A headless Chromium with the lab's flags, a fresh profile and no extension, a bare
+    DevTools client (of class ``client``) attached to its page: (browser pid = its process
+    group, client, session)."""
     udd = scratch / "profile"
     seed_preferences(udd)
-    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir="", arm=Arm("h2"),
-                      origins=(), spki=[site.spki], host_rules="MAP *.test 127.0.0.1")
+    spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir="",
+                      arm=Arm(protocol), origins=origins, spki=[spki],
+                      host_rules="MAP *.test 127.0.0.1")
     argv = [a for a in command_line(spec) if "extension" not in a]
     argv.append("--remote-debugging-port=0")
     proc = subprocess.Popen(argv, env=scratch_env(os.environ, scratch / "xdg"),
@@ -131,11 +142,22 @@ def plain_arm(site: Site, scratch: Path, loads: int) -> dict[str, float]:
                 raise RuntimeError("no DevToolsActivePort")
             time.sleep(0.05)
         port, path = port_file.read_text().split()[:2]
-        cdp = Cdp(int(port), path)
-        sampler = Sampler(proc.pid)
-        page = next(t for t in cdp.send("Target.getTargets")["targetInfos"] if t["type"] == "page")
-        session = cdp.send("Target.attachToTarget", {"targetId": page["targetId"],
-                                                     "flatten": True})["sessionId"]
+        cdp = client(int(port), path)
+        try:
+            page = next(t for t in cdp.send("Target.getTargets")["targetInfos"]
+                        if t["type"] == "page")
+            session = cdp.send("Target.attachToTarget", {"targetId": page["targetId"],
+                                                         "flatten": True})["sessionId"]
+            yield proc.pid, cdp, session
+        finally:
+            cdp.close()
+    finally:
+        stop(proc)
+
+
+def plain_arm(site: Site, scratch: Path, loads: int) -> dict[str, float]:
+    with plain_browser(scratch, site.spki) as (pid, cdp, session):
+        sampler = Sampler(pid)
         snaps: list[dict[str, float]] = []
         for _ in range(1 + loads):
             offset = site.access_log.stat().st_size
@@ -151,10 +173,7 @@ def plain_arm(site: Site, scratch: Path, loads: int) -> dict[str, float]:
                 sampler.sample()
                 time.sleep(0.1)
             snaps.append(sampler.sample())
-        cdp.close()
         return per_load(snaps[0], snaps[-1], loads)
-    finally:
-        stop(proc)
 
 
 def recorded_arm(site: Site, scratch: Path, db: Path, extension: Path, loads: int,

@@ -9,6 +9,7 @@ import os
 import socket
 import struct
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -92,6 +93,60 @@ class Cdp:
 
     def close(self) -> None:
         self.sock.close()
+
+
+class EventCdp(Cdp):
+    """``Cdp`` with a reader thread: replies matched by id, every event kept until ``take``, so
+    the browser is never held up by an unread socket (the benches that enable domains)."""
+
+    def __init__(self, port: int, path: str) -> None:
+        super().__init__(port, path)
+        self.cv = threading.Condition()
+        self.replies: dict[int, dict[str, Any]] = {}
+        self.events: list[dict[str, Any]] = []
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        try:
+            while True:
+                msg = json.loads(self._recv_text())
+                with self.cv:
+                    if "id" in msg:
+                        self.replies[msg["id"]] = msg
+                    else:
+                        self.events.append(msg)
+                    self.cv.notify_all()
+        except (ConnectionError, OSError):
+            return
+
+    def send(self, method: str, params: dict[str, Any] | None = None,
+             session: str | None = None) -> dict[str, Any]:
+        with self.cv:
+            self.next_id += 1
+            i = self.next_id
+        msg: dict[str, Any] = {"id": i, "method": method, "params": params or {}}
+        if session:
+            msg["sessionId"] = session
+        self._send_text(json.dumps(msg))
+        with self.cv:
+            if not self.cv.wait_for(lambda: i in self.replies, 30):
+                raise RuntimeError(f"{method}: no reply in 30 s")
+            reply = self.replies.pop(i)
+        if "error" in reply:
+            raise RuntimeError(f"{method}: {reply['error']}")
+        return dict(reply["result"])
+
+    def take(self) -> list[dict[str, Any]]:
+        with self.cv:
+            out, self.events = self.events, []
+        return out
+
+    def wait_event(self, method: str, timeout_s: float = 30) -> dict[str, Any]:
+        with self.cv:
+            if not self.cv.wait_for(lambda: any(e["method"] == method for e in self.events),
+                                    timeout_s):
+                raise RuntimeError(f"no {method} in {timeout_s:g} s")
+            return next(e for e in self.events if e["method"] == method)
 
 
 def evaluate(cdp: Cdp, session: str, expr: str) -> Any:
