@@ -53,8 +53,7 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.bench.cdp_source_ext import run_via_debugger  # noqa: E402
 from scripts.bench.collector_ingest import median_interval  # noqa: E402
-from scripts.bench.recorder_cpu import KINDS, Sampler, per_load, plain_browser  # noqa: E402
-from scripts.bench.recorder_overhead import beacon_after  # noqa: E402
+from scripts.bench.recorder_cpu import Sampler, load_page, per_load, plain_browser, print_table  # noqa: E402
 from scripts.devkit.cdp import EventCdp  # noqa: E402
 from scripts.devkit.realweb import serve_realweb  # noqa: E402
 from scripts.devkit.site import Site, serve_site  # noqa: E402
@@ -167,18 +166,7 @@ def run_arm(site: Site, scratch: Path, arm: str, loads: int, report: bool = Fals
             cdp.take()
             if arm in ("trace", "both"):
                 start_trace(cdp, session)
-            offset = site.access_log.stat().st_size
-            cdp.send("Page.navigate", {"url": site.origin() + "/page/"}, session)
-            deadline = time.monotonic() + 30
-            while beacon_after(site.access_log, offset) is None:
-                if time.monotonic() > deadline:
-                    raise RuntimeError(f"no beacon from the {arm} load")
-                sampler.sample()
-                time.sleep(0.1)
-            settle = time.monotonic() + 0.6
-            while time.monotonic() < settle:
-                sampler.sample()
-                time.sleep(0.1)
+            load_page(site, cdp, session, sampler, arm)
             events, size, parse_ms = (read_trace(cdp, session) if arm in ("trace", "both") else
                                       (cdp.take(), 0, 0.0))
             last = (compare(cdp.take(), events) if arm == "both" else
@@ -247,16 +235,7 @@ def main() -> None:
                     got[arm].append(cpu)
                     print(f"round {r + 1} {arm}: total {sum(cpu.values()):.1f} ms/load; last load: "
                           f"{last}", file=sys.stderr, flush=True)
-    base = statistics.median(sum(x.values()) for x in got["plain"])
-    print(f"CPU ms per load via {args.via} (median of {args.rounds} rounds of {args.loads} loads; "
-          "extra = the arm's total - plain's total)")
-    print("arm".ljust(10) + "".join(n.rjust(10) for n in (*KINDS, "total", "extra")))
-    for arm, xs in got.items():
-        med = {n: statistics.median(x[n] for x in xs) for n in KINDS}
-        tot = [sum(x.values()) for x in xs]
-        print(arm.ljust(10) + "".join(f"{med[n]:10.1f}" for n in KINDS) +
-              f"{statistics.median(tot):10.1f}{statistics.median(tot) - base:10.1f}"
-              f"   (totals {min(tot):.1f}-{max(tot):.1f})")
+    print_table(got, f"via {args.via}, median of {args.rounds} rounds of {args.loads} loads", 10)
     # side by side: each round's arms ran back to back, so compare them round by round
     plain = [sum(p.values()) for p in got["plain"]]
     extra = {arm: [sum(x.values()) - p for x, p in zip(got[arm], plain, strict=True)]

@@ -160,20 +160,26 @@ def plain_arm(site: Site, scratch: Path, loads: int) -> dict[str, float]:
         sampler = Sampler(pid)
         snaps: list[dict[str, float]] = []
         for _ in range(1 + loads):
-            offset = site.access_log.stat().st_size
-            cdp.send("Page.navigate", {"url": site.origin() + "/page/"}, session)
-            deadline = time.monotonic() + 30
-            while beacon_after(site.access_log, offset) is None:
-                if time.monotonic() > deadline:
-                    raise RuntimeError("no beacon from the plain load")
-                sampler.sample()
-                time.sleep(0.1)
-            settle = time.monotonic() + 0.6
-            while time.monotonic() < settle:
-                sampler.sample()
-                time.sleep(0.1)
+            load_page(site, cdp, session, sampler, "plain")
             snaps.append(sampler.sample())
         return per_load(snaps[0], snaps[-1], loads)
+
+
+def load_page(site: Site, cdp: Cdp, session: str, sampler: Sampler, arm: str) -> None:
+    """Navigate to the test page, wait for its beacon in caddy's log and then 0.6 s (the
+    recorder's 500 ms quiet and the store's write), sampling the CPU every 0.1 s."""
+    offset = site.access_log.stat().st_size
+    cdp.send("Page.navigate", {"url": site.origin() + "/page/"}, session)
+    deadline = time.monotonic() + 30
+    while beacon_after(site.access_log, offset) is None:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no beacon from the {arm} load")
+        sampler.sample()
+        time.sleep(0.1)
+    settle = time.monotonic() + 0.6
+    while time.monotonic() < settle:
+        sampler.sample()
+        time.sleep(0.1)
 
 
 def recorded_arm(site: Site, scratch: Path, db: Path, extension: Path, loads: int,
@@ -238,14 +244,19 @@ def main() -> None:
                     print(f"round {r + 1} {name}: " + ", ".join(
                         f"{n} {v:.1f}" for n, v in got[name][-1].items()) + " ms/load",
                         file=sys.stderr, flush=True)
+    print_table(got, f"median of {args.rounds} rounds of {args.loads} loads", 22)
+
+
+def print_table(got: dict[str, list[dict[str, float]]], what: str, width: int) -> None:
+    """Per arm, the median ms of CPU per load of each process kind, the total and its extra over
+    the ``plain`` arm's."""
     base = statistics.median(sum(x.values()) for x in got["plain"])
-    print(f"CPU ms per load (median of {args.rounds} rounds of {args.loads} loads; "
-          "extra = the arm's total - plain's total)")
-    print("arm".ljust(22) + "".join(n.rjust(10) for n in (*KINDS, "total", "extra")))
+    print(f"CPU ms per load ({what}; extra = the arm's total - plain's total)")
+    print("arm".ljust(width) + "".join(n.rjust(10) for n in (*KINDS, "total", "extra")))
     for name, xs in got.items():
         med = {n: statistics.median(x[n] for x in xs) for n in KINDS}
         tot = [sum(x.values()) for x in xs]
-        print(name.ljust(22) + "".join(f"{med[n]:10.1f}" for n in KINDS) +
+        print(name.ljust(width) + "".join(f"{med[n]:10.1f}" for n in KINDS) +
               f"{statistics.median(tot):10.1f}{statistics.median(tot) - base:10.1f}"
               f"   (totals {min(tot):.1f}-{max(tot):.1f})")
 
