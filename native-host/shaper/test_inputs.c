@@ -51,14 +51,10 @@ static void test_ecmp_vectors(void) {
 static void test_trace_constant(void) {
     /* "1": one opportunity every ms = 1500 B/ms = 12 Mbit/s; the rate key is ignored. */
     sh_model *m = model_with("at 0 down rate_bps=1000 delay_ns=5000000\ntrace down 1\n");
-    R.n = 0;
-    sh_flowkey k = key(1000);
-    for (uint32_t i = 0; i < 10; i++) sh_model_arrive(m, SH_DOWN, i, 1500, &k, 0);
-    sh_model_advance(m, 100 * MS, on_rel, &R);
-    CHECK(R.n == 10, "released %d", R.n);
-    for (int i = 0; i < R.n; i++)
-        CHECK(R.t[i] == (uint64_t)(i + 1) * MS + 5 * MS, "pkt %d at %llu", i, (unsigned long long)R.t[i]);
+    burst(m, SH_DOWN, 10, 1500);
+    check_ms_spacing(10, 5 * MS);
     /* the other direction has no trace and no rate: immediate */
+    sh_flowkey k = key(1000);
     R.n = 0;
     sh_model_arrive(m, SH_UP, 99, 1500, &k, 200 * MS);
     sh_model_advance(m, 200 * MS, on_rel, &R);
@@ -68,14 +64,12 @@ static void test_trace_constant(void) {
 static void test_trace_shares_an_opportunity(void) {
     /* One opportunity carries 1500 bytes: 25 packets of 60 bytes fit, the 26th waits. */
     sh_model *m = model_with("trace up 10\n");
-    R.n = 0;
-    sh_flowkey k = key(1000);
-    for (uint32_t i = 0; i < 26; i++) sh_model_arrive(m, SH_UP, i, 60, &k, 0);
-    sh_model_advance(m, 100 * MS, on_rel, &R);
+    burst(m, SH_UP, 26, 60);
     CHECK(R.n == 26 && R.t[0] == 10 * MS && R.t[24] == 10 * MS && R.t[25] == 20 * MS,
           "sharing: n %d, t24 %llu, t25 %llu", R.n, (unsigned long long)R.t[24], (unsigned long long)R.t[25]);
     /* A 1000-byte packet does not fit behind a 600-byte one: next opportunity. */
     m = model_with("trace up 10\n");
+    sh_flowkey k = key(1000);
     R.n = 0;
     sh_model_arrive(m, SH_UP, 1, 600, &k, 0);
     sh_model_arrive(m, SH_UP, 2, 1000, &k, 0);
@@ -87,10 +81,8 @@ static void test_trace_shares_an_opportunity(void) {
 static void test_trace_loops_and_skips_idle_time(void) {
     /* Opportunities at 5 and 10 ms, looped every 10 ms: 5, 10, 15, 20, ... */
     sh_model *m = model_with("trace down 5\ntrace down 10\n");
-    R.n = 0;
+    burst(m, SH_DOWN, 4, 1500);
     sh_flowkey k = key(1000);
-    for (uint32_t i = 0; i < 4; i++) sh_model_arrive(m, SH_DOWN, i, 1500, &k, 0);
-    sh_model_advance(m, 100 * MS, on_rel, &R);
     CHECK(R.n == 4 && R.t[0] == 5 * MS && R.t[1] == 10 * MS && R.t[2] == 15 * MS && R.t[3] == 20 * MS,
           "loop: %llu %llu %llu %llu", (unsigned long long)R.t[0], (unsigned long long)R.t[1],
           (unsigned long long)R.t[2], (unsigned long long)R.t[3]);

@@ -21,18 +21,11 @@ static void test_delay(void) {
 static void test_rate_on_leaving(void) {
     /* 12 Mbit/s: a 1500-byte packet takes exactly 1 ms to leave the queue. */
     sh_model *m = model_with("at 0 down rate_bps=12000000 delay_ns=5000000\n");
-    R.n = 0;
-    sh_flowkey k = key(1000);
-    for (uint32_t i = 0; i < 10; i++) sh_model_arrive(m, SH_DOWN, i, 1500, &k, 0);
-    sh_model_advance(m, 100 * MS, on_rel, &R);
-    CHECK(R.n == 10, "released %d", R.n);
-    for (int i = 0; i < R.n; i++)
-        CHECK(R.t[i] == (uint64_t)(i + 1) * MS + 5 * MS, "pkt %d at %llu", i, (unsigned long long)R.t[i]);
+    burst(m, SH_DOWN, 10, 1500);
+    check_ms_spacing(10, 5 * MS);
     /* The rate applies as packets leave: a rate change while packets wait affects the next ones. */
     m = model_with("at 0 down rate_bps=12000000\nat 2500000 down rate_bps=6000000\n");
-    R.n = 0;
-    for (uint32_t i = 0; i < 4; i++) sh_model_arrive(m, SH_DOWN, i, 1500, &k, 0);
-    sh_model_advance(m, 100 * MS, on_rel, &R);
+    burst(m, SH_DOWN, 4, 1500);
     CHECK(R.n == 4 && R.t[0] == 1 * MS && R.t[1] == 2 * MS && R.t[2] == 3 * MS && R.t[3] == 5 * MS,
           "rate change: %llu %llu %llu %llu", (unsigned long long)R.t[0], (unsigned long long)R.t[1],
           (unsigned long long)R.t[2], (unsigned long long)R.t[3]);

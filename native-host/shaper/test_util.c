@@ -34,6 +34,19 @@ sh_flowkey key(uint16_t cport) {
 
 rec R;
 
+void burst(sh_model *m, int dir, uint32_t n, uint32_t len) {
+    R.n = 0;
+    sh_flowkey k = key(1000);
+    for (uint32_t i = 0; i < n; i++) sh_model_arrive(m, dir, i, len, &k, 0);
+    sh_model_advance(m, 100 * MS, on_rel, &R);
+}
+
+void check_ms_spacing(int n, uint64_t delay_ns) {
+    CHECK(R.n == n, "released %d of %d", R.n, n);
+    for (int i = 0; i < R.n; i++)
+        CHECK(R.t[i] == (uint64_t)(i + 1) * MS + delay_ns, "pkt %d at %llu", i, (unsigned long long)R.t[i]);
+}
+
 void expect_error(const char *cfg, const char *needle) {
     sh_schedule s;
     char err[256] = "";

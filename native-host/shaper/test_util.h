@@ -24,6 +24,11 @@ void on_rel(void *ctx, int dir, const sh_pkt *p, uint64_t due, int accept);
 sh_model *model_with(const char *cfg);
 /* A TCP flow from the testbed client to its server, by client port. */
 sh_flowkey key(uint16_t cport);
+/* R emptied, n packets of len bytes of the flow key(1000) arriving in direction dir at 0, the
+ * model advanced to 100 ms: what was released is in R. */
+void burst(sh_model *m, int dir, uint32_t n, uint32_t len);
+/* R holds n packets, the i-th released at (i + 1) ms + delay_ns (1500 bytes at 12 Mbit/s). */
+void check_ms_spacing(int n, uint64_t delay_ns);
 /* The config text must be refused with an error containing needle. */
 void expect_error(const char *cfg, const char *needle);
 
