@@ -51,7 +51,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from scripts.bench.cdp_source_ext import run_via_debugger  # noqa: E402
+from scripts.bench.cdp_source_ext import LIVE, run_via_debugger  # noqa: E402
 from scripts.bench.collector_ingest import median_interval  # noqa: E402
 from scripts.bench.recorder_cpu import Sampler, load_page, per_load, plain_browser, print_table  # noqa: E402
 from scripts.devkit.cdp import EventCdp  # noqa: E402
@@ -59,10 +59,6 @@ from scripts.devkit.realweb import serve_realweb  # noqa: E402
 from scripts.devkit.site import Site, serve_site  # noqa: E402
 
 ARMS = ("plain", "network", "trace")
-LIVE = {"network": ("Network.enable", "Page.enable", "Runtime.enable"),
-        "trace": ("Page.enable",),
-        "both": ("Network.enable", "Page.enable", "Runtime.enable")}
-"""The domains each client arm enables live (cdp_source_ext.py's extension arms the same)."""
 
 
 def read_trace(cdp: EventCdp, session: str) -> tuple[list[dict[str, Any]], int, float]:
@@ -142,10 +138,13 @@ def compare(live: list[dict[str, Any]], trace: list[dict[str, Any]]) -> str:
 
 
 def enable(cdp: EventCdp, session: str, arm: str) -> None:
-    for method in LIVE.get(arm, ()):
+    """The arm's live domains (cdp_source_ext.py LIVE; ``both``: the Network arm's) and lifecycle
+    events; ``plain``: none."""
+    if arm == "plain":
+        return
+    for method in LIVE["network" if arm == "both" else arm]:
         cdp.send(method, {}, session)
-    if arm in LIVE:
-        cdp.send("Page.setLifecycleEventsEnabled", {"enabled": True}, session)
+    cdp.send("Page.setLifecycleEventsEnabled", {"enabled": True}, session)
 
 
 def start_trace(cdp: EventCdp, session: str) -> None:

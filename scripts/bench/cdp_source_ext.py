@@ -19,12 +19,16 @@ from protolens.browser.flags import LaunchSpec, command_line
 from protolens.browser.launch import scratch_env, stop
 from protolens.browser.profile import seed_preferences
 from scripts.bench.recorder_cpu import Sampler, per_load
+from scripts.bench.recorder_overhead import BEACON
+from scripts.devkit.caddylog import read_hits
 from scripts.devkit.harness import CHROMIUM
 from scripts.devkit.site import Site
 
 LIVE = {"plain": ("Page.enable",), "network": ("Network.enable", "Page.enable", "Runtime.enable"),
         "trace": ("Page.enable",)}
-"""The domains each arm enables live (cdp_source_cpu.py's client arms enable the same)."""
+"""The domains each arm enables live, with lifecycle events but for ``plain``; cdp_source_cpu.py's
+client arms enable the same, ``plain`` nothing (the client needs no load event) and ``both``
+the Network arm's."""
 
 EXTENSION_JS = """
 const CONFIG = __CONFIG__;
@@ -120,6 +124,4 @@ def run_via_debugger(site: Site, scratch: Path, arm: str, loads: int) -> tuple[d
 
 def beacons(log: Path, offset: int) -> int:
     """Beacons (the page's request after its load event) in caddy's log since ``offset``."""
-    with log.open("rb") as f:
-        f.seek(offset)
-        return f.read().count(b"/page/data/late.json?")
+    return sum(1 for hit in read_hits(log, offset) if hit.uri.startswith(BEACON))

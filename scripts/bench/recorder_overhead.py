@@ -74,10 +74,13 @@ from scripts.devkit.caddylog import read_hits  # noqa: E402
 from scripts.devkit.harness import CHROMIUM, stored_ids  # noqa: E402
 from scripts.devkit.site import Site, serve_site  # noqa: E402
 
+BEACON = "/page/data/late.json?"
+"""The test page's request after its load event, carrying its loadEventEnd (``led``)."""
+
 
 def beacon_after(log: Path, offset: int) -> float | None:
     for hit in read_hits(log, offset):
-        if hit.uri.startswith("/page/data/late.json?"):
+        if hit.uri.startswith(BEACON):
             return float(parse_qs(urlsplit(hit.uri).query)["led"][0])
     return None
 
