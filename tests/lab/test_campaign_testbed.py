@@ -161,9 +161,10 @@ def test_each_next_browser_was_started_during_the_last_pages_quiet(
     previous page (after that page's turn, before its own), by the kernel's start time of each
     load's browser process; the first load's browser started at its turn. How much sooner a page
     opens that way depends on the machine (a start takes 0.5 s on one, 0.85-0.95 s on a slower
-    one; the quiet and the stop that overlap it 0.6-0.65 s): printed, not asserted (within 200 ms of the turn on one
-    machine; 6-605 ms on a slower one, 2026-11-27). That the loads stayed apart is what the
-    tests around this one check against caddy's log and the shaper's flows, load by load."""
+    one; the quiet and the stop that overlap it 0.6-0.65 s): printed, not asserted (within 200
+    ms of the turn on one machine; 6-605 ms on a slower one, 2026-11-27). That the loads stayed
+    apart is what the tests around this one check against caddy's log and the shaper's flows,
+    load by load."""
     db, status = campaign
     loads = sorted(loads_with_navigations(db), key=lambda ld: ld["started_at_ms"])
     starts = status["browser_starts"]
