@@ -38,32 +38,20 @@ export const CHILD_RETRY_MS = 20;
 export const FIRST_FRAME_WAIT_MS = 300;
 export const FIRST_FRAME_STEP_MS = 10;
 
-/** One command of a `send_all`. */
-export type Send = { method: string; params: object; sessionId?: string };
-
 export type Io =
   | { kind: "send"; method: string; params: object; sessionId?: string }
-  /** Commands sent at once, without waiting for each reply before the next (one session handles
-   * its commands in the order sent); the outcome is `{ ok: true, result: Reply[] }`, a reply per
-   * command in order. */
-  | { kind: "send_all"; commands: readonly Send[] }
   | { kind: "sleep"; ms: number }
   /** Decode a screencast frame (base64 JPEG) into its histogram (src/visual/histogram.ts). */
   | { kind: "decode"; jpeg: string }
   /** Records the recorder completed; `busy`: it is already recording the next navigation. */
   | { kind: "records"; records: NavigationRecord[]; busy: boolean };
 
-/** The outcome of a `send`, a `send_all` or a `decode` (the others get `undefined`). */
+/** The outcome of a `send` or a `decode` (the others get `undefined`). */
 export type Reply = { ok: true; result: unknown } | { ok: false; error: string } | undefined;
 
 export type Flow = Generator<Io, void, Reply>;
 
 export class SessionError extends Error {}
-
-function* sendAll(commands: readonly Send[]): Generator<Io, Reply[], Reply> {
-  const r = yield { kind: "send_all", commands };
-  return r?.ok === true && Array.isArray(r.result) ? (r.result as Reply[]) : commands.map(() => undefined);
-}
 
 function* send(method: string, params: object, sessionId?: string): Generator<Io, Reply, Reply> {
   return yield sessionId === undefined ? { kind: "send", method, params } : { kind: "send", method, params, sessionId };
@@ -85,21 +73,17 @@ export class TabSession {
     this.visual = options.visual === true;
   }
 
-  /** The tab's enable commands in order, then the optional ones, then the screencast, sent at
-   * once (`send_all`), not one round trip through chrome.debugger after another: a lab
-   * browser's first navigation waits for them (from the tab's creation to its enables done,
-   * 76-118 ms one by one, 60-101 at once: docs/RESEARCH.md "What measuring costs"). A refused
-   * tab command ends the flow with a SessionError; the optional ones and the screencast may be
-   * refused: the record then goes without what they give (the screencast: visual metrics). */
+  /** The tab's enable commands in order; a refusal ends the flow with a SessionError. The
+   * optional ones, then the screencast, may be refused: the record then goes without what they
+   * give (the screencast: visual metrics). */
   *enable(): Flow {
-    const batch = [...TAB_COMMANDS, ...OPTIONAL_COMMANDS, ...(this.visual ? [SCREENCAST] : [])];
-    const replies = yield* sendAll(batch.map((c) => ({ method: c.method, params: c.params ?? {} })));
-    TAB_COMMANDS.forEach((c, i) => {
-      const r = replies[i];
+    for (const c of TAB_COMMANDS) {
+      const r = yield* send(c.method, c.params ?? {});
       if (!r?.ok) throw new SessionError(`${c.method}: ${r?.ok === false ? r.error : "no reply"}`);
-    });
+    }
+    for (const c of OPTIONAL_COMMANDS) yield* send(c.method, c.params ?? {});
     if (!this.visual) return;
-    const r = replies[batch.length - 1];
+    const r = yield* send(SCREENCAST.method, SCREENCAST.params ?? {});
     for (let waited = 0; r?.ok && !this.framed && !this.closed && waited < FIRST_FRAME_WAIT_MS; waited += FIRST_FRAME_STEP_MS) {
       yield { kind: "sleep", ms: FIRST_FRAME_STEP_MS };
     }
@@ -252,12 +236,6 @@ export interface FlowIo {
   records(records: NavigationRecord[], busy: boolean): void;
 }
 
-function sent(io: FlowIo, c: Send): Promise<Reply> {
-  return io.send(c.method, c.params, c.sessionId).then(
-    (result): Reply => ({ ok: true, result }),
-    (e: unknown): Reply => ({ ok: false, error: e instanceof Error ? e.message : String(e) }));
-}
-
 /** Drives a flow to its end. A `send` that throws is handed to the flow as `{ok: false}`. */
 export async function runFlow(flow: Flow, io: FlowIo): Promise<void> {
   let step = flow.next();
@@ -265,9 +243,9 @@ export async function runFlow(flow: Flow, io: FlowIo): Promise<void> {
     const want = step.value;
     let reply: Reply = undefined;
     if (want.kind === "send") {
-      reply = await sent(io, want);
-    } else if (want.kind === "send_all") {
-      reply = { ok: true, result: await Promise.all(want.commands.map((c) => sent(io, c))) };
+      reply = await io.send(want.method, want.params, want.sessionId).then(
+        (result): Reply => ({ ok: true, result }),
+        (e: unknown): Reply => ({ ok: false, error: e instanceof Error ? e.message : String(e) }));
     } else if (want.kind === "sleep") {
       await io.sleep(want.ms);
     } else if (want.kind === "decode") {

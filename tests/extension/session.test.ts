@@ -22,21 +22,17 @@ const OPTIONS = {
 const OK: Reply = { ok: true, result: {} };
 const FAIL: Reply = { ok: false, error: "No target with given id" };
 
-/** Steps a flow, answering each `send` (and each command of a `send_all`) with `answer`, and
- * lists what it asked for. */
+/** Steps a flow, answering each `send` with `answer`, and lists what it asked for. */
 function drive(flow: Flow, answer: (w: Io & { kind: "send" }) => Reply = () => OK): Io[] {
   const seen: Io[] = [];
   let step = flow.next();
   while (step.done !== true) {
-    const w = step.value;
-    seen.push(w);
-    step = flow.next(w.kind === "send" ? answer(w)
-      : w.kind === "send_all" ? { ok: true, result: w.commands.map((c) => answer({ kind: "send", ...c })) } : undefined);
+    seen.push(step.value);
+    step = flow.next(step.value.kind === "send" ? answer(step.value) : undefined);
   }
   return seen;
 }
-const sends = (io: Io[]): string[] => io.flatMap((w) => (w.kind === "send" ? [`${w.sessionId ?? "tab"} ${w.method}`]
-  : w.kind === "send_all" ? w.commands.map((c) => `${c.sessionId ?? "tab"} ${c.method}`) : []));
+const sends = (io: Io[]): string[] => io.flatMap((w) => (w.kind === "send" ? [`${w.sessionId ?? "tab"} ${w.method}`] : []));
 const attached = (sessionId: string): RawEvent => ({
   method: "Target.attachedToTarget",
   params: { sessionId, targetInfo: { targetId: "t", type: "iframe", title: "", url: "", attached: true, canAccessOpener: false }, waitingForDebugger: true },
@@ -46,19 +42,6 @@ describe("session core: enable", () => {
   it("sends the tab's enable commands in order, on the tab's own session", () => {
     const io = drive(new TabSession(OPTIONS).enable());
     expect(sends(io)).toEqual([...TAB_COMMANDS, ...OPTIONAL_COMMANDS].map((c) => `tab ${c.method}`));
-  });
-
-  it("sends them at once, one send_all: no reply awaited before the next command", () => {
-    const io = drive(new TabSession({ ...OPTIONS, visual: true }).enable());
-    expect(io[0]).toEqual({ kind: "send_all", commands: [...TAB_COMMANDS, ...OPTIONAL_COMMANDS, SCREENCAST]
-      .map((c) => ({ method: c.method, params: c.params ?? {} })) });
-    expect(io.filter((w) => w.kind === "send" || w.kind === "send_all")).toHaveLength(1);
-  });
-
-  it("a send_all without its replies (no result) counts as every command refused", () => {
-    const flow = new TabSession(OPTIONS).enable();
-    flow.next();
-    expect(() => flow.next({ ok: false, error: "gone" })).toThrow(SessionError);
   });
 
   it("stops at the first refused command with a SessionError", () => {
@@ -92,11 +75,9 @@ describe("session core: screencast frames (visual metrics)", () => {
     expect(idle.filter((w) => w.kind === "sleep")).toHaveLength(FIRST_FRAME_WAIT_MS / FIRST_FRAME_STEP_MS);
     const s = new TabSession({ ...OPTIONS, visual: true });
     const enable = s.enable();
-    const batch = enable.next().value;
-    expect(batch).toMatchObject({ kind: "send_all" });
-    const all = batch !== undefined && batch.kind === "send_all" ? batch.commands : [];
-    expect(all.at(-1)?.method).toBe(SCREENCAST.method);
-    expect(enable.next({ ok: true, result: all.map(() => OK) }).value).toEqual({ kind: "sleep", ms: FIRST_FRAME_STEP_MS });
+    let step = enable.next();
+    while (!(step.value?.kind === "send" && step.value.method === SCREENCAST.method)) step = enable.next(OK);
+    expect(enable.next(OK).value).toEqual({ kind: "sleep", ms: FIRST_FRAME_STEP_MS });
     const relay = s.onEvent(frame(1700000000.1));
     relay.next();
     relay.next(OK);
@@ -280,37 +261,5 @@ describe("runFlow", () => {
     });
     expect(calls).toEqual(["Network.enable", "Page.enable", "sleep 20", "Page.enable", "sleep 40", "Page.enable",
       "Target.setAutoAttach", "Runtime.runIfWaitingForDebugger"]);
-  });
-
-  it("sends a send_all's commands before any reply comes, and hands the replies back in order", async () => {
-    const sent: string[] = [];
-    const pending: (() => void)[] = [];
-    const io = {
-      send: (method: string) => {
-        sent.push(method);
-        return new Promise<unknown>((resolve, reject) => {
-          pending.push(() => (method === "Runtime.enable" ? reject(new Error("gone")) : resolve({ m: method })));
-        });
-      },
-      sleep: () => Promise.resolve(),
-      decode: () => Promise.reject(new Error("no frames here")),
-      records: () => undefined,
-    };
-    const done = runFlow(new TabSession(OPTIONS).enable(), io);
-    await Promise.resolve();
-    // every command is out while none has been answered
-    expect(sent).toEqual([...TAB_COMMANDS, ...OPTIONAL_COMMANDS].map((c) => c.method));
-    pending.reverse().forEach((answer) => { answer(); });  // answered last first
-    await expect(done).rejects.toThrow("Runtime.enable: gone");  // each reply with its command
-  });
-
-  it("a refused tab command in a send_all ends the flow with a SessionError", async () => {
-    const io = {
-      send: (method: string) => (method === "Page.enable" ? Promise.reject(new Error("gone")) : Promise.resolve({})),
-      sleep: () => Promise.resolve(),
-      decode: () => Promise.reject(new Error("no frames here")),
-      records: () => undefined,
-    };
-    await expect(runFlow(new TabSession(OPTIONS).enable(), io)).rejects.toThrow("Page.enable: gone");
   });
 });
