@@ -167,22 +167,17 @@ def test_a_whole_browser_arm_stores_its_mechanism_and_no_upstream(tmp_path: Path
     assert {p["arm"] for p in policies} == {"h3"}
 
 
-def test_the_last_loads_teardown_is_not_counted_as_this_loads_flows() -> None:
-    """``own_flows``: a flow with the address and ports of one of the last two loads' flows and
-    at most 1 kB is their teardown (FIN, RST after their browser's stop); one that carries more,
-    or whose address or ports are new, is this load's; three loads back is too old to match."""
-    from protolens.lab.runner import flow_key, own_flows
+def test_a_standby_browser_waits_for_the_last_loads_packets_to_drain() -> None:
+    """``drain_s``: 1.5 of the profile's largest RTT plus 20 ms, at most 1 s; no profile, 20 ms."""
+    from protolens.lab.path_rtt import ProfileRtt
+    from protolens.lab.runner import drain_s
 
-    def flow(port: int, up: int, down: int = 0, proto: str = "tcp") -> dict[str, object]:
-        return {"proto": proto, "client_ip": "10.0.0.2", "client_port": port,
-                "server_ip": "10.0.0.1", "server_port": 443, "bytes_up": up, "bytes_down": down}
+    class Shaped(DirectNetwork):
+        def profile_rtt(self, condition: str) -> ProfileRtt:
+            return {"wifi": ProfileRtt(50.0, 50.0, 50.0),
+                    "slow": ProfileRtt(900.0, 600.0, 1200.0)}[condition]
 
-    two_back = frozenset({flow_key(flow(40001, 0))})
-    last = frozenset({flow_key(flow(40002, 0)), flow_key(flow(40003, 0, proto="udp"))})
-    seen = [flow(40001, 80), flow(40002, 40), flow(40003, 120, proto="udp"),  # teardown
-            flow(40002, 900, 300),  # the same ports, more than 1 kB: its own
-            flow(40004, 40), flow(40003, 40)]  # new ports; a known port of another protocol
-    assert own_flows(seen, [two_back, last]) == seen[3:]
-    assert own_flows(seen, [last]) == [seen[0], *seen[3:]]
-    assert own_flows(seen, []) == seen
+    assert abs(drain_s(Shaped(), "wifi") - 0.095) < 1e-9
+    assert drain_s(Shaped(), "slow") == 1.0
+    assert abs(drain_s(DirectNetwork(), "none") - 0.02) < 1e-9
 

@@ -36,6 +36,8 @@ class LoadResult:
     """The exact browser command line (with the network prefix)."""
     log: Path
     """Chromium's (and the native host's) stderr."""
+    stopped_at: float = 0.0
+    """time.monotonic() once every process of the browser had ended (``stop``)."""
 
 
 def scratch_env(base: Mapping[str, str], scratch: Path) -> dict[str, str]:
@@ -135,7 +137,8 @@ def finish(run: Running, done: Callable[[], bool], timeout_s: float = 60.0,
     finally:
         wall = time.monotonic() - run.started
         stop(run.proc)
-    return LoadResult(ok=reason is None, reason=reason, wall_s=wall, argv=run.argv, log=run.log)
+    return LoadResult(ok=reason is None, reason=reason, wall_s=wall, argv=run.argv, log=run.log,
+                      stopped_at=time.monotonic())
 
 
 def run_load(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[str],

@@ -22,8 +22,7 @@ import shlex
 import shutil
 import time
 import uuid
-from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import closing
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -114,7 +113,7 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
     current: str | None = None
     proxy: ProxyProcess | None = None
     standby: list[Standby] = []
-    earlier: deque[frozenset[FlowKey]] = deque(maxlen=TEARDOWN_LOADS)
+    stopped_at = 0.0
     try:
         for i, planned in enumerate(loads):
             if planned.condition != current:
@@ -129,8 +128,8 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
                 if opts.overlap and after is not None and not after.arm.proxied and not standby:
                     def prepare(nxt: PlannedLoad = after) -> None:
                         standby.append(launch_standby(nxt, targets[nxt.page], network, opts))
-                ok = _attempt(planned, attempt, targets[planned.page], network, opts, progress,
-                              proxy, held, prepare, earlier)
+                ok, stopped_at = _attempt(planned, attempt, targets[planned.page], network,
+                                          opts, progress, proxy, held, prepare, stopped_at)
                 if ok:
                     break
                 if attempt <= opts.retries:
@@ -169,31 +168,22 @@ def launch_standby(planned: PlannedLoad, target: Target, network: LabNetwork,
     return Standby(load, running, scratch)
 
 
-TEARDOWN_LOADS = 2
-TEARDOWN_MAX_BYTES = 1024
-
-FlowKey = tuple[Any, ...]
+DRAIN_RTTS = 1.5
+DRAIN_MARGIN_S = 0.02
 
 
-def flow_key(flow: Mapping[str, Any]) -> FlowKey:
-    return (flow.get("proto"), flow.get("client_ip"), flow.get("client_port"),
-            flow.get("server_ip"), flow.get("server_port"))
-
-
-def own_flows(flows: Sequence[Mapping[str, Any]], earlier: Iterable[frozenset[FlowKey]]
-              ) -> list[Mapping[str, Any]]:
-    """A load's flows without the last loads' teardown (pure). A browser's connections send
-    their last packets (FIN, RST: 40 B each, client to server) after its stop, about one RTT
-    later through the shaper: they reached the next load's counters in 2 of 9 loads
-    (ifip18-baidu, wifi, a standby browser let go at once), and in one of 12 (``--no-overlap``,
-    h3 after two h1 loads) 12 such flows of both h1 loads' connections. So a flow is the last
-    ``TEARDOWN_LOADS`` loads' own when it has one of their flows' addresses and ports and
-    carries at most ``TEARDOWN_MAX_BYTES`` (a TLS handshake alone carries more); the load then
-    starts at once, with no wait for them (the 1.5 RTT + 20 ms it waited before: 95 ms on
-    ``wifi``). Chosen by ProtoLens from these measurements."""
-    old = frozenset().union(*earlier)
-    return [f for f in flows if flow_key(f) not in old
-            or int(f.get("bytes_up", 0)) + int(f.get("bytes_down", 0)) > TEARDOWN_MAX_BYTES]
+def drain_s(network: LabNetwork, condition: str) -> float:
+    """How long the last load's teardown may still be on the link once its browser has stopped:
+    1.5 of the profile's largest RTT plus 20 ms (the time the runner spends storing the last
+    load counts towards it). Without it, a standby browser let go at once had the stopped browser's
+    last two packets (40 B each, client to server, about one RTT after its stop) counted among
+    its own flows, in 2 of 9 loads (ifip18-baidu, wifi); a browser started after the stop
+    takes longer than that to start, yet there too one of 12 loads (`--no-overlap`, h3 after two
+    h1 loads) counted 12 such flows from the h1 loads' connections: every load waits for it.
+    Chosen by ProtoLens from these measurements."""
+    rtt_of = getattr(network, "profile_rtt", None)
+    high = rtt_of(condition).high_ms if rtt_of is not None else 0.0
+    return min(1.0, high / 1000 * DRAIN_RTTS + DRAIN_MARGIN_S)
 
 
 def _spec(planned: PlannedLoad, attempt: int) -> LoadSpec:
@@ -217,12 +207,14 @@ def start_proxy(network: LabNetwork) -> ProxyProcess:
 def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNetwork,
              opts: RunOptions, progress: Progress, proxy: ProxyProcess | None = None,
              held: Standby | None = None, prepare: Callable[[], None] | None = None,
-             earlier: deque[frozenset[FlowKey]] | None = None) -> bool:
+             last_stop: float = 0.0) -> tuple[bool, float]:
     """One attempt of ``planned``: in ``held``'s browser if one was started for it, else in a
     browser started now; ``prepare`` starts the next load's once this page has loaded. Its
-    flows leave out the teardown of the loads before (``own_flows``: ``earlier`` holds their
-    flows' keys, and this attempt's are added). Returns whether it stored its records."""
-    earlier = deque(maxlen=TEARDOWN_LOADS) if earlier is None else earlier
+    flows are counted from no earlier than ``drain_s`` after the last browser stopped
+    (``last_stop``, monotonic; 0: none before). Returns whether it stored its records, and when
+    its browser stopped."""
+    if last_stop:
+        time.sleep(max(0.0, last_stop + drain_s(network, planned.condition) - time.monotonic()))
     network.before_load()
     if held is not None:
         held.running.go()
@@ -230,9 +222,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     else:
         ran = browse(_spec(planned, attempt), target, network, opts, proxy, on_loaded=prepare)
     load = ran.load
-    seen, lateness = network.after_load()
-    flows = own_flows(seen, earlier)
-    earlier.append(frozenset(flow_key(f) for f in seen))
+    flows, lateness = network.after_load()
     report = proxy.report(reset=True) if proxy is not None and ran.through_proxy else None
     row = record(ran, flows, lateness, report, network.server_cc, opts)
     rtt_of = getattr(network, "profile_rtt", None)
@@ -242,7 +232,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
     if row["reason"]:
         progress.failures.append(f"{planned.page}/{planned.arm}/{planned.condition}: "
                                  f"{row['reason']}")
-    return ran.result.ok
+    return ran.result.ok, ran.result.stopped_at
 
 
 @dataclass(frozen=True)
