@@ -187,6 +187,22 @@ def launch_devtools(spec: LaunchSpec, work: Path) -> tuple[subprocess.Popen[byte
         raise
 
 
+def close_browser(proc: subprocess.Popen[bytes], cdp: Cdp, grace_s: float = 10.0) -> None:
+    """Close Chromium as its own window close does (``Browser.close``), then stop what is left
+    of its process group (the native host). Stopped by a signal to the whole group, the network
+    service died with it: its NetLog lacked the closing ``]}`` and, when the last page had just
+    loaded, the last events (measured: a CI run's h1 connection 6,739 bytes short of the bytes
+    recorded on it, tests/e2e/test_realweb_e2e.py); closed so, the log is complete."""
+    try:
+        cdp.send("Browser.close")
+        proc.wait(grace_s)
+    except (OSError, RuntimeError, ConnectionError, subprocess.TimeoutExpired):
+        pass  # the stop below ends it either way
+    finally:
+        cdp.close()
+        stop(proc)
+
+
 @contextmanager
 def devtools_browser(spec: LaunchSpec, work: Path) -> Iterator[tuple[Cdp, Path]]:
     """``launch_devtools`` as a context: yields (cdp, log) once the extension (when the spec
@@ -201,8 +217,7 @@ def devtools_browser(spec: LaunchSpec, work: Path) -> Iterator[tuple[Cdp, Path]]
                 for t in cdp.send("Target.getTargets")["targetInfos"]))
         yield cdp, log
     finally:
-        cdp.close()
-        stop(proc)
+        close_browser(proc, cdp)
 
 
 ARTIFACTS = Path(os.environ.get("PROTOLENS_E2E_ARTIFACTS", "/tmp/protolens-e2e"))

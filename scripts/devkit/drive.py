@@ -28,7 +28,6 @@ from typing import Any
 
 from protolens.arms import parse_lab_arm
 from protolens.browser.flags import LaunchSpec
-from protolens.browser.launch import stop
 from protolens.browser.profile import register_lab_host, seed_preferences, write_lab_context
 from protolens.lab.runner import LAB_QUIET_MS
 from protolens.lab.store_watch import stored_navigation_ids
@@ -36,6 +35,7 @@ from scripts.devkit.cdp import (
     EXTENSION,
     Cdp,
     Page,
+    close_browser,
     devtools_browser,
     evaluate,
     launch_devtools,
@@ -180,5 +180,4 @@ def driven_lab(work: Path, *, arm: str, first_url: str, spki: str, quic_origins:
                                  ids=driven.ids()))
         yield driven
     finally:
-        cdp.close()
-        stop(proc, grace_s=10)
+        close_browser(proc, cdp)

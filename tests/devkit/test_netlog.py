@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from scripts.devkit.caddylog import read_hits
-from scripts.devkit.netlog import read_connections, read_events, trim
+from scripts.devkit.netlog import is_complete, read_connections, read_events, trim
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/netlog"
 LOG = FIXTURES / "realweb-h3.json"
@@ -51,8 +51,15 @@ def test_a_log_cut_off_mid_line_reads_up_to_the_cut(tmp_path: Path) -> None:
     _, partial = read_events(cut)
     assert partial == whole[:-1]
     closed = tmp_path / "closed.json"
-    closed.write_text(text.rstrip().rstrip(",") + "]}\n")  # as a browser that exits writes it
+    closed.write_text(text.rstrip().rstrip(",") + "]}\n")  # an older browser's closing
     assert read_events(closed)[1] == whole
+    # as Chromium 156 closes it on Browser.close (seen here: the last event, then the polled
+    # state on a line of its own)
+    polled = tmp_path / "polled.json"
+    polled.write_text(text.rstrip().rstrip(",") + '],\n"polledData": [{"x":1}]\n}\n')
+    assert read_events(polled)[1] == whole
+    assert not is_complete(LOG) and not is_complete(cut)
+    assert is_complete(closed) and is_complete(polled)
 
 
 def test_trim_keeps_what_the_reader_uses(tmp_path: Path) -> None:

@@ -28,7 +28,7 @@ import pytest
 
 from scripts.devkit.caddylog import read_hits
 from scripts.devkit.drive import driven_lab
-from scripts.devkit.netlog import WireConn, read_connections
+from scripts.devkit.netlog import WireConn, is_complete, read_connections
 from scripts.devkit.realweb import RealWeb, serve_realweb
 from scripts.devkit.realweb_plan import FIRST, run_plan
 from scripts.devkit.realweb_truth import (
@@ -82,6 +82,8 @@ def arms(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Arm]]:
             with driven_lab(work / arm, arm=arm, first_url=site.url(FIRST), spki=site.spki,
                             quic_origins=quic, db=db) as d:
                 steps = run_plan(d, site)
+            # closed by the browser itself: every event is in it (devkit/cdp.py close_browser)
+            assert is_complete(d.netlog), f"{arm}: the NetLog was not closed by the browser"
             hits = read_hits(site.access_log)
             out[arm] = Arm(site, pages(db, steps, hits, aborted_hits(site.backend_log, hits)),
                            read_connections(d.netlog))
