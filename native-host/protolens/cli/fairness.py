@@ -63,8 +63,11 @@ def fairness_cmd(pairs: str, page: str, condition: str, reps: int, duration_s: f
                  flows: list[dict[str, Any]]) -> None:
         click.echo(progress_line(pair.name, rep, rows), err=True)
 
+    def rerun(pair: Pair, rep: int, why: str) -> None:
+        click.echo(f"{pair.name} rep {rep}: {why}; run again", err=True)
+
     try:
-        outcome = fairness_run.run(spec, settings, on_rep=progress)
+        outcome = fairness_run.run(spec, settings, on_rep=progress, on_rerun=rerun)
         rows = fairness_run.summary(settings.db, spec.campaign)
     except (StoreError, RuntimeError, OSError) as exc:
         raise UserError(f"lab fairness: {exc}") from None

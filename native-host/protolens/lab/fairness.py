@@ -279,6 +279,24 @@ def summary_rows(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
+START_SPREAD_MS = 30.0
+"""The most a repetition's sides may start apart and be kept: with the common start they
+started 0-15 ms apart (docs/RESEARCH.md), and once, in a CI run, 48 ms; a side that leads by a
+round trip (50 ms on ``wifi``) grows its window before the other starts (ProtoLens's choice:
+twice the spread measured, under ``wifi``'s round trip)."""
+
+
+def late_start(rows: Sequence[Mapping[str, Any]], limit_ms: float = START_SPREAD_MS
+               ) -> str | None:
+    """Why a repetition's sides did not start together (a side ``limit_ms`` or more after the
+    other), or None: such a repetition is run again (``lab fairness``)."""
+    leads = [(v, str(r["side"])) for r in rows if (v := _num(r.get("start_ms"))) is not None]
+    if not leads:
+        return None
+    lead, side = max(leads)
+    return f"side {side} started {lead:.0f} ms after the other" if lead > limit_ms else None
+
+
 def progress_line(pair: str, rep: int, rows: Sequence[Mapping[str, Any]]) -> str:
     """One repetition as ``lab fairness`` reports it while it runs: each side's share and how far
     apart the sides started (``start_ms``)."""

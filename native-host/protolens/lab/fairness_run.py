@@ -30,6 +30,7 @@ from protolens.lab.fairness import (
     Series,
     Side,
     bin_downlink,
+    late_start,
     parse_pairs,
     proxied,
     start_lead_ms,
@@ -64,6 +65,9 @@ browsers launched side by side on the testbed machine (2 cores) reached their fi
 0.90-1.20 s after launch, 6-137 ms apart (8 repetitions); without a common start the first side
 took 0.64-0.69 of the link when it led by 70-130 ms. 2.5 s is twice the slowest launch seen,
 rounded up (ProtoLens's choice; the paper's clients "load a page at the same moment")."""
+
+START_TRIES_MORE = 2
+"""How many times a repetition whose sides started apart is run again (``run``)."""
 
 
 @dataclass(frozen=True)
@@ -102,11 +106,14 @@ class FairnessOutcome:
     failed: int = 0
     failures: list[str] = field(default_factory=list)
     interrupted: bool = False
+    rerun: list[str] = field(default_factory=list)
+    """Repetitions run again because their sides did not start together (``late_start``)."""
 
     def summary(self) -> str:
+        again = f", {len(self.rerun)} run again (sides started apart)" if self.rerun else ""
         return (f"campaign {self.campaign}: {self.repetitions} fairness repetitions, "
-                f"{self.failed} with a failed side" + (" (interrupted)" if self.interrupted
-                                                       else ""))
+                f"{self.failed} with a failed side{again}" + (" (interrupted)" if self.interrupted
+                                                              else ""))
 
 
 def prepare(pairs: str, *, page: str, condition: str, reps: int, server_cc: str,
@@ -214,6 +221,25 @@ def fairness_rows(spec: FairnessSpec, pair: Pair, rep: int, sides: Sequence[Side
     return out
 
 
+_Tried = tuple[list[SideRun], list[dict[str, Any]], list[dict[str, Any]]]
+"""One try of a repetition: its sides, its rows, the shaper's flows."""
+
+
+def started_together(once: Callable[[], _Tried], again: Callable[[str], None],
+                     tries_more: int = START_TRIES_MORE) -> _Tried:
+    """``once()`` until its sides started together (``fairness.late_start``), at most
+    ``tries_more`` times more; ``again(why)`` before each new try. The loads of a try not kept
+    stay stored as lab loads; its shares are not a repetition. The last try is kept whatever its
+    start (its ``start_ms`` says how far apart)."""
+    for attempt in range(tries_more + 1):
+        tried = once()
+        late = late_start(tried[1])
+        if late is None or attempt == tries_more:
+            return tried
+        again(late)
+    raise AssertionError("unreachable")
+
+
 def _more(spec: FairnessSpec, done: int, elapsed_s: float) -> bool:
     if spec.duration_s is not None:
         return done == 0 or elapsed_s < spec.duration_s
@@ -222,10 +248,14 @@ def _more(spec: FairnessSpec, done: int, elapsed_s: float) -> bool:
 
 def run(spec: FairnessSpec, settings: Settings,
         on_rep: Callable[[Pair, int, list[dict[str, Any]], list[dict[str, Any]]], None]
-        | None = None
+        | None = None,
+        on_rerun: Callable[[Pair, int, str], None] | None = None
         ) -> FairnessOutcome:
     """Every pair, ``reps`` times (or for ``duration_s``); every repetition stored.
-    ``on_rep(pair, rep, rows, flows)`` sees each repetition's rows and the shaper's flows."""
+    ``on_rep(pair, rep, rows, flows)`` sees each repetition's rows and the shaper's flows. A
+    repetition whose sides did not start together (``fairness.late_start``) is run again, up to
+    ``START_TRIES_MORE`` times (``on_rerun(pair, rep, why)``); the last try is kept whatever its
+    start, and its ``start_ms`` says how far apart."""
     outcome = FairnessOutcome(spec.campaign)
     scratch = settings.scratch or Path(settings.db).parent / "lab-scratch"
     opts = load_options(settings, scratch / f"fairness-{spec.campaign}")
@@ -247,11 +277,20 @@ def run(spec: FairnessSpec, settings: Settings,
                 began, rep = time.monotonic(), 0
                 while _more(spec, rep, time.monotonic() - began):
                     rep += 1
-                    started_ms = time.time() * 1000
-                    sides, series, result, flows = run_repetition(
-                        pair, rep, spec, network, target, objects, opts, ips, proxy)
-                    rows = fairness_rows(spec, pair, rep, sides, series, result, flows,
-                                         started_ms)
+
+                    def once(pair: Pair = pair, rep: int = rep) -> _Tried:
+                        started_ms = time.time() * 1000
+                        sides, series, result, flows = run_repetition(
+                            pair, rep, spec, network, target, objects, opts, ips, proxy)
+                        return sides, fairness_rows(spec, pair, rep, sides, series, result,
+                                                    flows, started_ms), flows
+
+                    def again(why: str, pair: Pair = pair, rep: int = rep) -> None:
+                        outcome.rerun.append(f"{pair.name} rep {rep}: {why}")
+                        if on_rerun:
+                            on_rerun(pair, rep, why)
+
+                    sides, rows, flows = started_together(once, again)
                     with closing(open_rw(settings.db, time.time() * 1000)) as conn:
                         fstore.store_repetition(conn, rows)
                     outcome.repetitions += 1
