@@ -6,6 +6,8 @@ from __future__ import annotations
 import base64
 import json
 import socket
+import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import Any
@@ -133,6 +135,38 @@ def test_no_h3_rule_starts_the_relay_with_a_credential(tmp_path: Path) -> None:
     s.sendall(b"hello")
     assert s.recv(100) == b"HELLO"
     s.close()
+
+
+_RELAY_CODE = ("protolens.proxy.relay", "asyncio", "h2", "h11", "ssl")
+
+
+def _imported_after_policies(db: Path) -> dict[str, bool]:
+    """In a fresh interpreter: the host's modules as ``python -m protolens.host`` imports them,
+    then a policies answer from ``db``; which of the relay's modules were imported."""
+    code = "\n".join((
+        "import json, sys",
+        "from pathlib import Path",
+        "import protolens.host.stdio",
+        "from protolens.host.relay import StorePolicies",
+        "snap = StorePolicies(Path(sys.argv[1]), {}).snapshot()",
+        "seen = {m: m in sys.modules for m in sys.argv[2:]}",
+        "print(json.dumps({'relay': snap.relay_port is not None, **seen}))"))
+    out = subprocess.run([sys.executable, "-c", code, str(db), *_RELAY_CODE],
+                         capture_output=True, text=True, check=True, timeout=60,
+                         stdin=subprocess.DEVNULL)
+    result: dict[str, bool] = json.loads(out.stdout)
+    return result
+
+
+def test_the_relay_code_is_imported_only_when_a_relay_starts(tmp_path: Path) -> None:
+    """A lab browser's start waits for its host's hello (lab/runner.py): the host does not
+    import the relay's code (asyncio, ssl, h11, h2) until a no-h3 rule needs a relay."""
+    plain = _imported_after_policies(store_with(tmp_path, ("a.test", "h2", None)))
+    assert plain == {"relay": False, **{m: False for m in _RELAY_CODE}}
+    other = tmp_path / "relayed"
+    other.mkdir()
+    relayed = _imported_after_policies(store_with(other, ("a.test", "no-h3", None)))
+    assert relayed == {"relay": True, **{m: True for m in _RELAY_CODE}}
 
 
 def test_host_process_sends_policies_after_hello(tmp_path: Path) -> None:

@@ -6,22 +6,29 @@ time a ``no-h3`` rule needs it, with a per-run random credential the extension r
 ``PROTOLENS_RELAY_HOSTS`` (``a.test=127.0.0.1,b.test=127.0.0.1``), for the lab and tests only:
 the relay resolves those names to those addresses and refuses every other host; unset, it
 resolves names normally (the user's own traffic).
+
+The relay's code (``protolens.proxy.relay``: asyncio, ssl, h11, h2) is imported when a relay is
+first needed, not at the host's start: 30-55 ms of a host start of 160-225 ms measured with
+``python -X importtime`` here (2026-11-27), and a lab browser's start waits for its host's
+hello (lab/runner.py).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import secrets
 import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from protolens.messaging.policies import PolicySnapshot, needs_relay
 from protolens.policy.rules import PolicyError, Rule, match
-from protolens.proxy import relay
 from protolens.store import DatabaseError, StoreError, open_ro
 from protolens.store import policy as policystore
+
+if TYPE_CHECKING:
+    from protolens.proxy.relay import Relay
 
 RELAY_HOSTS_ENV = "PROTOLENS_RELAY_HOSTS"
 START_TIMEOUT_S = 5.0
@@ -57,8 +64,9 @@ class RelayThread:
     """One relay per host process, on an ephemeral loopback port, serving until the process ends."""
 
     def __init__(self, hosts: Mapping[str, str] | None, allowed: Callable[[str], bool]) -> None:
+        from protolens.proxy.relay import Relay  # the first relay: see the module docstring
         self.token = secrets.token_urlsafe(24)
-        self.relay = relay.Relay(self.token, hosts=hosts, allowed=allowed)
+        self.relay: Relay = Relay(self.token, hosts=hosts, allowed=allowed)
         self.port: int | None = None
         self._ready = threading.Event()
         self._error: str | None = None
@@ -77,8 +85,11 @@ class RelayThread:
         self._ready.set()
 
     def _run(self) -> None:
+        import asyncio
+
+        from protolens.proxy.relay import serve
         try:
-            asyncio.run(relay.serve(self.relay, 0, ready=self._ready_cb))
+            asyncio.run(serve(self.relay, 0, ready=self._ready_cb))
         except Exception as exc:  # reported to the caller of start(); the host keeps serving
             self._error = f"relay: {type(exc).__name__}: {exc}"
             log.error("%s", self._error)
