@@ -231,13 +231,14 @@ def started_together(once: Callable[[], _Tried], again: Callable[[str], None],
     ``tries_more`` times more; ``again(why)`` before each new try. The loads of a try not kept
     stay stored as lab loads; its shares are not a repetition. The last try is kept whatever its
     start (its ``start_ms`` says how far apart)."""
-    for attempt in range(tries_more + 1):
-        tried = once()
+    tried = once()
+    for _ in range(tries_more):
         late = late_start(tried[1])
-        if late is None or attempt == tries_more:
-            return tried
+        if late is None:
+            break
         again(late)
-    raise AssertionError("unreachable")
+        tried = once()
+    return tried
 
 
 def _more(spec: FairnessSpec, done: int, elapsed_s: float) -> bool:
