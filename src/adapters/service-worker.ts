@@ -24,20 +24,6 @@ import { initialState, step } from "../worker/core.ts";
 import type { TabInfo, WorkerEvent } from "../worker/events.ts";
 
 async function main(): Promise<Dispatch> {
-  // The host's port first: its start (a Python process, 126-262 ms for a lab browser, which waits
-  // for its hello: docs/RESEARCH.md "What measuring costs") overlaps the reads below; what it
-  // says waits for the core, in order.
-  let coreReady: (d: Dispatch) => void = () => undefined;
-  const core = new Promise<Dispatch>((resolve) => { coreReady = resolve; });
-  const link = new HostLink((m) => {
-    if (m.type === "policies" && m.error !== null) console.warn(`protolens: policies: ${m.error}`);
-    if (m.type === "error") console.warn(`protolens: host error: ${m.error}`);
-    void core.then((d) => {
-      if (m.type === "ack") logs.onAck(m.id);
-      return d({ type: "host", msg: m });
-    });
-  }, () => void core.then((d) => d({ type: "host_down" })));
-  link.connect();
   const outbox = await OutboxStore.load();
   let state = initialState(await loadSettings(), await loadExperiment(), await loadPause(), outbox.state);
   const browserEnv = await browserInfo();
@@ -55,6 +41,12 @@ async function main(): Promise<Dispatch> {
     const applied = throttler.take(tabId, record.requests.map((r) => r.request_id));
     void dispatch({ type: "record", tabId, record, applied, installed: new Set(throttler.installed), busy });
   }, (log, options) => void logs.add(log, options).catch((err: unknown) => console.warn("protolens: log tap", err)));
+  const link = new HostLink((m) => {
+    if (m.type === "ack") logs.onAck(m.id);
+    if (m.type === "policies" && m.error !== null) console.warn(`protolens: policies: ${m.error}`);
+    if (m.type === "error") console.warn(`protolens: host error: ${m.error}`);
+    void dispatch({ type: "host", msg: m });
+  }, () => void dispatch({ type: "host_down" }));
   const labRunner = new LabRunner((tabId) => dispatch({ type: "lab_tab", tabId }), (m) => link.send(m));
   const runners = effectRunners({ dbg, link, outbox, throttler, labRunner, browserEnv, dispatch });
 
@@ -69,7 +61,7 @@ async function main(): Promise<Dispatch> {
     void dispatch({ type: "removed", tabId });
   });
   await dispatch({ type: "start" });
-  coreReady(dispatch);
+  link.connect();
   return dispatch;
 }
 
