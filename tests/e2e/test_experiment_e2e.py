@@ -252,8 +252,10 @@ def test_back_to_back_loads_count_only_under_one_arm(run: dict[str, Any]) -> Non
             assert source == "passive" and arm is None
     assert counted >= 1
     assert run["after_rapid"][0] == LOADS + counted
-    # compare counts exactly the experiment loads, per arm
+    # compare counts exactly the experiment loads, per arm, less those whose record is
+    # incomplete, as it leaves them out (analysis/observe.py is_incomplete): a rapid load left
+    # while a request was still open is one (a CI run: a no-h3 load, "unfinished_requests")
     by_arm = dict(rows(db, "SELECT arm, count(*) FROM navigations WHERE source = 'experiment' "
-                           "GROUP BY arm"))
+                           "AND coalesce(incomplete, 0) = 0 GROUP BY arm"))
     (row,) = [r for r in compare(db) if r["group"] == "a.test"]
     assert {row["arm_a"]: row["n_a"], row["arm_b"]: row["n_b"]} == by_arm, incomplete(db)
