@@ -38,12 +38,12 @@ def load_connections(conn: sqlite3.Connection, load_id: str) -> dict[str, list[d
     out: dict[str, list[dict[str, Any]]] = {}
     for r in conn.execute("""
             SELECT c.navigation_id, c.host, c.family, c.remote_ip, c.upstream, c.connect_ms,
-                   c.tls_ms
+                   c.tls_ms, c.first_ms
             FROM connections c JOIN navigations n ON n.id = c.navigation_id
             WHERE n.load_id = ?""", (load_id,)):
         out.setdefault(r[0], []).append(
             {"host": r[1], "family": r[2], "remote_ip": r[3], "upstream": bool(r[4]),
-             "connect_ms": r[5], "tls_ms": r[6]})
+             "connect_ms": r[5], "tls_ms": r[6], "first_ms": r[7]})
     return out
 
 
