@@ -190,9 +190,10 @@ def launch_devtools(spec: LaunchSpec, work: Path) -> tuple[subprocess.Popen[byte
 def close_browser(proc: subprocess.Popen[bytes], cdp: Cdp, grace_s: float = 10.0) -> None:
     """Close Chromium as its own window close does (``Browser.close``), then stop what is left
     of its process group (the native host). Stopped by a signal to the whole group, the network
-    service died with it: its NetLog lacked the closing ``]}`` and, when the last page had just
-    loaded, the last events (measured: a CI run's h1 connection 6,739 bytes short of the bytes
-    recorded on it, tests/e2e/test_realweb_e2e.py); closed so, the log is complete."""
+    service died with it and never closed its NetLog (3 of 3 tries here), whose events it writes
+    in batches: the likely cause of a CI run's h1 connection reading 6,739 bytes short of the
+    bytes recorded on it (tests/e2e/test_realweb_e2e.py; the loss itself did not reproduce).
+    Closed so, the log is complete (2 of 2)."""
     try:
         cdp.send("Browser.close")
         proc.wait(grace_s)

@@ -79,7 +79,7 @@ def read_events(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
         constants = json.loads(head[len('{"constants":'):].rstrip().rstrip(","))
         events = []
         for line in f:
-            line = _event_line(line)
+            line, _ = _event_line(line)
             if not line.startswith("{"):
                 continue
             try:
@@ -150,22 +150,22 @@ def connections(constants: dict[str, Any], events: Iterable[dict[str, Any]]
     return out
 
 
-def _event_line(line: str) -> str:
-    """One line of the events array as a JSON object: the array's last event is followed by its
-    closing bracket (Chromium 156 writes ``...}],`` then ``"polledData": ...`` and ``}``; an
-    older form ends ``...}]}``)."""
+def _event_line(line: str) -> tuple[str, bool]:
+    """One line of the events array as a JSON object, and whether it closed the array: the
+    last event is followed by the closing bracket (Chromium 156 writes ``...}],`` then
+    ``"polledData": ...`` and ``}``; an older form ends ``...}]}``)."""
     line = line.strip().rstrip(",")
     for end in ("]}", "]"):
         if line.endswith("}" + end):
-            return line[: -len(end)]
-    return line
+            return line[: -len(end)], True
+    return line, False
 
 
 def is_complete(path: Path) -> bool:
     """The browser closed the log itself (the events array is closed): every event is in it.
     A browser stopped by a signal leaves it open, and may leave its last events out."""
     with path.open() as f:
-        return any(line.rstrip().rstrip(",").endswith(("}]", "}]}")) for line in f)
+        return any(_event_line(line)[1] for line in f)
 
 
 def read_connections(path: Path) -> dict[int, WireConn]:

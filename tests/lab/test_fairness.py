@@ -32,7 +32,7 @@ from protolens.lab.fairness import (
     summary_rows,
     wire_connections,
 )
-from protolens.lab.fairness_run import started_together
+from protolens.lab.fairness_run import FairnessOutcome, started_together
 from protolens.lab.pcap import Packet, PcapError, packets
 
 
@@ -152,6 +152,10 @@ def test_a_repetition_whose_sides_started_apart_is_run_again() -> None:
         said: list[str] = []
         got = started_together(lambda t=tries: ([], rows(next(t)), []), said.append)
         assert got[1][1]["start_ms"] == kept and said == why
+    outcome = FairnessOutcome("c", repetitions=8, rerun=["h2:h2 rep 3: side b started 48 ms"])
+    assert outcome.summary() == ("campaign c: 8 fairness repetitions, 0 with a failed side, "
+                                 "1 run again (sides started apart)")
+    assert "run again" not in FairnessOutcome("c", repetitions=8).summary()
 
 
 def test_start_lead_is_each_sides_first_packet_after_the_earlier_side() -> None:

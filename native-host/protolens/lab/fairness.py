@@ -288,7 +288,7 @@ twice the spread measured, under ``wifi``'s round trip)."""
 
 def late_start(rows: Sequence[Mapping[str, Any]], limit_ms: float = START_SPREAD_MS
                ) -> str | None:
-    """Why a repetition's sides did not start together (a side ``limit_ms`` or more after the
+    """Why a repetition's sides did not start together (a side more than ``limit_ms`` after the
     other), or None: such a repetition is run again (``lab fairness``)."""
     leads = [(v, str(r["side"])) for r in rows if (v := _num(r.get("start_ms"))) is not None]
     if not leads:
