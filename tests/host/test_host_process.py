@@ -67,7 +67,10 @@ class Host:
             self.proc.stdin.close()
         out = self.proc.stdout.read()
         err = self.proc.stderr.read()
-        return self.proc.wait(timeout=20), out, err
+        code = self.proc.wait(timeout=20)
+        if code != 0:  # shown with the failing assertion (pytest prints captured output)
+            print(f"host exited {code}; its stderr:\n{err.decode(errors='replace')}")
+        return code, out, err
 
 
 def test_bad_frames_then_good_one_is_acked_and_stored(tmp_path: Path) -> None:

@@ -95,6 +95,12 @@ GO_POLL_S = 0.005
 first URL opens within 5 ms of the go (lab/runner.py)."""
 
 
+GO_JOIN_S = 5.0
+"""How long the exit waits for a ``lab_go`` being written. CPython aborts the process
+("could not acquire lock for <stdout> at interpreter shutdown") when a daemon thread holds
+stdout's buffer lock as it finalizes: one CI run's host exited -6 after answering everything."""
+
+
 def lab_go(go_file: Path) -> dict[str, Any]:
     """The ``lab_go`` message for a go file that exists: its ``start_at_ms`` if it gives one
     (JSON ``{"start_at_ms": ...}``), else at once."""
@@ -143,8 +149,7 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher,
 
     lane = QueryLane(dispatcher, send)
     stop = threading.Event()
-    if go_file is not None:
-        wait_go(go_file, send, stop)
+    go = wait_go(go_file, send, stop) if go_file is not None else None
     try:
         while True:
             data = os.read(fd, READ_CHUNK)
@@ -162,6 +167,8 @@ def serve(stdin: BinaryIO, stdout: BinaryIO, dispatcher: Dispatcher,
     finally:
         stop.set()
         lane.close()
+        if go is not None:  # a daemon thread still inside stdout's write aborts the exit
+            go.join(GO_JOIN_S)
 
 
 def _marker(lab: LabContext | None) -> Callable[[], None] | None:
