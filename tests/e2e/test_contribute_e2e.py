@@ -90,7 +90,9 @@ def test_switch_on_uploads_switch_off_stops(tmp_path: Path) -> None:
             options.wait("document.getElementById('contrib-status').textContent === 'Saved.'")
             load = load_page(arm="h2", url=site.origin() + "/page/", site=site, db=db,
                              scratch=tmp_path / "after", quic_hosts=[])
-            assert load.result.ok and _navigations(db) > recorded
+            assert load.result.ok, (load.result.reason,
+                                    (tmp_path / "after" / "chromium.log").read_text()[-3000:])
+            assert _navigations(db) > recorded
             time.sleep(4.0)  # several schedule periods with the switch off
             assert _status(c.data)["bundles"] == 1
             assert _status(c.data)["navigations_rows"] == recorded
