@@ -51,7 +51,7 @@ pytest_stage() {  # runs pytest with its arguments; exit code 5 (no tests collec
 
 if [ "$#" -gt 0 ]; then  # a selection given: one pytest run, as asked
   echo "== Python: pytest $*"
-  pytest_stage tests --durations=30 "$@"
+  pytest_stage --durations=30 "$@"  # pytest.ini testpaths: the whole tree unless a path is given
   exit $?
 fi
 # The whole suite in two stages. Tests that need neither Chromium nor namespaces (markers e2e and
