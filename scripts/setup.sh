@@ -24,9 +24,7 @@ python_env() {
     echo "[setup] python: creating .venv from native-host/requirements.lock"
     python3 -m venv .venv
     .venv/bin/pip install -q --upgrade pip
-    # --no-compile: Python compiles what is imported when it is first imported; compiling
-    # every file at install (pyspark's alone is thousands) took 53 s against 40 (one run each)
-    .venv/bin/pip install -q --no-compile -r native-host/requirements.lock
+    .venv/bin/pip install -q -r native-host/requirements.lock
     cp native-host/requirements.lock .venv/.lock-installed
   fi
   .venv/bin/pip install -q --no-deps -e native-host
