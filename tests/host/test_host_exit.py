@@ -1,10 +1,11 @@
 """The host's stdio loop does not return while its ``lab_go`` thread is still writing.
 
-One CI run's host exited -6 (SIGABRT) after answering every frame: CPython aborts a process
+One CI run's host exited -6 (SIGABRT) after answering every frame, right after it had sent
+``lab_go`` and stdin ended (its stderr was not kept). The likely cause: CPython aborts a process
 whose daemon thread holds stdout's buffer lock while the interpreter finalizes ("could not
-acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown"). The lab-go
-thread had just written ``lab_go`` when stdin ended. Here the write is made slow (a real pipe
-for stdin, a writer that sleeps inside ``write``) and stdin ends while it is in there."""
+acquire lock for <_io.BufferedWriter name='<stdout>'> at interpreter shutdown"), and the lab-go
+thread was the one writer not waited for. Here the write is made slow (a real pipe for stdin, a
+writer that sleeps inside ``write``) and stdin ends while the thread is in there."""
 
 from __future__ import annotations
 

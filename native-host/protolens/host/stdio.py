@@ -98,7 +98,8 @@ first URL opens within 5 ms of the go (lab/runner.py)."""
 GO_JOIN_S = 5.0
 """How long the exit waits for a ``lab_go`` being written. CPython aborts the process
 ("could not acquire lock for <stdout> at interpreter shutdown") when a daemon thread holds
-stdout's buffer lock as it finalizes: one CI run's host exited -6 after answering everything."""
+stdout's buffer lock as it finalizes: the likely cause of one CI run's host exiting -6 right
+after it sent ``lab_go`` (tests/host/test_host_exit.py)."""
 
 
 def lab_go(go_file: Path) -> dict[str, Any]:
