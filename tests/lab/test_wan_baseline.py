@@ -68,13 +68,21 @@ def compare(db: Path, current: str, *extra: str) -> tuple[int, list[dict[str, ob
 def test_the_slower_profile_is_found_and_the_same_one_is_not(
         runs: tuple[Path, Standin]) -> None:
     db, _ = runs
-    code, (same,), _ = compare(db, "same")
-    assert code == 0 and same["outcome"] == "overlaps", same
     code, (slow,), _ = compare(db, "slow")
     assert code == 0 and slow["outcome"] == "above", slow
     assert slow["n_baseline"] == slow["n_current"] == 4
     # 100 ms more per round trip: the page's set-up and fetches take several round trips
     assert float(str(slow["ci_low_ms"])) > 100, slow
+    code, (same,), _ = compare(db, "same")
+    assert code == 0, same
+    # Two campaigns of one profile are identical arms, which the rule calls different in about
+    # 3% of 4-against-4 comparisons by design (all four of one above all four of the other:
+    # 2 / C(8, 4), docs/RESEARCH.md "The verdict rule"), and more often when the machine drifts
+    # between the campaigns run one after the other (one CI run in about thirty read "below").
+    # What must never happen is a slowdown of the injected kind: a call other than "overlaps"
+    # is accepted only for a difference under a tenth of the slower profile's.
+    assert same["outcome"] == "overlaps" or \
+        abs(float(str(same["diff_ms"]))) < 0.1 * float(str(slow["diff_ms"])), (same, slow)
 
 
 def test_fail_on_regression_exits_as_documented(runs: tuple[Path, Standin]) -> None:
