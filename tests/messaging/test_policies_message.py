@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_host_process import Host, frame
 
 from protolens.host.relay import StorePolicies, parse_relay_hosts
 from protolens.messaging.dispatch import Dispatcher
@@ -23,6 +22,7 @@ from protolens.record import RecordError, parse_record
 from protolens.store import SqliteSink, open_rw
 from protolens.store import policy as policystore
 from scripts.devkit.navrecord_builder import make_record
+from tests.host.test_host_process import Host, frame
 
 
 class NoSink:

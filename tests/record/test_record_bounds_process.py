@@ -10,10 +10,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from test_host_process import Host, frame
-
 from protolens.record.columns import URL_MAX
 from scripts.devkit.navrecord_builder import make_record
+from tests.host.test_host_process import Host, frame
 
 
 def _host(tmp: Path) -> Host:

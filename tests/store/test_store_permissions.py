@@ -12,11 +12,11 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from test_host_process import Host, frame
 
 from protolens.cli import main
 from protolens.store import open_rw
 from scripts.devkit.navrecord_builder import make_record
+from tests.host.test_host_process import Host, frame
 
 
 def mode(p: Path) -> int:
