@@ -155,15 +155,15 @@ def test_every_load_is_stored_with_its_tags(campaign: tuple[Path, dict[str, Any]
         assert "chromium" in nav["command_line"] and f"{TB}-cli" in nav["command_line"]
 
 
-def test_each_next_browser_was_started_during_the_last_pages_quiet(
+def test_each_next_browser_was_started_during_a_page_before_it(
         campaign: tuple[Path, dict[str, Any]]) -> None:
-    """Overlap (lab/runner.py): every load but the first ran in a browser started beside the
-    previous page (after that page's turn, before its own), by the kernel's start time of each
-    load's browser process; the first load's browser started at its turn. How much sooner a page
-    opens that way depends on the machine (a start takes 0.5 s here; the quiet, the stop and the
-    drain that overlap it 0.7 s): printed, not asserted (within 200 ms of the turn on one
-    machine; 6-605 ms on a slower one, 2026-11-27). That the loads stayed apart is what the
-    tests around this one check against caddy's log and the shaper's flows, load by load."""
+    """Overlap (lab/runner.py): the second load's browser started during the first page (after
+    its navigation began, before its record was stored), and every later load's during the page
+    two before it (it waited frozen through the page between), by the kernel's start time of
+    each load's browser process; the first load's browser started at its turn. How much sooner
+    a page opens that way depends on the machine: printed, not asserted. That the loads stayed
+    apart is what the tests around this one check against caddy's log and the shaper's flows,
+    load by load."""
     db, status = campaign
     loads = sorted(loads_with_navigations(db), key=lambda ld: ld["started_at_ms"])
     starts = status["browser_starts"]
@@ -181,13 +181,15 @@ def test_each_next_browser_was_started_during_the_last_pages_quiet(
     # kernel's start time is the fork's, in ticks of 10 ms (9 ms before the turn in one run)
     first = loads[0]
     assert first["started_at_ms"] - 100 <= started(first) < first["nav"]["started_at_ms"], lead
-    # each next browser started while the last page ran: after its navigation began and before
+    # a later browser started while an earlier page ran: after its navigation began and before
     # its record was stored (its wall time; without overlap a browser starts after the last
     # one's stop and drain, and only a few ms before its own turn: checked with --no-overlap)
-    for prev, ld in zip(loads, loads[1:], strict=False):
-        if ld["attempt"] == prev["attempt"] == 1:  # a retry starts a browser of its own
-            during = (prev["nav"]["started_at_ms"], prev["started_at_ms"] + prev["wall_ms"])
-            assert during[0] < started(ld) < during[1], (during, started(ld), lead)
+    for k, ld in enumerate(loads[1:], start=1):
+        page = loads[max(0, k - 2)]
+        if all(x["attempt"] == 1 for x in loads[max(0, k - 2):k + 1]):  # a retry starts a
+            # browser of its own
+            during = (page["nav"]["started_at_ms"], page["started_at_ms"] + page["wall_ms"])
+            assert during[0] < started(ld) < during[1], (k, during, started(ld), lead)
 
 
 def test_protocol_families_match_the_arm(campaign: tuple[Path, dict[str, Any]]) -> None:

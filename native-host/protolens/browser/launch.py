@@ -10,10 +10,11 @@ import contextlib
 import json
 import os
 import shlex
+import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -63,6 +64,29 @@ class Running:
     """A standby browser's go file (None: it navigates by itself)."""
     loaded_file: Path | None = None
     """Created by its host when the last URL has loaded (``lab_loaded``), if asked for."""
+    idle: bool = False
+    """Started under ``SCHED_IDLE`` (a standby beside another one), until it is thawed."""
+    frozen: bool = False
+    """Stopped (SIGSTOP to its process group) while a page loads beside it."""
+
+    def freeze(self) -> None:
+        """Stop every process of a standby browser (``SIGSTOP`` to its group: none runs, none
+        forks a child that escapes it) while a page loads beside it; ``thaw`` goes on."""
+        if self.go_file is None or self.frozen or self.proc.poll() is not None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGSTOP)
+        self.frozen = True
+
+    def thaw(self) -> None:
+        """Let a frozen or idle standby browser go on with its start, at the normal priority."""
+        if self.frozen:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGCONT)
+            self.frozen = False
+        if self.idle:
+            wake_group(self.proc.pid)
+            self.idle = False
 
     @property
     def loaded(self) -> bool:
@@ -71,9 +95,11 @@ class Running:
 
     def go(self, start_at_ms: float | None = None) -> None:
         """Let a standby browser open its first URL (at ``start_at_ms``, else at once); the
-        load's clock (``wall_s``, the timeout) starts now."""
+        load's clock (``wall_s``, the timeout) starts now. A frozen or idle standby is thawed
+        first (``thaw``): its page before never loaded, or it was never let go on."""
         if self.go_file is None:
             return
+        self.thaw()
         part = self.go_file.with_suffix(".part")
         part.write_text(json.dumps({"start_at_ms": start_at_ms}))
         os.replace(part, self.go_file)  # the host never reads half a file
@@ -81,6 +107,10 @@ class Running:
 
     def stop(self) -> None:
         """Stop it (a standby browser whose load will not run)."""
+        if self.frozen:  # a stopped process takes SIGTERM only once continued
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGCONT)
+            self.frozen = False
         stop(self.proc)
 
 
@@ -89,10 +119,12 @@ def start_browser(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[s
                   host_env: Mapping[str, str] | None = None, advance: str = "ack",
                   quiet_ms: int | None = None, visual: bool = False, save_log: bool = False,
                   start_at_ms: float | None = None, standby: bool = False,
-                  mark_loaded: bool = False) -> Running:
+                  mark_loaded: bool = False, idle: bool = False) -> Running:
     """Start Chromium on a fresh profile under ``scratch``. ``standby``: it attaches and then
     waits for ``Running.go``; ``mark_loaded``: its host marks when the last URL has loaded
-    (``Running.loaded``). The other arguments as ``run_load``."""
+    (``Running.loaded``); ``idle``: a standby runs under Linux's ``SCHED_IDLE`` policy until it
+    is thawed (``Running.thaw``), only on CPU time no other thread wants (where the normal policy
+    can be given back: as root). The other arguments as ``run_load``."""
     scratch.mkdir(parents=True, exist_ok=True)
     udd = scratch / "profile"
     seed_preferences(udd)
@@ -110,10 +142,39 @@ def start_browser(spec: LaunchSpec, *, scratch: Path, db: Path, navigate: list[s
     register_lab_host(udd, {"PROTOLENS_DB": str(db.absolute()), "PROTOLENS_LAB_CONTEXT": str(ctx),
                             **(host_env or {})})
     log = scratch / "chromium.log"
+    idle = idle and standby and os.geteuid() == 0 and shutil.which(IDLE[0]) is not None
     with log.open("wb") as out:
-        proc = subprocess.Popen([*prefix, *argv], stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    return Running(proc, [*prefix, *argv], log, time.monotonic(), go_file, loaded_file)
+        proc = subprocess.Popen([*(IDLE if idle else ()), *prefix, *argv],
+                                stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                env=env, start_new_session=True)
+    return Running(proc, [*prefix, *argv], log, time.monotonic(), go_file, loaded_file, idle)
+
+
+IDLE = ("chrt", "--idle", "0")
+"""util-linux's ``chrt``: the command and everything it starts run under ``SCHED_IDLE``
+(sched(7): a weight of 3 against nice 0's 1,024, below nice 19's 15), inherited across fork and
+exec. Not ``nice``: Chromium, as root, sets its threads' nice values itself (0, -8 for the
+display-critical ones, 5 for background ones: measured here on a browser started at nice 19, 50
+ms after its start), which undoes a nice level but leaves the policy as it is."""
+
+
+def wake_group(pgid: int, proc_dir: Path = Path("/proc"), passes: int = 5) -> int:
+    """Put every ``SCHED_IDLE`` thread of process group ``pgid`` back under ``SCHED_OTHER``
+    (keeping the nice value each has); again until a pass finds none (a thread made during a
+    pass may have copied the idle policy), at most ``passes`` times. Returns how many threads
+    it changed."""
+    changed = 0
+    for _ in range(passes):
+        found = 0
+        for tid in group_threads(pgid, proc_dir):
+            with contextlib.suppress(ProcessLookupError):
+                if os.sched_getscheduler(tid) == os.SCHED_IDLE:
+                    os.sched_setscheduler(tid, os.SCHED_OTHER, os.sched_param(0))
+                    found += 1
+        changed += found
+        if not found:
+            break
+    return changed
 
 
 def finish(run: Running, done: Callable[[], bool], timeout_s: float = 60.0,
@@ -188,9 +249,9 @@ def stop(proc: subprocess.Popen[bytes], grace_s: float = 5.0) -> None:
 GROUP_POLL_S = 0.005
 
 
-def group_alive(pgid: int, proc_dir: Path = Path("/proc")) -> bool:
-    """Whether a process of group ``pgid`` still runs (a zombie has closed its sockets and
-    files already; it counts as ended, whoever reaps it)."""
+def _group_members(pgid: int, proc_dir: Path) -> Iterator[str]:
+    """The pids (as named under ``proc_dir``) of group ``pgid``'s live processes (a zombie has
+    closed its sockets and files already; it counts as ended, whoever reaps it)."""
     for entry in os.scandir(proc_dir):
         if not entry.name.isdigit():
             continue
@@ -201,5 +262,16 @@ def group_alive(pgid: int, proc_dir: Path = Path("/proc")) -> bool:
         # pid (comm) state ppid pgrp ...: comm may hold spaces and parentheses
         fields = stat[stat.rindex(b")") + 2:].split()
         if len(fields) > 2 and int(fields[2]) == pgid and fields[0] not in (b"Z", b"X"):
-            return True
-    return False
+            yield entry.name
+
+
+def group_alive(pgid: int, proc_dir: Path = Path("/proc")) -> bool:
+    """Whether a process of group ``pgid`` still runs."""
+    return next(_group_members(pgid, proc_dir), None) is not None
+
+
+def group_threads(pgid: int, proc_dir: Path = Path("/proc")) -> Iterator[int]:
+    """The thread ids of group ``pgid``'s live processes."""
+    for pid in _group_members(pgid, proc_dir):
+        with contextlib.suppress(OSError):
+            yield from (int(t.name) for t in os.scandir(proc_dir / pid / "task"))

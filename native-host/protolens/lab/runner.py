@@ -8,12 +8,16 @@ shaper ran late, and the policy that applied to each host (``record``). A campai
 condition, flushes TCP metrics and resets the counters around each load, and retries failed or
 timed-out loads up to ``retries`` times; every attempt is stored.
 
-Overlap (``RunOptions.overlap``, on for testbed pages): when a page's last URL has fired its load
-event, the next load's browser is started beside it (a standby: it attaches and waits) while the
-page's quiet after load runs, and is let go once this load is stored and its browser stopped.
-Chromium's start (about 0.5 s here) is then off the campaign's clock; the page itself never
-shares the machine with a starting browser, only its quiet does. Not for a proxied next load
-(the proxy holds one load's rules at a time).
+Overlap (``RunOptions.overlap``, on for testbed pages): a load's browser is started before its
+turn (a standby: it attaches and waits for its go), so Chromium's start is off the campaign's
+clock. A browser's start (850-950 ms on the 2-core machine, docs/RESEARCH.md "What measuring
+costs") is longer than a page's quiet after load and the stop (about 650 ms), so it runs in two
+of them: when a page's last URL has fired its load event, the next load's browser goes on with
+its start (or starts) and the one after it starts under ``SCHED_IDLE``, behind it; while a page
+loads, every standby is stopped (SIGSTOP to its process group, ``Running.freeze``), so the page
+never shares the machine with a starting browser, only its quiet does. Each load still gets a
+fresh browser and profile (cold cache, no connection carried over). Not for a proxied load (the
+proxy holds one load's rules at a time).
 """
 
 from __future__ import annotations
@@ -112,8 +116,11 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
     progress = Progress()
     current: str | None = None
     proxy: ProxyProcess | None = None
-    standby: list[Standby] = []
+    standby: dict[int, Standby] = {}
     stopped_at = 0.0
+
+    def can_wait(k: int) -> bool:
+        return opts.overlap and k < len(loads) and not loads[k].arm.proxied
     try:
         for i, planned in enumerate(loads):
             if planned.condition != current:
@@ -121,15 +128,24 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
                 current = planned.condition
             if proxy is None and planned.arm.proxied:
                 proxy = start_proxy(network)
-            after = loads[i + 1] if i + 1 < len(loads) else None
             for attempt in range(1, opts.retries + 2):
-                held = standby.pop() if standby and attempt == 1 else None
-                prepare = None
-                if opts.overlap and after is not None and not after.arm.proxied and not standby:
-                    def prepare(nxt: PlannedLoad = after) -> None:
-                        standby.append(launch_standby(nxt, targets[nxt.page], network, opts))
+                held = standby.pop(i, None) if attempt == 1 else None
+                for waiting in standby.values():  # nothing starts beside the page
+                    waiting.running.freeze()
+
+                def prepare(i: int = i) -> None:
+                    """This page has loaded: the next load's browser goes on with its start
+                    (or starts), the one after it starts idle behind it."""
+                    for k in (i + 1, i + 2):
+                        if k in standby:
+                            if k == i + 1:
+                                standby[k].running.thaw()
+                        elif can_wait(k):
+                            standby[k] = launch_standby(loads[k], targets[loads[k].page],
+                                                        network, opts, idle=k == i + 2)
                 ok, stopped_at = _attempt(planned, attempt, targets[planned.page], network,
-                                          opts, progress, proxy, held, prepare, stopped_at)
+                                          opts, progress, proxy, held,
+                                          prepare if opts.overlap else None, stopped_at)
                 if ok:
                     break
                 if attempt <= opts.retries:
@@ -140,7 +156,7 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
             if on_progress:
                 on_progress(progress, planned)
     finally:
-        for left in standby:  # interrupted: its load was never run, --resume runs it
+        for left in standby.values():  # interrupted: never run, --resume runs it
             left.running.stop()
             _remove(left.scratch)
         if proxy is not None:
@@ -150,7 +166,7 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
 
 @dataclass(frozen=True)
 class Standby:
-    """The next load's browser, started during this page's quiet, waiting for its go."""
+    """A later load's browser, started during a page's quiet, waiting for its go."""
 
     load: LoadSpec
     running: Running
@@ -158,13 +174,14 @@ class Standby:
 
 
 def launch_standby(planned: PlannedLoad, target: Target, network: LabNetwork,
-                   opts: RunOptions) -> Standby:
-    """Start ``planned``'s browser (first attempt) held before its first URL."""
+                   opts: RunOptions, idle: bool = False) -> Standby:
+    """Start ``planned``'s browser (first attempt) held before its first URL; ``idle``: under
+    ``SCHED_IDLE`` until thawed (``Running.thaw``)."""
     load = _spec(planned, 1)
     spec, prefix, _, _ = _launch_spec(load, target, network, opts, None, None)
     scratch = opts.scratch / load.load_id
     running = _start(load, target, spec, prefix, scratch, network, opts, None, standby=True,
-                     mark_loaded=True)
+                     mark_loaded=True, idle=idle)
     return Standby(load, running, scratch)
 
 
@@ -209,7 +226,7 @@ def _attempt(planned: PlannedLoad, attempt: int, target: Target, network: LabNet
              held: Standby | None = None, prepare: Callable[[], None] | None = None,
              last_stop: float = 0.0) -> tuple[bool, float]:
     """One attempt of ``planned``: in ``held``'s browser if one was started for it, else in a
-    browser started now; ``prepare`` starts the next load's once this page has loaded. Its
+    browser started now; ``prepare`` readies the later loads' once this page has loaded. Its
     flows are counted from no earlier than ``drain_s`` after the last browser stopped
     (``last_stop``, monotonic; 0: none before). Returns whether it stored its records, and when
     its browser stopped."""
@@ -282,12 +299,13 @@ def _browsed(load: LoadSpec, running: Running, rules: list[dict[str, Any]], scra
 
 def _start(load: LoadSpec, target: Target, spec: LaunchSpec, prefix: list[str], scratch: Path,
            network: LabNetwork, opts: RunOptions, start_at_ms: float | None,
-           standby: bool = False, mark_loaded: bool = False) -> Running:
+           standby: bool = False, mark_loaded: bool = False, idle: bool = False) -> Running:
     return start_browser(spec, scratch=scratch, db=opts.db,
                          navigate=[target.url] * load.navigations,
                          context=load.context(network.server_cc), prefix=prefix,
                          quiet_ms=opts.quiet_ms, visual=opts.visual, save_log=opts.save_log,
-                         start_at_ms=start_at_ms, standby=standby, mark_loaded=mark_loaded)
+                         start_at_ms=start_at_ms, standby=standby, mark_loaded=mark_loaded,
+                         idle=idle)
 
 
 def _launch_spec(load: LoadSpec, target: Target, network: LabNetwork, opts: RunOptions,

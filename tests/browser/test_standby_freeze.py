@@ -1,0 +1,114 @@
+"""A standby lab browser waits beside a page without running (lab/runner.py): started under
+``SCHED_IDLE`` (``launch.IDLE``), stopped (``Running.freeze``) while a page loads, continued at
+the normal priority (``Running.thaw``) when the page has loaded. Real processes stand in for
+Chromium: a Python process with threads, in a process group of its own, which resets its own
+nice value as Chromium does (the reason the idle policy is used, not ``nice``)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from protolens.browser.launch import IDLE, Running, group_threads, stop, wake_group
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="giving the normal policy back "
+                                "needs root (CAP_SYS_NICE)")
+
+# three threads and a child process with three of its own; every thread resets its nice value
+# to 0, as Chromium does
+WORKER = """
+import os, subprocess, sys, threading, time
+def spin():
+    os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 0)
+    while True:
+        time.sleep(0.01)
+for _ in range(3):
+    threading.Thread(target=spin, daemon=True).start()
+if sys.argv[1:] != ["child"]:
+    subprocess.Popen([sys.executable, sys.argv[0], "child"], stdout=subprocess.DEVNULL)
+    print("up", flush=True)
+time.sleep(60)
+"""
+
+
+def _start(tmp_path: Path, idle: bool) -> Running:
+    script = tmp_path / "worker.py"
+    script.write_text(WORKER)
+    proc = subprocess.Popen([*(IDLE if idle else ()), sys.executable, str(script)],
+                            stdout=subprocess.PIPE, start_new_session=True)
+    assert proc.stdout is not None and proc.stdout.readline() == b"up\n"
+    deadline = time.monotonic() + 5
+    while len(_policies(proc.pid)) < 8 and time.monotonic() < deadline:  # 2 x (main + 3)
+        time.sleep(0.02)
+    return Running(proc, [], tmp_path / "log", time.monotonic(), go_file=tmp_path / "go.json",
+                   idle=idle)
+
+
+def _policies(pgid: int) -> list[int]:
+    out = []
+    for tid in group_threads(pgid):
+        with contextlib.suppress(ProcessLookupError):
+            out.append(os.sched_getscheduler(tid))
+    return out
+
+
+def _states(pgid: int) -> set[str]:
+    states = set()
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            fields = stat[stat.rindex(")") + 2:].split()
+            if int(fields[2]) == pgid:
+                states.add(fields[0])
+    return states
+
+
+def test_an_idle_standby_gets_the_normal_policy_back_in_every_thread(tmp_path: Path) -> None:
+    run = _start(tmp_path, idle=True)
+    try:
+        before = _policies(run.proc.pid)
+        assert len(before) >= 8 and set(before) == {os.SCHED_IDLE}, before
+        run.thaw()
+        after = _policies(run.proc.pid)
+        assert set(after) == {os.SCHED_OTHER} and len(after) == len(before), after
+        assert not run.idle
+        assert wake_group(run.proc.pid) == 0  # nothing left to change
+    finally:
+        stop(run.proc, grace_s=2)
+
+
+def test_a_frozen_standby_does_not_run_until_thawed_and_its_go_thaws_it(tmp_path: Path
+                                                                        ) -> None:
+    run = _start(tmp_path, idle=False)
+    try:
+        run.freeze()
+        time.sleep(0.1)
+        assert _states(run.proc.pid) == {"T"}  # every process of the group stopped
+        run.thaw()
+        time.sleep(0.1)
+        assert "T" not in _states(run.proc.pid)
+        run.freeze()
+        run.go()  # a standby let go while frozen (its page before never loaded) runs again
+        time.sleep(0.1)
+        assert "T" not in _states(run.proc.pid) and not run.frozen
+        assert (tmp_path / "go.json").exists()
+    finally:
+        stop(run.proc, grace_s=2)
+
+
+def test_a_frozen_standby_stops_at_once(tmp_path: Path) -> None:
+    run = _start(tmp_path, idle=True)
+    run.freeze()
+    started = time.monotonic()
+    run.stop()  # SIGTERM waits in a stopped process: it is continued first
+    assert time.monotonic() - started < 1.5  # not the 2 s grace then SIGKILL
+    assert run.proc.poll() is not None
