@@ -192,6 +192,22 @@ def test_each_next_browser_was_started_during_a_page_before_it(
             assert during[0] < started(ld) < during[1], (k, during, started(ld), lead)
 
 
+def test_every_stored_loads_profile_is_removed_by_the_campaigns_end(
+        campaign: tuple[Path, dict[str, Any]]) -> None:
+    """A stored load's profile is removed during the next page's quiet, off the campaign's clock
+    (lab/runner.py ``stored``), and the last one's when the campaign ends: none is left behind.
+    A failed attempt's is kept for the post-mortem."""
+    db, _ = campaign
+    every = rows(db, "SELECT load_id, status, command_line FROM loads")
+    assert every
+    for ld in every:
+        udd = next(a.split("=", 1)[1] for a in shlex.split(ld["command_line"])
+                   if a.startswith("--user-data-dir="))
+        scratch = Path(udd).parent
+        assert scratch.name == ld["load_id"], (scratch, ld["load_id"])
+        assert scratch.exists() == (ld["status"] != "ok"), (ld["status"], scratch)
+
+
 def test_protocol_families_match_the_arm(campaign: tuple[Path, dict[str, Any]]) -> None:
     db, _ = campaign
     for ld in loads_with_navigations(db):
