@@ -20,8 +20,8 @@ from protolens.browser.launch import IDLE, Running, group_threads, stop, wake_gr
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="giving the normal policy back "
                                 "needs root (CAP_SYS_NICE)")
 
-# three threads and a child process with three of its own; every thread resets its nice value
-# to 0, as Chromium does
+# three threads and a child process with three of its own; each of those threads sets its nice
+# value to 0, as Chromium does with its own (the idle policy must survive it)
 WORKER = """
 import os, subprocess, sys, threading, time
 def spin():

@@ -194,9 +194,9 @@ def test_each_next_browser_was_started_during_a_page_before_it(
 
 def test_every_stored_loads_profile_is_removed_by_the_campaigns_end(
         campaign: tuple[Path, dict[str, Any]]) -> None:
-    """A stored load's profile is removed during the next page's quiet, off the campaign's clock
-    (lab/runner.py ``stored``), and the last one's when the campaign ends: none is left behind.
-    A failed attempt's is kept for the post-mortem."""
+    """A stored load's profile is removed once its load is stored (lab/runner.py ``record``),
+    standby browsers or not: none is left behind. A failed attempt's is kept for the
+    post-mortem."""
     db, _ = campaign
     every = rows(db, "SELECT load_id, status, command_line FROM loads")
     assert every

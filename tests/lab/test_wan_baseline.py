@@ -78,7 +78,7 @@ def test_the_slower_profile_is_found_and_the_same_one_is_not(
     # Two campaigns of one profile are identical arms, which the rule calls different in about
     # 3% of 4-against-4 comparisons by design (all four of one above all four of the other:
     # 2 / C(8, 4), docs/RESEARCH.md "The verdict rule"), and more often when the machine drifts
-    # between the campaigns run one after the other (one CI run in about thirty read "below").
+    # between the campaigns run one after the other (a CI run on 2026-11-27 read "below").
     # What must never happen is a slowdown of the injected kind: a call other than "overlaps"
     # is accepted only for a difference under a tenth of the slower profile's.
     assert same["outcome"] == "overlaps" or \
