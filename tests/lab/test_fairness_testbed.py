@@ -82,20 +82,30 @@ def test_both_sides_start_together_on_the_wire(run: dict[str, Any]) -> None:
     start, lab/fairness_run.py START_LEAD_MS): within 30 ms, under one round trip (50 ms), so
     neither side's window grows before the other's starts (launched side by side without it,
     the sides started 6-137 ms apart and the leader took 0.64-0.69). The stored ``start_ms``
-    (from the shaper's flow counters) against the router's capture, within 2 ms."""
+    (from the shaper's flow counters: a side's first packet as the shaper read it) against the
+    router's capture (its first packet from the server, after the shaper released the SYN up and
+    the SYN-ACK down), within 2 ms plus twice the lateness the shaper reported for the repetition
+    (each release may be that late; a CI run on a busy machine, the shaper up to 18 ms late,
+    read 14.7 ms where the wire gave 25.3)."""
     from protolens.lab.pcap import packets
 
     by_rep = {(r["pair"], r["repetition"]): [] for r in run["rows"]}
     for r in run["rows"]:
         by_rep[(r["pair"], r["repetition"])].append(r)
     assert len(by_rep) == 8
+    with open_ro(run["db"]) as conn:
+        late_ms = {r[0]: r[1] / 1e6 for r in conn.execute(
+            "SELECT load_id, lateness_max_ns FROM loads WHERE campaign = 'ft'")}
     for (pair, rep), rows in by_rep.items():
         pcap = run["pcaps"] / f"rep-{pair.replace(':', '_')}-{rep}.pcap"
         pkts = list(packets(pcap.read_bytes()))
         firsts = [min(p.ts_ns for p in pkts if r["server_ip"] in (p.src, p.dst)) for r in rows]
+        # every pair here has a browser side, whose load holds the repetition's lateness
+        slack = 2.0 + 2 * max(late_ms[r["load_id"]] for r in rows if r["load_id"])
         for r, first in zip(rows, firsts, strict=True):
             wire_ms = (first - min(firsts)) / 1e6
-            assert r["start_ms"] is not None and abs(r["start_ms"] - wire_ms) <= 2.0, (r, wire_ms)
+            assert r["start_ms"] is not None and abs(r["start_ms"] - wire_ms) <= slack, \
+                (r, wire_ms, slack)
             assert r["start_ms"] <= 30.0, (pair, rep, r["side"], r["start_ms"])
         assert min(r["start_ms"] for r in rows) == 0.0
 
@@ -159,7 +169,13 @@ def test_each_browser_side_is_stored_as_a_campaign_load_is(run: dict[str, Any]) 
             "FROM loads l JOIN navigations n ON n.load_id = l.load_id "
             "LEFT JOIN navigation_policies p ON p.navigation_id = n.id "
             "WHERE l.campaign = 'ft' GROUP BY l.load_id")]
-    assert len(loads) == 12  # 4 h2:h2 repetitions x 2 sides + 4 h1 sides of bulk:h1
+    # 4 h2:h2 repetitions x 2 sides + 4 h1 sides of bulk:h1, and the browser sides of every try
+    # run again (sides started apart): a try not kept stays stored as a lab load
+    again = [r.split(" rep ")[0] for r in run["outcome"].rerun]
+    assert len(loads) == 12 + 2 * again.count("h2:h2") + again.count("bulk:h1"), \
+        run["outcome"].rerun
+    kept = {r["load_id"] for r in run["rows"] if r["load_id"]}
+    assert len(kept) == 12 and kept <= {load["load_id"] for load in loads}
     for load in loads:
         assert load["flagged"] == int(load["lateness_max_ns"] > LATENESS_FLAG_NS), load
         assert load["hosts"] >= 1, load
