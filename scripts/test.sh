@@ -65,7 +65,7 @@ rc_light=0
 pytest_stage tests -m "not e2e and not netns" -n 3 --dist loadfile --durations=15 || rc_light=$?
 echo "== Python: pytest, end-to-end and testbed tests (one at a time)"
 rc_heavy=0
-pytest_stage tests -m "e2e or netns" --durations=30 || rc_heavy=$?
+pytest_stage tests -m "e2e or netns" --durations=80 || rc_heavy=$?
 if [ "$rc_light" -ne 0 ] || [ "$rc_heavy" -ne 0 ]; then
   echo "pytest failed: unit/component stage exit $rc_light, end-to-end/testbed stage exit $rc_heavy" >&2
   exit 1
