@@ -3,7 +3,6 @@ truth: every resample enumerated for small samples, scipy's own bootstrap and te
 
 from __future__ import annotations
 
-import itertools
 import warnings
 from collections import Counter
 
@@ -18,12 +17,12 @@ from protolens.analysis.ranktest import mann_whitney_p
 
 
 def _exact_median_pmf(x: np.ndarray) -> dict[float, float]:
-    """The bootstrap distribution of the median by enumerating all n**n resamples."""
+    """The bootstrap distribution of the median by enumerating all n**n resamples (every index
+    tuple a row, each row's median taken by NumPy at once: 823,543 rows for n = 7)."""
     n = len(x)
-    counts: Counter[float] = Counter()
-    for idx in itertools.product(range(n), repeat=n):
-        counts[float(np.median(x[list(idx)]))] += 1
-    return {v: c / n ** n for v, c in counts.items()}
+    idx = np.indices((n,) * n, dtype=np.int8).reshape(n, -1).T
+    counts = Counter(np.median(x[idx], axis=1).tolist())
+    return {float(v): c / n ** n for v, c in counts.items()}
 
 
 @pytest.mark.parametrize("n", [2, 3, 4, 5, 6, 7])
