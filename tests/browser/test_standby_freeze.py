@@ -112,3 +112,50 @@ def test_a_frozen_standby_stops_at_once(tmp_path: Path) -> None:
     run.stop()  # SIGTERM waits in a stopped process: it is continued first
     assert time.monotonic() - started < 1.5  # not the 2 s grace then SIGKILL
     assert run.proc.poll() is not None
+
+
+@pytest.mark.parametrize("chrt", [True, False])
+def test_start_browser_runs_a_standby_idle_only_where_chrt_is(tmp_path: Path, chrt: bool,
+                                                            monkeypatch: pytest.MonkeyPatch
+                                                            ) -> None:
+    """``start_browser`` as ``lab run`` calls it for the standby two loads ahead, with a stand-in
+    for Chromium (a shell script that sleeps, whatever its flags). Where util-linux's ``chrt`` is
+    found it runs under ``SCHED_IDLE`` until thawed; on a machine without it (``shutil.which``
+    made to find none) it starts at the normal policy, ``Running.idle`` is False, and freezing,
+    thawing and its go work the same."""
+    import shutil
+
+    from protolens.arms import Arm
+    from protolens.browser.flags import LaunchSpec
+    from protolens.browser.launch import start_browser
+
+    found = shutil.which
+    if not chrt:
+        monkeypatch.setattr(shutil, "which",
+                            lambda name, *a, **k: None if name == IDLE[0] else found(name, *a, **k))
+    fake = tmp_path / "chromium"
+    fake.write_text("#!/bin/sh\nexec sleep 30\n")
+    fake.chmod(0o755)
+    spec = LaunchSpec(chromium=str(fake), user_data_dir="", extension_dir=str(tmp_path / "ext"),
+                      arm=Arm("h2"), origins=[])
+    run = start_browser(spec, scratch=tmp_path / "load", db=tmp_path / "store.db",
+                        navigate=["https://a.test/"], context={"load_id": "x", "arm": "h2"},
+                        standby=True, idle=True)
+    try:
+        deadline = time.monotonic() + 5
+        while not _policies(run.proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert run.idle is chrt
+        want = os.SCHED_IDLE if chrt else os.SCHED_OTHER
+        assert set(_policies(run.proc.pid)) == {want}
+        run.freeze()
+        time.sleep(0.1)
+        assert _states(run.proc.pid) == {"T"}
+        run.go()
+        time.sleep(0.1)
+        assert "T" not in _states(run.proc.pid) and not run.idle
+        assert set(_policies(run.proc.pid)) == {os.SCHED_OTHER}
+        assert (tmp_path / "load" / "go.json").exists()
+    finally:
+        run.stop()
+    assert run.proc.poll() is not None
