@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -15,7 +16,16 @@ from pathlib import Path
 
 import pytest
 
-from protolens.browser.launch import IDLE, Running, group_threads, stop, wake_group
+from protolens.arms import Arm
+from protolens.browser.flags import LaunchSpec
+from protolens.browser.launch import (
+    IDLE,
+    Running,
+    group_threads,
+    start_browser,
+    stop,
+    wake_group,
+)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="giving the normal policy back "
                                 "needs root (CAP_SYS_NICE)")
@@ -123,12 +133,6 @@ def test_start_browser_runs_a_standby_idle_only_where_chrt_is(tmp_path: Path, ch
     found it runs under ``SCHED_IDLE`` until thawed; on a machine without it (``shutil.which``
     made to find none) it starts at the normal policy, ``Running.idle`` is False, and freezing,
     thawing and its go work the same."""
-    import shutil
-
-    from protolens.arms import Arm
-    from protolens.browser.flags import LaunchSpec
-    from protolens.browser.launch import start_browser
-
     found = shutil.which
     if not chrt:
         monkeypatch.setattr(shutil, "which",
