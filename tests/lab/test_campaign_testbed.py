@@ -186,8 +186,8 @@ def test_each_next_browser_was_started_during_a_page_before_it(
     # one's stop and drain, and only a few ms before its own turn: checked with --no-overlap)
     for k, ld in enumerate(loads[1:], start=1):
         page = loads[max(0, k - 2)]
-        if all(x["attempt"] == 1 for x in loads[max(0, k - 2):k + 1]):  # a retry starts a
-            # browser of its own
+        # a retry starts a browser of its own
+        if all(x["attempt"] == 1 for x in loads[max(0, k - 2):k + 1]):
             during = (page["nav"]["started_at_ms"], page["started_at_ms"] + page["wall_ms"])
             assert during[0] < started(ld) < during[1], (k, during, started(ld), lead)
 

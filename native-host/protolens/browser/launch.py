@@ -78,12 +78,16 @@ class Running:
             os.killpg(self.proc.pid, signal.SIGSTOP)
         self.frozen = True
 
-    def thaw(self) -> None:
-        """Let a frozen or idle standby browser go on with its start, at the normal priority."""
+    def _continue(self) -> None:
+        """``SIGCONT`` to a frozen browser's group."""
         if self.frozen:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.proc.pid, signal.SIGCONT)
             self.frozen = False
+
+    def thaw(self) -> None:
+        """Let a frozen or idle standby browser go on with its start, at the normal priority."""
+        self._continue()
         if self.idle:
             wake_group(self.proc.pid)
             self.idle = False
@@ -107,10 +111,7 @@ class Running:
 
     def stop(self) -> None:
         """Stop it (a standby browser whose load will not run)."""
-        if self.frozen:  # a stopped process takes SIGTERM only once continued
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(self.proc.pid, signal.SIGCONT)
-            self.frozen = False
+        self._continue()  # a stopped process takes SIGTERM only once continued
         stop(self.proc)
 
 

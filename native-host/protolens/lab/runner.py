@@ -136,11 +136,10 @@ def run_campaign(loads: Sequence[PlannedLoad], targets: dict[str, Target], netwo
                 def prepare(i: int = i) -> None:
                     """This page has loaded: the next load's browser goes on with its start
                     (or starts), the one after it starts idle behind it."""
+                    if i + 1 in standby:
+                        standby[i + 1].running.thaw()
                     for k in (i + 1, i + 2):
-                        if k in standby:
-                            if k == i + 1:
-                                standby[k].running.thaw()
-                        elif can_wait(k):
+                        if k not in standby and can_wait(k):
                             standby[k] = launch_standby(loads[k], targets[loads[k].page],
                                                         network, opts, idle=k == i + 2)
                 ok, stopped_at = _attempt(planned, attempt, targets[planned.page], network,
