@@ -28,7 +28,7 @@ start -> host 818 -> 395 ms (the host imports the contribution code only when it
 omnibox WebUI renderer), stored -> done 27 -> 12 ms (StoreWatch).
 
     .venv/bin/python scripts/bench/lab_overhead.py [--reps 10] [--page ifip18-baidu]
-        [--conditions clean] [--no-visual] [--no-overlap] [--pair ROUNDS]
+        [--conditions clean] [--no-visual] [--no-overlap] [--pair ROUNDS] [--quiet-ms Q]
 
 ``--pair R``: R rounds, each a campaign with the next browser started during the page's quiet
 (lab run's default on the testbed) and one without (``--no-overlap``), in alternating order;
@@ -87,6 +87,8 @@ def main() -> None:
     ap.add_argument("--conditions", default="clean", help="testbed profile (default clean)")
     ap.add_argument("--no-visual", action="store_true",
                     help="lab run --no-visual (the visual metrics are on by default)")
+    ap.add_argument("--quiet-ms", type=int, default=None,
+                    help="lab run --quiet-ms (default: lab run's own for the page)")
     ap.add_argument("--no-overlap", action="store_true",
                     help="lab run --no-overlap (each browser started at its load's turn)")
     ap.add_argument("--pair", type=int, default=0, metavar="ROUNDS",
@@ -138,6 +140,7 @@ def one(args: argparse.Namespace, overlap: bool, verbose: bool) -> dict[str, lis
                         "--arms", args.arm, "--conditions", args.conditions, "--reps",
                         str(args.reps), "--campaign", "bench", "--testbed", args.testbed,
                         "--seed", "1", *(["--no-visual"] if args.no_visual else []),
+                        *([] if args.quiet_ms is None else ["--quiet-ms", str(args.quiet_ms)]),
                         "--overlap" if overlap else "--no-overlap"],
                        env={**os.environ, "PROTOLENS_DB": str(db), "PROTOLENS_DEBUG": "1",
                             "PROTOLENS_HOST_LOG": str(hostlog)},
