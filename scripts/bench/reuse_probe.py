@@ -113,8 +113,10 @@ def driver(udd: Path, step: str, url: str) -> None:
             while not (got := evaluate(cdp, s, LED)):
                 early += 1
                 time.sleep(0.2)
+            renderers = sorted(p["id"] for p in cdp.send("SystemInfo.getProcessInfo")[
+                "processInfo"] if p["type"] == "renderer")
             cdp.send("Target.closeTarget", {"targetId": page["targetId"]})
-            out = {**json.loads(got), "early": early}
+            out = {**json.loads(got), "early": early, "renderers": renderers}
         out["ms"] = (time.monotonic() - t0) * 1000
         print(json.dumps(out))
     finally:
@@ -197,7 +199,15 @@ def reused_load(tb: Any, target: Any, udd: Path, pressure: bool) -> dict[str, An
             "hits": served(log, offset), "wall": time.monotonic() - t0}
 
 
-def cold_load(tb: Any, target: Any, arm: Arm, scratch: Path) -> dict[str, Any]:
+WARMUP = ("<p style='font:16px sans-serif'>warm-up <b>text</b> <i>drawn</i></p><canvas id=c>"
+          "</canvas><script>const x=document.getElementById('c').getContext('2d');"
+          "x.font='20px serif';x.fillText('warm',5,20);x.fillRect(0,0,30,30)</script>")
+"""``--cold-warmup``: what the launched arm's first page draws before its navigation (text in
+two fonts, a canvas): whether a browser's first-page work is what a reused browser saves."""
+
+
+def cold_load(tb: Any, target: Any, arm: Arm, scratch: Path,
+              warmup: bool = False) -> dict[str, Any]:
     """recorder_overhead_testbed.tb_plain's launch, its page read as the reused arm's is."""
     log, uri = Path(tb.state.access_log), urlsplit(target.url).path
     tb.flush_tcp_metrics()
@@ -207,8 +217,8 @@ def cold_load(tb: Any, target: Any, arm: Arm, scratch: Path) -> dict[str, Any]:
     argv = [a for a in command_line(tb_spec(tb, target, arm, str(udd), ""))
             if "extension" not in a][:-1]
     at_ms = round((time.time() + FIRST_START_S) * 1000)
-    argv.append(f"data:text/html,<script>setTimeout(()=>location.href='{target.url}',"
-                f"{at_ms}-Date.now())</script>")
+    argv.append(f"data:text/html,{WARMUP if warmup else ''}<script>setTimeout(()=>"
+                f"location.href='{target.url}',{at_ms}-Date.now())</script>")
     proc = subprocess.Popen(tb.exec_argv(argv), env=scratch_env(os.environ, scratch / "xdg"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
@@ -229,6 +239,8 @@ def main() -> None:
     ap.add_argument("--profile", default="wifi")
     ap.add_argument("--pages", default="ifip18-baidu,ifip18-wikipedia")
     ap.add_argument("--protocols", default="h1,h2,h3")
+    ap.add_argument("--cold-warmup", action="store_true",
+                    help="the launched arm's first page draws text and a canvas (WARMUP)")
     ap.add_argument("--no-pressure", action="store_true",
                     help="leave out the simulated memory pressure from the reset")
     args = ap.parse_args()
@@ -257,7 +269,8 @@ def main() -> None:
                                           ("reused", "cold")):
                                 if which == "cold":
                                     scratch = work / f"{page}-{proto}-cold-{i}"
-                                    cold.append(cold_load(tb, target, arm, scratch))
+                                    cold.append(cold_load(tb, target, arm, scratch,
+                                                          args.cold_warmup))
                                     shutil.rmtree(scratch, ignore_errors=True)
                                 else:
                                     reused.append(reused_load(tb, target, udd,
@@ -298,6 +311,13 @@ def main() -> None:
         costs = ", ".join(f"{name} {med(reused, lambda x, k=k: x[k]):.0f}" for name, k in (
             ("reset", "reset_ms"), ("open", "open_ms"), ("read and close", "close_ms")))
         print(f"  reused arm's own cost per load (median ms): {costs}")
+        seen = [set(x["renderers"]) for x in reused]
+        kept = sum(len(a & b) for a, b in zip(seen, seen[1:], strict=False))
+        print(f"  renderer processes per load, median cold / reused: "
+              f"{med(cold, lambda x: len(x['renderers'])):.0f} / "
+              f"{med(reused, lambda x: len(x['renderers'])):.0f}; reused arm: "
+              f"{len(set().union(*seen))} distinct over {len(seen)} loads, {kept} alive in the "
+              "load after theirs")
         print("  navigation timing, median cold / reused: " + ", ".join(
             f"{k} {med(cold, lambda x, k=k: x[k]):.1f}/{med(reused, lambda x, k=k: x[k]):.1f}"
             for k in PHASES))
