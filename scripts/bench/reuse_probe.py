@@ -206,9 +206,11 @@ WARMUP = ("<p style='font:16px sans-serif'>warm-up <b>text</b> <i>drawn</i></p><
 two fonts, a canvas): whether a browser's first-page work is what a reused browser saves."""
 
 
-def cold_load(tb: Any, target: Any, arm: Arm, scratch: Path,
-              warmup: bool = False) -> dict[str, Any]:
-    """recorder_overhead_testbed.tb_plain's launch, its page read as the reused arm's is."""
+def cold_load(tb: Any, target: Any, arm: Arm, scratch: Path, warmup: bool = False,
+              delay_s: float = FIRST_START_S, tab: bool = False) -> dict[str, Any]:
+    """recorder_overhead_testbed.tb_plain's launch (its first page navigates itself ``delay_s``
+    after the launch), its page read as the reused arm's is; ``tab``: the page opened instead
+    in a new tab through DevTools ``delay_s`` after the launch, as the reused arm opens it."""
     log, uri = Path(tb.state.access_log), urlsplit(target.url).path
     tb.flush_tcp_metrics()
     offset = log.stat().st_size if log.exists() else 0
@@ -216,13 +218,22 @@ def cold_load(tb: Any, target: Any, arm: Arm, scratch: Path,
     seed_preferences(udd)
     argv = [a for a in command_line(tb_spec(tb, target, arm, str(udd), ""))
             if "extension" not in a][:-1]
-    at_ms = round((time.time() + FIRST_START_S) * 1000)
-    argv.append(f"data:text/html,{WARMUP if warmup else ''}<script>setTimeout(()=>"
-                f"location.href='{target.url}',{at_ms}-Date.now())</script>")
+    launched = time.time()
+    at_ms = round((launched + delay_s) * 1000)
+    argv.append(f"data:text/html,{WARMUP if warmup else ''}" + ("" if tab else
+                f"<script>setTimeout(()=>location.href='{target.url}',{at_ms}-Date.now())"
+                "</script>"))
     proc = subprocess.Popen(tb.exec_argv(argv), env=scratch_env(os.environ, scratch / "xdg"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
+        if tab:
+            while not (udd / "DevToolsActivePort").exists():
+                if time.time() - launched > 30:
+                    raise RuntimeError("the launched browser did not start")
+                time.sleep(0.02)
+            time.sleep(max(0.0, launched + delay_s - time.time()))
+            drive(tb, udd, "open", target.url)
         wait_quiet(log, offset, uri)
         got = drive(tb, udd, "read", target.url)
     finally:
@@ -241,6 +252,12 @@ def main() -> None:
     ap.add_argument("--protocols", default="h1,h2,h3")
     ap.add_argument("--cold-warmup", action="store_true",
                     help="the launched arm's first page draws text and a canvas (WARMUP)")
+    ap.add_argument("--cold-delay", type=float, default=FIRST_START_S, metavar="S",
+                    help="the launched arm navigates S seconds after its launch (default: the "
+                         "lab's 0.6)")
+    ap.add_argument("--cold-tab", action="store_true",
+                    help="the launched arm's page opened in a new tab through DevTools, as the "
+                         "reused arm's is (default: its first page navigates itself)")
     ap.add_argument("--no-pressure", action="store_true",
                     help="leave out the simulated memory pressure from the reset")
     args = ap.parse_args()
@@ -270,7 +287,8 @@ def main() -> None:
                                 if which == "cold":
                                     scratch = work / f"{page}-{proto}-cold-{i}"
                                     cold.append(cold_load(tb, target, arm, scratch,
-                                                          args.cold_warmup))
+                                                          args.cold_warmup, args.cold_delay,
+                                                          args.cold_tab))
                                     shutil.rmtree(scratch, ignore_errors=True)
                                 else:
                                     reused.append(reused_load(tb, target, udd,
