@@ -23,7 +23,10 @@ recording+visual 263.7 ms: visual on / off 0.94 (single loads 140-490 ms).
 
 Testbed arm (``--testbed``; root): the papers' pages on the testbed's ``wifi``
 profile (7 Mbit/s, 50 ms), h2 and h3, a plain Chromium in the client namespace (the same flags
-and cold profile, no extension) interleaved with recorded lab loads; both arms' PLT is the page's
+and cold profile, no extension; its page opened in a new ``about:blank`` tab sent to it, as
+``lab run``'s extension opens it: page_open.py; before 2026-11-28 its first page, a ``data:``
+URL, navigated itself, which ``--testbed-self-nav`` keeps as an arm) interleaved with recorded
+lab loads; both arms' PLT is the page's
 own loadEventEnd, read through DevTools once caddy's log has been quiet for 1 s (page_led.py;
 ``early`` counts reads before the load event ended), and ``rec-led`` checks the record's load_ms
 against it. Last measured (12 loads per arm, 2026-11-24, Chromium 156):
@@ -174,11 +177,15 @@ def main() -> None:
     ap.add_argument("--testbed-late", type=float, metavar="S",
                     help="--testbed: an arm of plain Chromium navigating S s later than the "
                          "lab does (what the browser's start-up costs a load)")
+    ap.add_argument("--testbed-self-nav", action="store_true",
+                    help="--testbed: an arm of plain Chromium whose first page (a data: URL) "
+                         "navigates itself, this bench's plain arm before 2026-11-28")
     args = ap.parse_args()
     if args.testbed:
         ext = (args.extension or [("recording", ROOT / "dist")])[0][1]
         testbed_main(args.loads, args.pages.split(","), args.protocols.split(","), args.profile,
-                     ext, visual=args.testbed_visual, late_s=args.testbed_late)
+                     ext, visual=args.testbed_visual, late_s=args.testbed_late,
+                     self_nav=args.testbed_self_nav)
         return
     exts = args.extension or [("recording", ROOT / "dist")]
     arms: list[tuple[str, Path | None, bool]] = [

@@ -77,11 +77,17 @@ def tb_spec(tb: Any, target: Any, arm: Arm, udd: str, extension: str) -> LaunchS
                       host_rules=tb.host_rules(), extra=["--remote-debugging-port=0"])
 
 
+PAGE_OPEN = Path(__file__).with_name("page_open.py")
+
+
 def tb_plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
-             timeout: float = 60) -> tuple[float, float, int]:
-    """No extension, in the client namespace: navigates ``start_s`` after launch (as the lab
-    extension does once the host answered); returns (loadEventEnd ms, seconds from launch to
-    the page's request, early reads)."""
+             timeout: float = 60, self_nav: bool = False) -> tuple[float, float, int]:
+    """No extension, in the client namespace: the page opened ``start_s`` after launch (as the
+    lab extension opens it once the host answered) in a new ``about:blank`` tab sent to it, as
+    ``lab run``'s extension does (page_open.py); ``self_nav``: instead the browser's first page,
+    a ``data:`` URL, navigates itself (this bench's plain arm before 2026-11-28: its fetch starts
+    5-7 ms later, docs/RESEARCH.md "One browser across loads"). Returns (loadEventEnd ms,
+    seconds from launch to the page's request, early reads)."""
     udd = scratch / "profile"
     seed_preferences(udd)
     argv = [a for a in command_line(tb_spec(tb, target, arm, str(udd), ""))
@@ -91,14 +97,19 @@ def tb_plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
     launched = time.time()
     at_ms = round((launched + start_s) * 1000)
     argv.append(f"data:text/html,<script>setTimeout(()=>location.href='{target.url}',"
-                f"{at_ms}-Date.now())</script>")
+                f"{at_ms}-Date.now())</script>" if self_nav else "about:blank")
     proc = subprocess.Popen(tb.exec_argv(argv), env=scratch_env(os.environ, scratch / "xdg"),
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
+    opener = None if self_nav else subprocess.Popen(
+        tb.exec_argv([sys.executable, str(PAGE_OPEN), str(udd), target.url, str(at_ms)]),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + timeout
         requested, size, quiet_since = None, -1, time.monotonic()
         while time.monotonic() < deadline:
+            if opener is not None and opener.poll() not in (None, 0):
+                raise RuntimeError(f"page_open: {opener.communicate()[1].strip()[-300:]}")
             requested = requested or page_requested(log, offset, uri)
             now_size = log.stat().st_size
             if now_size != size:
@@ -109,6 +120,10 @@ def tb_plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
             time.sleep(0.05)
         raise RuntimeError(f"plain load of {target.url}: no quiet log within {timeout:g} s")
     finally:
+        if opener is not None and opener.poll() is None:
+            opener.kill()
+        if opener is not None:
+            opener.wait()
         stop(proc)
 
 
@@ -153,7 +168,8 @@ def ratio_interval(on: list[float], off: list[float]) -> tuple[float, float, flo
 
 
 def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: str,
-                 extension: Path, visual: bool = False, late_s: float | None = None) -> None:
+                 extension: Path, visual: bool = False, late_s: float | None = None,
+                 self_nav: bool = False) -> None:
     """Arms ``none`` and ``recording`` (and ``visual``: recording with paint capture; ``late``:
     plain Chromium navigating ``late_s`` seconds after the recorded loads' median delay, what a
     load gains from a browser that has finished starting) in a turning order, each page x
@@ -167,7 +183,7 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
         targets = TestbedNetwork(tb, owned=True).targets(pages)
         from protolens.pages import ensure_corpus
         ensure_corpus(Path(tb.state.site), pages)
-        rows, vis, lat = [], [], []
+        rows, vis, lat, sel = [], [], [], []
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             db = work / "bench.db"
@@ -175,7 +191,8 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
                 for proto in protocols:
                     arm, target = Arm(proto), targets[page]
                     names = ("none", "recording", *(("visual",) if visual else ()),
-                             *(("late",) if late_s is not None else ()))
+                             *(("late",) if late_s is not None else ()),
+                             *(("self",) if self_nav else ()))
                     plts: dict[str, list[float]] = {name: [] for name in names}
                     starts: list[float] = []
                     early, gaps, stored, stalls = 0, [], [], 0
@@ -187,10 +204,11 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
                             for which in names[k:] + names[:k]:
                                 scratch = work / f"{page}-{proto}-{which}-{i}-{stalls}"
                                 tb.flush_tcp_metrics()
-                                if which in ("none", "late"):
+                                if which in ("none", "late", "self"):
                                     at = statistics.median(starts) if starts else FIRST_START_S
                                     led, _, e = tb_plain(tb, target, arm, scratch,
-                                                         at + (late_s or 0.0) * (which == "late"))
+                                                         at + (late_s or 0.0) * (which == "late"),
+                                                         self_nav=which == "self")
                                     got[which] = (led, e, None)
                                 else:
                                     led, start, e, load_ms = tb_recorded(
@@ -229,6 +247,10 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
                     if visual:
                         vis.append((page, proto, statistics.median(plts["visual"]),
                                     *ratio_interval(plts["visual"], plts["recording"])))
+                    if self_nav:
+                        sel.append((page, proto, statistics.median(plts["self"]),
+                                    *ratio_interval(plts["none"], plts["self"]),
+                                    *ratio_interval(stored, plts["self"])))
                     if late_s is not None:
                         lat.append((page, proto, statistics.median(plts["late"]),
                                     *ratio_interval(plts["none"], plts["late"])))
@@ -247,6 +269,10 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
     for page, proto, med, r, low, high in vis:
         print(f"visual metrics on / off, {page} {proto}: {med:.1f} ms, x{r:.3f} "
               f"[{low:.3f}, {high:.3f}]")
+    for page, proto, med, r, low, high, rs, slow, shigh in sel:
+        print(f"plain opened in a tab / plain navigating itself from data:, {page} {proto}: "
+              f"self {med:.1f} ms, x{r:.3f} [{low:.3f}, {high:.3f}]; lab / self x{rs:.3f} "
+              f"[{slow:.3f}, {shigh:.3f}]")
     for page, proto, med, r, low, high in lat:
         print(f"plain at the lab's delay / plain {late_s:g} s later, {page} {proto}: later "
               f"{med:.1f} ms, x{r:.3f} [{low:.3f}, {high:.3f}]")

@@ -29,7 +29,12 @@ ratio with a bootstrap 95% interval, and the ground truth's counts; and the reus
 per load (the reset, the tab's creation and close).
 
 Needs root. ``.venv/bin/python scripts/bench/reuse_probe.py [--loads 8] [--profile wifi]
-[--pages ifip18-baidu,...] [--protocols h1,h2,h3]``
+[--pages ifip18-baidu,...] [--protocols h1,h2,h3] [--cold-tab] [--cold-delay S] [--cold-warmup]
+[--no-pressure]`` (the launched arm's page opened in a tab as the reused arm's is; its opening S
+seconds after the launch; its first page drawing text and a canvas; the reset without the memory
+pressure). Measured 2026-11-28: docs/RESEARCH.md "What measuring costs", "One browser across
+loads"; the reused arm keeps each load cold on the wire and is 2-7% faster on ifip18-baidu
+than a browser launched per load and opened the same way.
 """
 
 from __future__ import annotations
