@@ -10,8 +10,10 @@ context), ``clearCache`` (the HTTP cache), ``clearHostResolverCache`` and
 ``clearPredictorCache``. This probe measures whether that is enough, on the testbed with no
 extension in either arm (the recorder is not what is probed):
 
-    cold    a fresh plain Chromium per load, as recorder_overhead.py --testbed's plain arm (same
-            flags, cold profile, client namespace, navigation 0.6 s after launch)
+    cold    a fresh plain Chromium per load, as recorder_overhead.py --testbed's plain arm was
+            before 2026-11-28 (same flags, cold profile, client namespace, its first page, a
+            ``data:`` URL, navigating itself 0.6 s after launch; ``--cold-tab``: its page
+            opened in a new tab through DevTools, as the reused arm's is)
     reused  one plain Chromium (the same flags and ``--enable-net-benchmarking``) for the whole
             page x protocol cell: before each load the four calls above from a blank tab and a
             simulated critical memory pressure (``Memory.simulatePressureNotification``: the
@@ -213,9 +215,10 @@ two fonts, a canvas): whether a browser's first-page work is what a reused brows
 
 def cold_load(tb: Any, target: Any, arm: Arm, scratch: Path, warmup: bool = False,
               delay_s: float = FIRST_START_S, tab: bool = False) -> dict[str, Any]:
-    """recorder_overhead_testbed.tb_plain's launch (its first page navigates itself ``delay_s``
-    after the launch), its page read as the reused arm's is; ``tab``: the page opened instead
-    in a new tab through DevTools ``delay_s`` after the launch, as the reused arm opens it."""
+    """A plain launch as recorder_overhead_testbed.tb_plain's ``self_nav`` (its first page
+    navigates itself ``delay_s`` after the launch), its page read as the reused arm's is;
+    ``tab``: the page opened instead in a new tab through DevTools ``delay_s`` after the
+    launch, as the reused arm opens it."""
     log, uri = Path(tb.state.access_log), urlsplit(target.url).path
     tb.flush_tcp_metrics()
     offset = log.stat().st_size if log.exists() else 0
