@@ -120,9 +120,8 @@ def tb_plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
             time.sleep(0.05)
         raise RuntimeError(f"plain load of {target.url}: no quiet log within {timeout:g} s")
     finally:
-        if opener is not None and opener.poll() is None:
-            opener.kill()
         if opener is not None:
+            opener.kill()  # nothing once it has exited
             opener.wait()
         stop(proc)
 
@@ -172,7 +171,8 @@ def testbed_main(loads: int, pages: list[str], protocols: list[str], profile: st
                  self_nav: bool = False) -> None:
     """Arms ``none`` and ``recording`` (and ``visual``: recording with paint capture; ``late``:
     plain Chromium navigating ``late_s`` seconds after the recorded loads' median delay, what a
-    load gains from a browser that has finished starting) in a turning order, each page x
+    load gains from a browser that has finished starting; ``self``: plain Chromium whose
+    first page navigates itself, tb_plain's ``self_nav``) in a turning order, each page x
     protocol in turn."""
     from protolens.lab.testbed_network import TestbedNetwork
     from protolens.testbed import Testbed
