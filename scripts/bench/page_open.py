@@ -18,19 +18,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
-from scripts.devkit.cdp import Cdp  # noqa: E402
+from scripts.devkit.cdp import endpoint  # noqa: E402
 
 
 def main() -> None:
     udd, url, at_ms = Path(sys.argv[1]), sys.argv[2], float(sys.argv[3])
-    deadline = time.monotonic() + (float(sys.argv[4]) if len(sys.argv) > 4 else 30.0)
-    port_file = udd / "DevToolsActivePort"
-    while not port_file.exists() or len(port_file.read_text().split()) < 2:
-        if time.monotonic() > deadline:
-            raise SystemExit("error: the browser's DevTools endpoint did not come up")
-        time.sleep(0.01)
-    port, path = port_file.read_text().split()[:2]
-    cdp = Cdp(int(port), path)
+    cdp = endpoint(udd, float(sys.argv[4]) if len(sys.argv) > 4 else 30.0)
     try:
         target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = cdp.send("Target.attachToTarget", {"targetId": target,

@@ -45,7 +45,7 @@ from protolens.browser.flags import LaunchSpec, command_line  # noqa: E402
 from protolens.browser.launch import run_load, scratch_env, stop  # noqa: E402
 from protolens.browser.profile import seed_preferences  # noqa: E402
 from scripts.bench.recorder_overhead import beacon_after  # noqa: E402
-from scripts.devkit.cdp import Cdp  # noqa: E402
+from scripts.devkit.cdp import Cdp, endpoint  # noqa: E402
 from scripts.devkit.harness import CHROMIUM, stored_ids  # noqa: E402
 from scripts.devkit.site import Site, serve_site  # noqa: E402
 
@@ -135,14 +135,7 @@ def plain_browser(scratch: Path, spki: str, origins: Sequence[str] = (), protoco
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             start_new_session=True)
     try:
-        port_file = udd / "DevToolsActivePort"
-        deadline = time.monotonic() + 30
-        while not port_file.exists() or len(port_file.read_text().split()) < 2:
-            if time.monotonic() > deadline:
-                raise RuntimeError("no DevToolsActivePort")
-            time.sleep(0.05)
-        port, path = port_file.read_text().split()[:2]
-        cdp = client(int(port), path)
+        cdp = endpoint(udd, client=client)
         try:
             page = next(t for t in cdp.send("Target.getTargets")["targetInfos"]
                         if t["type"] == "page")

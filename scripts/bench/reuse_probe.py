@@ -69,7 +69,7 @@ from scripts.bench.recorder_overhead_testbed import (  # noqa: E402
     ratio_interval,
     tb_spec,
 )
-from scripts.devkit.cdp import Cdp, evaluate  # noqa: E402
+from scripts.devkit.cdp import endpoint, evaluate  # noqa: E402
 
 RESET = ("(() => { const b = chrome.benchmarking; b.closeConnections(); b.clearCache(); "
          "b.clearHostResolverCache(); b.clearPredictorCache(); return true; })()")
@@ -95,8 +95,7 @@ def driver(udd: Path, step: str, url: str) -> None:
     """``reset``: the four calls from the browser's blank tab, then (unless ``url`` is
     ``no-pressure``) a simulated critical memory pressure; ``open``: a new tab at ``url``;
     ``read``: the tab's loadEventEnd, then the tab closed. Prints JSON."""
-    port, path = (udd / "DevToolsActivePort").read_text().split()[:2]
-    cdp = Cdp(int(port), path)
+    cdp = endpoint(udd)
     t0 = time.monotonic()
     try:
         pages = [t for t in cdp.send("Target.getTargets")["targetInfos"] if t["type"] == "page"]

@@ -168,6 +168,21 @@ def wait_for(what: str, cond: Callable[[], Any], timeout_s: float = 30.0) -> Any
     raise AssertionError(f"timed out after {timeout_s:g} s waiting for {what}")
 
 
+def endpoint(user_data_dir: Path, timeout_s: float = 30.0, client: type[Cdp] = Cdp) -> Cdp:
+    """A client (of class ``client``) of the browser endpoint that the Chromium using
+    ``user_data_dir`` writes to its ``DevToolsActivePort`` (``--remote-debugging-port=0``), once
+    that file holds its port and path (looked at every 10 ms: a bench opens a page at a set time
+    after launch). Run it where the endpoint listens: the browser's network namespace."""
+    active = user_data_dir / "DevToolsActivePort"
+    deadline = time.monotonic() + timeout_s
+    while not active.exists() or len(active.read_text().split()) < 2:
+        if time.monotonic() > deadline:
+            raise RuntimeError(f"no DevTools endpoint in {active} after {timeout_s:g} s")
+        time.sleep(0.01)
+    port, path = active.read_text().split()[:2]
+    return client(int(port), path)
+
+
 def launch_devtools(spec: LaunchSpec, work: Path) -> tuple[subprocess.Popen[bytes], Cdp, Path]:
     """Chromium from ``spec`` (its ``extra`` must hold ``--remote-debugging-port=0``), logging to
     ``work/chromium.log``, with its browser endpoint connected. The caller stops it."""
