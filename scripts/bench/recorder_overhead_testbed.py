@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from contextlib import closing
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,40 @@ def tb_spec(tb: Any, target: Any, arm: Arm, udd: str, extension: str) -> LaunchS
 PAGE_OPEN = Path(__file__).with_name("page_open.py")
 
 
+def plain_argv(tb: Any, target: Any, arm: Arm, udd: Path) -> list[str]:
+    """A plain Chromium's command line for the client namespace: the lab's flags and cold
+    profile (seeded here), no extension, and no first page (the caller appends it)."""
+    seed_preferences(udd)
+    return [a for a in command_line(tb_spec(tb, target, arm, str(udd), ""))
+            if "extension" not in a][:-1]
+
+
+def launch_plain(tb: Any, argv: list[str], scratch: Path) -> subprocess.Popen[bytes]:
+    """``argv`` (plain_argv and a first page) started in the client namespace."""
+    return subprocess.Popen(tb.exec_argv(argv), env=scratch_env(os.environ, scratch / "xdg"),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            start_new_session=True)
+
+
+def wait_log_quiet(log: Path, offset: int, uri: str, timeout: float = 60,
+                   check: Callable[[], None] = lambda: None) -> float:
+    """Once caddy has logged the request for ``uri`` after ``offset`` and its log has then been
+    quiet for LOG_QUIET_S: that request's epoch timestamp. ``check`` runs at every look (it
+    raises to give up)."""
+    deadline = time.monotonic() + timeout
+    requested, size, quiet_since = None, -1, time.monotonic()
+    while time.monotonic() < deadline:
+        check()
+        requested = requested or page_requested(log, offset, uri)
+        now_size = log.stat().st_size
+        if now_size != size:
+            size, quiet_since = now_size, time.monotonic()
+        if requested and time.monotonic() - quiet_since >= LOG_QUIET_S:
+            return requested
+        time.sleep(0.05)
+    raise RuntimeError(f"no quiet log after {uri} within {timeout:g} s")
+
+
 def tb_plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
              timeout: float = 60, self_nav: bool = False) -> tuple[float, float, int]:
     """No extension, in the client namespace: the page opened ``start_s`` after launch (as the
@@ -89,36 +124,26 @@ def tb_plain(tb: Any, target: Any, arm: Arm, scratch: Path, start_s: float,
     5-7 ms later, docs/RESEARCH.md "One browser across loads"). Returns (loadEventEnd ms,
     seconds from launch to the page's request, early reads)."""
     udd = scratch / "profile"
-    seed_preferences(udd)
-    argv = [a for a in command_line(tb_spec(tb, target, arm, str(udd), ""))
-            if "extension" not in a][:-1]
+    argv = plain_argv(tb, target, arm, udd)
     log, uri = Path(tb.state.access_log), urlsplit(target.url).path
     offset = log.stat().st_size if log.exists() else 0
     launched = time.time()
     at_ms = round((launched + start_s) * 1000)
     argv.append(f"data:text/html,<script>setTimeout(()=>location.href='{target.url}',"
                 f"{at_ms}-Date.now())</script>" if self_nav else "about:blank")
-    proc = subprocess.Popen(tb.exec_argv(argv), env=scratch_env(os.environ, scratch / "xdg"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = launch_plain(tb, argv, scratch)
     opener = None if self_nav else subprocess.Popen(
         tb.exec_argv([sys.executable, str(PAGE_OPEN), str(udd), target.url, str(at_ms)]),
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+
+    def opened() -> None:
+        if opener is not None and opener.poll() not in (None, 0):
+            raise RuntimeError(f"page_open: {opener.communicate()[1].strip()[-300:]}")
+
     try:
-        deadline = time.monotonic() + timeout
-        requested, size, quiet_since = None, -1, time.monotonic()
-        while time.monotonic() < deadline:
-            if opener is not None and opener.poll() not in (None, 0):
-                raise RuntimeError(f"page_open: {opener.communicate()[1].strip()[-300:]}")
-            requested = requested or page_requested(log, offset, uri)
-            now_size = log.stat().st_size
-            if now_size != size:
-                size, quiet_since = now_size, time.monotonic()
-            if requested and time.monotonic() - quiet_since >= LOG_QUIET_S:
-                led, early = read_led(tb, udd, target.url)
-                return led, requested - launched, early
-            time.sleep(0.05)
-        raise RuntimeError(f"plain load of {target.url}: no quiet log within {timeout:g} s")
+        requested = wait_log_quiet(log, offset, uri, timeout, opened)
+        led, early = read_led(tb, udd, target.url)
+        return led, requested - launched, early
     finally:
         if opener is not None:
             opener.kill()  # nothing once it has exited

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -58,17 +57,16 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 
 from protolens.arms import Arm  # noqa: E402
-from protolens.browser.flags import command_line  # noqa: E402
-from protolens.browser.launch import scratch_env, stop  # noqa: E402
-from protolens.browser.profile import seed_preferences  # noqa: E402
+from protolens.browser.launch import stop  # noqa: E402
 from scripts.bench.recorder_overhead_testbed import (  # noqa: E402
     FIRST_START_S,
-    LOG_QUIET_S,
     TESTBED,
-    page_requested,
+    launch_plain,
+    plain_argv,
     ratio_interval,
-    tb_spec,
+    wait_log_quiet,
 )
+from scripts.devkit.caddylog import read_hits  # noqa: E402
 from scripts.devkit.cdp import endpoint, evaluate  # noqa: E402
 
 RESET = ("(() => { const b = chrome.benchmarking; b.closeConnections(); b.clearCache(); "
@@ -137,49 +135,13 @@ def drive(tb: Any, udd: Path, step: str, url: str) -> dict[str, Any]:
     return dict(json.loads(p.stdout))
 
 
-# --- ground truth from caddy's log ----------------------------------------------------------------
-
-def served(log: Path, offset: int) -> list[dict[str, Any]]:
-    """caddy's entries after ``offset``: host, uri, client port, protocol, TLS resumed."""
-    out = []
-    with log.open("rb") as f:
-        f.seek(offset)
-        for line in f.read().splitlines():
-            try:
-                req = json.loads(line)["request"]
-            except (ValueError, KeyError):
-                continue
-            out.append({"host": req["host"], "uri": req["uri"], "port": int(req["remote_port"]),
-                        "proto": req["proto"],
-                        "resumed": bool((req.get("tls") or {}).get("resumed", False))})
-    return out
-
-
-def wait_quiet(log: Path, offset: int, uri: str, timeout: float = 60) -> None:
-    deadline = time.monotonic() + timeout
-    size, since = -1, time.monotonic()
-    while time.monotonic() < deadline:
-        now = log.stat().st_size
-        if now != size:
-            size, since = now, time.monotonic()
-        if page_requested(log, offset, uri) and time.monotonic() - since >= LOG_QUIET_S:
-            return
-        time.sleep(0.05)
-    raise RuntimeError("no quiet log in time")
-
-
 # --- the arms -------------------------------------------------------------------------------------
 
 def start_reused(tb: Any, target: Any, arm: Arm, scratch: Path) -> tuple[subprocess.Popen[bytes],
                                                                            Path]:
     udd = scratch / "profile"
-    seed_preferences(udd)
-    argv = [a for a in command_line(tb_spec(tb, target, arm, str(udd), ""))
-            if "extension" not in a][:-1]
-    argv += ["--enable-net-benchmarking", "about:blank"]
-    proc = subprocess.Popen(tb.exec_argv(argv), env=scratch_env(os.environ, scratch / "xdg"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    argv = [*plain_argv(tb, target, arm, udd), "--enable-net-benchmarking", "about:blank"]
+    proc = launch_plain(tb, argv, scratch)
     deadline = time.monotonic() + 30
     while not (udd / "DevToolsActivePort").exists():
         if time.monotonic() > deadline:
@@ -197,12 +159,11 @@ def reused_load(tb: Any, target: Any, udd: Path, pressure: bool) -> dict[str, An
         raise RuntimeError("chrome.benchmarking is missing")
     tb.flush_tcp_metrics()
     offset = log.stat().st_size if log.exists() else 0
-    t0 = time.monotonic()
     opened = drive(tb, udd, "open", target.url)
-    wait_quiet(log, offset, uri)
+    wait_log_quiet(log, offset, uri)
     got = drive(tb, udd, "read", target.url)
     return {**got, "reset_ms": reset["ms"], "open_ms": opened["ms"], "close_ms": got["ms"],
-            "hits": served(log, offset), "wall": time.monotonic() - t0}
+            "hits": read_hits(log, offset)}
 
 
 WARMUP = ("<p style='font:16px sans-serif'>warm-up <b>text</b> <i>drawn</i></p><canvas id=c>"
@@ -222,17 +183,13 @@ def cold_load(tb: Any, target: Any, arm: Arm, scratch: Path, warmup: bool = Fals
     tb.flush_tcp_metrics()
     offset = log.stat().st_size if log.exists() else 0
     udd = scratch / "profile"
-    seed_preferences(udd)
-    argv = [a for a in command_line(tb_spec(tb, target, arm, str(udd), ""))
-            if "extension" not in a][:-1]
+    argv = plain_argv(tb, target, arm, udd)
     launched = time.time()
     at_ms = round((launched + delay_s) * 1000)
     argv.append(f"data:text/html,{WARMUP if warmup else ''}" + ("" if tab else
                 f"<script>setTimeout(()=>location.href='{target.url}',{at_ms}-Date.now())"
                 "</script>"))
-    proc = subprocess.Popen(tb.exec_argv(argv), env=scratch_env(os.environ, scratch / "xdg"),
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    proc = launch_plain(tb, argv, scratch)
     try:
         if tab:
             while not (udd / "DevToolsActivePort").exists():
@@ -241,11 +198,11 @@ def cold_load(tb: Any, target: Any, arm: Arm, scratch: Path, warmup: bool = Fals
                 time.sleep(0.02)
             time.sleep(max(0.0, launched + delay_s - time.time()))
             drive(tb, udd, "open", target.url)
-        wait_quiet(log, offset, uri)
+        wait_log_quiet(log, offset, uri)
         got = drive(tb, udd, "read", target.url)
     finally:
         stop(proc)
-    return {**got, "hits": served(log, offset)}
+    return {**got, "hits": read_hits(log, offset)}
 
 
 def main() -> None:
@@ -321,14 +278,14 @@ def main() -> None:
             return statistics.median(f(x) for x in xs)
 
         def carried(xs: list[dict[str, Any]]) -> int:
-            return sum(len({h["port"] for h in a["hits"]} & {h["port"] for h in b["hits"]})
+            return sum(len({h.client_port for h in a["hits"]} & {h.client_port for h in b["hits"]})
                        for a, b in zip(xs, xs[1:], strict=False))
 
         reqs = (med(cold, lambda x: len(x["hits"])), med(reused, lambda x: len(x["hits"])))
-        conns = (med(cold, lambda x: len({h["port"] for h in x["hits"]})),
-                 med(reused, lambda x: len({h["port"] for h in x["hits"]})))
-        res = (sum(h["resumed"] for x in cold for h in x["hits"]),
-               sum(h["resumed"] for x in reused for h in x["hits"]))
+        conns = (med(cold, lambda x: len({h.client_port for h in x["hits"]})),
+                 med(reused, lambda x: len({h.client_port for h in x["hits"]})))
+        res = (sum(h.resumed for x in cold for h in x["hits"]),
+               sum(h.resumed for x in reused for h in x["hits"]))
         print(f"{page:<18} {proto:<5} {med(cold, lambda x: x['led']):8.1f} "
               f"{med(reused, lambda x: x['led']):9.1f} {r:6.3f} {low:7.3f}..{high:<7.3f} "
               f"{reqs[0]:>5.0f}/{reqs[1]:<6.0f} {conns[0]:>4.0f}/{conns[1]:<5.0f} "

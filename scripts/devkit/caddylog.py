@@ -33,6 +33,9 @@ class Hit:
     """The request carried ``Service-Worker: script``, which a browser sends on every fetch of a
     service worker's script: its install and its update checks (W3C Service Workers, "Update",
     step 22.5)."""
+    resumed: bool = False
+    """The request came on a TLS session resumed from an earlier one (caddy's
+    ``request.tls.resumed``; not logged over HTTP/3)."""
 
 
 def _port(host: str) -> int | None:
@@ -59,7 +62,8 @@ def read_hits(path: Path, start: int = 0, end: int | None = None) -> list[Hit]:
                             start=float(entry["ts"]) - float(entry.get("duration", 0.0)),
                             duration=float(entry.get("duration", 0.0)),
                             worker_script=(req.get("headers") or {}).get("Service-Worker")
-                            == ["script"]))
+                            == ["script"],
+                            resumed=bool((req.get("tls") or {}).get("resumed", False))))
     return hits
 
 
