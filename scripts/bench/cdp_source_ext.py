@@ -4,7 +4,13 @@ Its service worker attaches to the tab, enables the arm's domains, navigates 1 +
 each 0.9 s after the load event, and for ``trace`` reads the blob back and parses it with
 JSON.parse before the next navigation; ``plain`` is attached with Page only (for the load
 event). The CPU snapshots are taken at the beacons of loads 2 and 2 + K: K whole cycles, each
-load's reading-back included."""
+load's reading-back included.
+
+``commands`` (cdp_domain_cpu.py): the tab's commands in order instead of an arm's domains, and
+``children``, sent to each auto-attached child session (which waits for the debugger until the
+last of them, as the recorder's do: src/cdp/enable-commands.ts CHILD_COMMANDS); a screencast's
+frames are acknowledged, as the recorder does, so that it goes on; a refusal of an ``optional``
+command is let pass, as the recorder lets its OPTIONAL_COMMANDS' pass."""
 
 from __future__ import annotations
 
@@ -12,7 +18,9 @@ import json
 import os
 import subprocess
 import time
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from protolens.arms import Arm
 from protolens.browser.flags import LaunchSpec, command_line
@@ -37,6 +45,15 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 let waiter = null, complete = null, bytes = 0;
 chrome.debugger.onEvent.addListener((src, method, params) => {
   if (method === "Network.loadingFinished") bytes += params.encodedDataLength;
+  if (method === "Page.screencastFrame")
+    chrome.debugger.sendCommand(src, "Page.screencastFrameAck", { sessionId: params.sessionId });
+  if (method === "Target.attachedToTarget" && CONFIG.children.length) {
+    const child = { tabId: src.tabId, sessionId: params.sessionId };
+    (async () => {
+      for (const [m, p] of CONFIG.children)
+        await chrome.debugger.sendCommand(child, m, p).catch(() => undefined);
+    })();
+  }
   if (method === "Page.loadEventFired" && waiter) { const w = waiter; waiter = null; w(); }
   if (method === "Tracing.tracingComplete" && complete) {
     const c = complete; complete = null; c(params);
@@ -47,8 +64,8 @@ async function run() {
   const target = { tabId: tab.id };
   const send = (m, p) => chrome.debugger.sendCommand(target, m, p || {});
   await chrome.debugger.attach(target, "1.3");
-  for (const m of CONFIG.live) await send(m);
-  if (CONFIG.arm !== "plain") await send("Page.setLifecycleEventsEnabled", { enabled: true });
+  for (const [m, p] of CONFIG.commands)
+    await (CONFIG.optional.includes(m) ? send(m, p).catch(() => undefined) : send(m, p));
   for (let i = 0; i < CONFIG.loads; i++) {
     if (CONFIG.arm === "trace")
       await send("Tracing.start", { traceConfig: { includedCategories: ["devtools.timeline"],
@@ -79,24 +96,40 @@ run();
 """
 
 
-def write_extension(where: Path, arm: str, url: str, loads: int) -> Path:
+Command = tuple[str, dict[str, Any]]
+
+
+def arm_commands(arm: str) -> list[Command]:
+    """An arm's LIVE domains, then lifecycle events but for ``plain``."""
+    lifecycle = [] if arm == "plain" else [("Page.setLifecycleEventsEnabled", {"enabled": True})]
+    return [(m, {}) for m in LIVE[arm]] + lifecycle
+
+
+def write_extension(where: Path, arm: str, url: str, loads: int,
+                    commands: list[Command] | None = None,
+                    children: list[Command] | None = None,
+                    optional: Sequence[str] = ()) -> Path:
     where.mkdir(parents=True)
     (where / "manifest.json").write_text(json.dumps({
         "manifest_version": 3, "name": "cdp-source-bench", "version": "1",
         "permissions": ["debugger", "tabs"], "background": {"service_worker": "bg.js"}}))
-    live = list(LIVE[arm])
     (where / "bg.js").write_text(EXTENSION_JS.replace("__CONFIG__", json.dumps(
-        {"arm": arm, "url": url, "loads": loads, "live": live})))
+        {"arm": arm, "url": url, "loads": loads,
+         "commands": arm_commands(arm) if commands is None else commands,
+         "children": children or [], "optional": list(optional)})))
     return where
 
 
-def run_via_debugger(site: Site, scratch: Path, arm: str, loads: int) -> tuple[dict[str, float],
-                                                                              str]:
+def run_via_debugger(site: Site, scratch: Path, arm: str, loads: int,
+                     commands: list[Command] | None = None,
+                     children: list[Command] | None = None,
+                     optional: Sequence[str] = ()) -> tuple[dict[str, float], str]:
     """One browser, the bench extension driving 1 + K + 1 loads; CPU between the beacons of
     loads 2 and 2 + K."""
     udd = scratch / "profile"
     seed_preferences(udd)
-    ext = write_extension(scratch / "ext", arm, site.origin() + "/page/", loads + 2)
+    ext = write_extension(scratch / "ext", arm, site.origin() + "/page/", loads + 2, commands,
+                          children, optional)
     spec = LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd), extension_dir=str(ext),
                       arm=Arm("h2"), origins=(), spki=[site.spki],
                       host_rules="MAP *.test 127.0.0.1")
