@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.bench.cdp_source_ext import Command, run_via_debugger  # noqa: E402
 from scripts.bench.collector_ingest import median_interval  # noqa: E402
-from scripts.bench.recorder_cpu import print_table  # noqa: E402
+from scripts.bench.recorder_cpu import print_table, rotated  # noqa: E402
 from scripts.devkit.site import serve_site  # noqa: E402
 
 GROUPS = {"Page.enable": "plain", "Page.setLifecycleEventsEnabled": "+lifecycle",
@@ -107,14 +107,12 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         with serve_site(work / "site") as site:
-            for r in range(args.rounds):
-                k = r % len(plan)
-                for name, on, kids in plan[k:] + plan[:k]:
-                    cpu, seen = run_via_debugger(site, work / f"{name}-{r}", name, args.loads,
-                                                 on, kids, optional)
-                    got[name].append(cpu)
-                    print(f"round {r + 1}/{args.rounds} {name}: total {sum(cpu.values()):.1f} "
-                          f"ms/load ({seen})", file=sys.stderr, flush=True)
+            for r, (name, on, kids) in rotated(plan, args.rounds):
+                cpu, seen = run_via_debugger(site, work / f"{name}-{r}", name, args.loads, on,
+                                             kids, optional)
+                got[name].append(cpu)
+                print(f"round {r + 1}/{args.rounds} {name}: total {sum(cpu.values()):.1f} "
+                      f"ms/load ({seen})", file=sys.stderr, flush=True)
     print_table(got, f"via chrome.debugger, median of {args.rounds} rounds of {args.loads} "
                      f"loads", 16)
     print("what each step adds over the arm before it (ms of CPU per load; median of the "

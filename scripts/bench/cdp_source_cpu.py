@@ -53,7 +53,14 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.bench.cdp_source_ext import LIVE, run_via_debugger  # noqa: E402
 from scripts.bench.collector_ingest import median_interval  # noqa: E402
-from scripts.bench.recorder_cpu import Sampler, load_page, per_load, plain_browser, print_table  # noqa: E402
+from scripts.bench.recorder_cpu import (  # noqa: E402
+    Sampler,
+    load_page,
+    per_load,
+    plain_browser,
+    print_table,
+    rotated,
+)
 from scripts.devkit.cdp import EventCdp  # noqa: E402
 from scripts.devkit.realweb import serve_realweb  # noqa: E402
 from scripts.devkit.site import Site, serve_site  # noqa: E402
@@ -228,12 +235,11 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         with serve_site(work / "site") as site:
-            for r in range(args.rounds):
-                for arm in ARMS[r % 3:] + ARMS[:r % 3]:
-                    cpu, last = run(site, work / f"{arm}-{r}", arm, args.loads)
-                    got[arm].append(cpu)
-                    print(f"round {r + 1} {arm}: total {sum(cpu.values()):.1f} ms/load; last load: "
-                          f"{last}", file=sys.stderr, flush=True)
+            for r, arm in rotated(ARMS, args.rounds):
+                cpu, last = run(site, work / f"{arm}-{r}", arm, args.loads)
+                got[arm].append(cpu)
+                print(f"round {r + 1} {arm}: total {sum(cpu.values()):.1f} ms/load; last load: "
+                      f"{last}", file=sys.stderr, flush=True)
     print_table(got, f"via {args.via}, median of {args.rounds} rounds of {args.loads} loads", 10)
     # side by side: each round's arms ran back to back, so compare them round by round
     plain = [sum(p.values()) for p in got["plain"]]

@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -148,6 +148,17 @@ def plain_browser(scratch: Path, spki: str, origins: Sequence[str] = (), protoco
         stop(proc)
 
 
+T = TypeVar("T")
+
+
+def rotated(arms: Sequence[T], rounds: int) -> Iterator[tuple[int, T]]:
+    """(round, arm): each round's arms back to back, their order rotated by one each round."""
+    for r in range(rounds):
+        k = r % len(arms)
+        for arm in [*arms[k:], *arms[:k]]:
+            yield r, arm
+
+
 def plain_arm(site: Site, scratch: Path, loads: int) -> dict[str, float]:
     with plain_browser(scratch, site.spki) as (pid, cdp, session):
         sampler = Sampler(pid)
@@ -226,17 +237,15 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         with serve_site(work / "site") as site:
-            for r in range(args.rounds):
-                k = r % len(arms)
-                for name, ext, visual in arms[k:] + arms[:k]:
-                    scratch = work / f"{name}-{r}"
-                    got[name].append(
-                        plain_arm(site, scratch, args.loads) if ext is None else
-                        recorded_arm(site, scratch, work / f"{name}-{r}.db", ext, args.loads,
-                                     visual))
-                    print(f"round {r + 1} {name}: " + ", ".join(
-                        f"{n} {v:.1f}" for n, v in got[name][-1].items()) + " ms/load",
-                        file=sys.stderr, flush=True)
+            for r, (name, ext, visual) in rotated(arms, args.rounds):
+                scratch = work / f"{name}-{r}"
+                got[name].append(
+                    plain_arm(site, scratch, args.loads) if ext is None else
+                    recorded_arm(site, scratch, work / f"{name}-{r}.db", ext, args.loads,
+                                 visual))
+                print(f"round {r + 1} {name}: " + ", ".join(
+                    f"{n} {v:.1f}" for n, v in got[name][-1].items()) + " ms/load",
+                    file=sys.stderr, flush=True)
     print_table(got, f"median of {args.rounds} rounds of {args.loads} loads", 22)
 
 
