@@ -88,7 +88,9 @@ export const TAB_COMMANDS: readonly Command[] = [
  * ServiceWorker.enable reports the page's service workers (registrations and their versions'
  * lifecycle): a worker installing during a load fetches its script and its precache on its own
  * target, which the tab's session is not attached to (AUTO_ATTACH), so the record can say so
- * (docs/RECORD.md "What DevTools cannot see").
+ * (docs/RECORD.md "What DevTools cannot see"). Through chrome.debugger Chromium 156 refuses it
+ * ("'ServiceWorker.enable' wasn't found", -32601: the domain is not exposed to extensions, checked
+ * 2026-11-28); the recorder reads its events where a log has them (replayed CDP logs).
  */
 export const OPTIONAL_COMMANDS: readonly Command[] = [{ method: "ServiceWorker.enable" }];
 
