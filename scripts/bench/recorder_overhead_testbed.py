@@ -29,6 +29,7 @@ from protolens.browser.flags import LaunchSpec, command_line
 from protolens.browser.launch import run_load, scratch_env, stop
 from protolens.browser.profile import seed_preferences
 from protolens.lab.runner import LAB_QUIET_MS
+from scripts.devkit.caddylog import read_entries
 from scripts.devkit.harness import CHROMIUM, stored_ids
 
 FIRST_START_S = 0.6
@@ -50,15 +51,9 @@ def page_requested(log: Path, offset: int, uri: str) -> float | None:
     """caddy's epoch timestamp of the request for ``uri`` after ``offset``, if there is one."""
     if not log.exists():
         return None
-    with log.open("rb") as f:
-        f.seek(offset)
-        for line in f.read().splitlines():
-            try:
-                entry = json.loads(line)
-            except ValueError:  # a line caddy is still writing
-                continue
-            if entry.get("request", {}).get("uri") == uri:
-                return float(entry["ts"])
+    for entry in read_entries(log, offset):
+        if entry.get("request", {}).get("uri") == uri:
+            return float(entry["ts"])
     return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 FAMILY = {"HTTP/1.1": "h1", "HTTP/1.0": "h1", "HTTP/2.0": "h2", "HTTP/3.0": "h3"}
 
@@ -43,29 +44,35 @@ def _port(host: str) -> int | None:
     return int(port) if sep and port.isdigit() else None
 
 
-def read_hits(path: Path, start: int = 0, end: int | None = None) -> list[Hit]:
-    """Every request logged between bytes ``start`` and ``end`` of the log."""
-    hits = []
+def read_entries(path: Path, start: int = 0, end: int | None = None) -> list[dict[str, Any]]:
+    """Every whole line logged between bytes ``start`` and ``end`` of the log, parsed. A line caddy
+    is still writing has no newline yet: it is left for a later read (a bench polling the log read
+    one half-written and failed with a JSON error, 2026-11-28). Every reader of a log caddy may
+    still be writing reads it through here."""
     with path.open("rb") as f:
         f.seek(start)
         data = f.read() if end is None else f.read(end - start)
-        # a line caddy is still writing has no newline yet: it is read once it is whole (a
-        # bench polling the log read one half-written and failed, 2026-11-28)
-        for line in data[:data.rfind(b"\n") + 1].splitlines():
-            entry = json.loads(line)
-            req = entry.get("request")
-            if not req:
-                continue
-            hits.append(Hit(host=req["host"].split(":")[0], uri=req["uri"],
-                            family=FAMILY[req["proto"]], client_port=int(req["remote_port"]),
-                            status=int(entry["status"]), size=int(entry["size"]),
-                            method=str(req.get("method", "GET")),
-                            port=_port(req["host"]),
-                            start=float(entry["ts"]) - float(entry.get("duration", 0.0)),
-                            duration=float(entry.get("duration", 0.0)),
-                            worker_script=(req.get("headers") or {}).get("Service-Worker")
-                            == ["script"],
-                            resumed=bool((req.get("tls") or {}).get("resumed", False))))
+    return [json.loads(line) for line in data[:data.rfind(b"\n") + 1].splitlines()
+            if line.strip()]
+
+
+def read_hits(path: Path, start: int = 0, end: int | None = None) -> list[Hit]:
+    """Every request logged between bytes ``start`` and ``end`` of the log."""
+    hits = []
+    for entry in read_entries(path, start, end):
+        req = entry.get("request")
+        if not req:
+            continue
+        hits.append(Hit(host=req["host"].split(":")[0], uri=req["uri"],
+                        family=FAMILY[req["proto"]], client_port=int(req["remote_port"]),
+                        status=int(entry["status"]), size=int(entry["size"]),
+                        method=str(req.get("method", "GET")),
+                        port=_port(req["host"]),
+                        start=float(entry["ts"]) - float(entry.get("duration", 0.0)),
+                        duration=float(entry.get("duration", 0.0)),
+                        worker_script=(req.get("headers") or {}).get("Service-Worker")
+                        == ["script"],
+                        resumed=bool((req.get("tls") or {}).get("resumed", False))))
     return hits
 
 

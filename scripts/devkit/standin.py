@@ -27,6 +27,7 @@ from pathlib import Path
 from protolens.certs import _pem, _write_key, make_ca, make_leaf, new_key
 from protolens.pages.content import png
 from protolens.testbed.caddy import global_options
+from scripts.devkit.caddylog import read_entries
 
 NS, HOST_IF, NS_IF = "plinet", "plinet-h", "plinet-n"
 HOST_IP, RESOLVER = "198.18.6.1", "198.18.6.53"
@@ -57,8 +58,7 @@ class Standin:
         """caddy's access log so far, one dict per request."""
         if not self.access_log.exists():
             return []
-        return [json.loads(line) for line in self.access_log.read_text().splitlines()
-                if line.strip()]
+        return read_entries(self.access_log)
 
 
 def sh(*argv: str, check: bool = True) -> str:

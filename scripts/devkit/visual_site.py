@@ -21,7 +21,6 @@ block's. Used by tests/e2e/test_visual_e2e.py and scripts/bench/visual_accuracy.
 from __future__ import annotations
 
 import io
-import json
 import threading
 import time
 import urllib.parse
@@ -34,6 +33,7 @@ from pathlib import Path
 from PIL import Image
 
 from protolens.testbed.caddy import global_options
+from scripts.devkit.caddylog import read_entries
 from scripts.devkit.site import free_port, make_cert, run_caddy
 
 COLORS = ((200, 30, 30), (30, 160, 40), (30, 60, 200), (220, 170, 20))
@@ -126,30 +126,25 @@ class VisualSite:
     def block_hits(self, offset: int = 0) -> list[BlockHit]:
         """Every block request caddy logged after byte ``offset`` of its log."""
         out = []
-        with self.access_log.open("rb") as f:
-            f.seek(offset)
-            for line in f.read().splitlines():
-                entry = json.loads(line)
-                uri = entry.get("request", {}).get("uri", "")
-                if not uri.startswith("/block/") or entry.get("status") != 200:
-                    continue
-                out.append(BlockHit(index=int(urllib.parse.urlsplit(uri).path.rsplit("/", 1)[-1]),
-                                    proto=entry["request"]["proto"],
-                                    answered_s=float(entry["ts"]),
-                                    duration_s=float(entry["duration"])))
+        for entry in read_entries(self.access_log, offset):
+            uri = entry.get("request", {}).get("uri", "")
+            if not uri.startswith("/block/") or entry.get("status") != 200:
+                continue
+            out.append(BlockHit(index=int(urllib.parse.urlsplit(uri).path.rsplit("/", 1)[-1]),
+                                proto=entry["request"]["proto"],
+                                answered_s=float(entry["ts"]),
+                                duration_s=float(entry["duration"])))
         return out
 
 
     def render_times(self, offset: int = 0) -> dict[int, float] | None:
         """The page's beacon after byte ``offset``: block -> Element Timing renderTime (ms from
         navigation start), or None if it has not come."""
-        with self.access_log.open("rb") as f:
-            f.seek(offset)
-            for line in f.read().splitlines():
-                uri = json.loads(line).get("request", {}).get("uri", "")
-                if uri.startswith("/beacon?"):
-                    query = urllib.parse.parse_qs(urllib.parse.urlsplit(uri).query)
-                    return {int(k[1:]): float(v[0]) for k, v in query.items()}
+        for entry in read_entries(self.access_log, offset):
+            uri = entry.get("request", {}).get("uri", "")
+            if uri.startswith("/beacon?"):
+                query = urllib.parse.parse_qs(urllib.parse.urlsplit(uri).query)
+                return {int(k[1:]): float(v[0]) for k, v in query.items()}
         return None
 
 

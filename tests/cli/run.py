@@ -12,7 +12,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from scripts.devkit.caddylog import FAMILY
+from scripts.devkit.caddylog import FAMILY, read_entries
 
 
 def protolens(*args: str, db: Path | None = None, check: bool = True,
@@ -48,8 +48,7 @@ def store_rows(db: Path, sql: str, *params: Any) -> list[dict[str, Any]]:
 def caddy_hits(access_log: str | Path, start_ms: float, end_ms: float) -> list[dict[str, Any]]:
     """Requests caddy logged between two epoch-ms instants: host, uri, family, client port."""
     hits = []
-    for line in Path(access_log).read_text().splitlines():
-        entry = json.loads(line)
+    for entry in read_entries(Path(access_log)):
         req = entry.get("request")
         if req and start_ms <= entry["ts"] * 1000 <= end_ms:
             hits.append({"host": req["host"].split(":")[0], "uri": req["uri"],

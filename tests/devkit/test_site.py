@@ -12,6 +12,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from scripts.devkit.caddylog import read_entries
 from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.skipif(shutil.which("caddy") is None, reason="needs caddy")
@@ -30,7 +31,7 @@ def _log_entries(log: Path, want: int) -> list[dict[str, object]]:
     deadline = time.monotonic() + 5
     entries: list[dict[str, object]] = []
     while time.monotonic() < deadline:
-        entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+        entries = read_entries(log)
         if len(entries) >= want:
             break
         time.sleep(0.05)
@@ -101,8 +102,9 @@ def test_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_a_log_line_still_being_written_is_read_once_whole(tmp_path: Path) -> None:
-    """read_hits polls caddy's log while caddy writes it: a half-written last line (here the real
-    line, cut in two) is left for the next read, not parsed and not a crash."""
+    """read_hits and read_entries (every devkit and test reader of caddy's log) poll it while
+    caddy writes it: a half-written last line (here the real line, cut in two) is left for the next
+    read, not parsed and not a crash."""
     from scripts.devkit.caddylog import read_hits
 
     with serve_site(tmp_path / "site") as site, \
@@ -113,7 +115,9 @@ def test_a_log_line_still_being_written_is_read_once_whole(tmp_path: Path) -> No
     log = tmp_path / "access.log"
     log.write_bytes(whole + whole[:len(whole) // 2])
     assert [h.uri for h in read_hits(log)] == ["/page/"]
+    assert read_entries(log) == [line]
     with log.open("ab") as f:
         f.write(whole[len(whole) // 2:])
     assert [h.uri for h in read_hits(log)] == ["/page/", "/page/"]
+    assert read_entries(log) == [line, line]
     assert [h.uri for h in read_hits(log, len(whole))] == ["/page/"]
