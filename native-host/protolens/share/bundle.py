@@ -278,7 +278,8 @@ def _check_shares(table: Any) -> str | None:
     """Connection shares sum to at most 1 per navigation and ``upstream`` value."""
     import pyarrow.compute as pc
 
-    sums = table.group_by(["navigation_id", "upstream"]).aggregate([("share", "sum")])
+    sums = table.group_by(["navigation_id", "upstream"], use_threads=False).aggregate(
+        [("share", "sum")])
     top = pc.max(sums.column("share_sum")).as_py()
     if top is not None and top > 1 + columns.SHARE_EPSILON:
         return f"a navigation's shares sum to {top:.6g}, above 1"
