@@ -29,8 +29,8 @@ from protolens.store.tx import transaction
 class NavKey(NamedTuple):
     """One navigation of a bundle: its id and its fingerprint (page and timings), with their
     64-bit keys (``collector_navindex.key64``), computed before the commit's write lock. A named
-    tuple: a bundle makes one per navigation, and a frozen dataclass's construction took 2.1 ms
-    of a bundle's 9.7 ms of keys (1,000 navigations; 0.3 ms as a tuple)."""
+    tuple: a bundle makes one per navigation, and 1,000 of them took 0.35-0.68 ms to construct
+    against 0.79-1.03 ms as a frozen dataclass (best of 5 runs, twice)."""
 
     id: str
     fingerprint: str
