@@ -174,7 +174,10 @@ def test_schedule_change_takes_effect_within_one_step(lab: Any, tmp_path: Path) 
     before = [rtt for t, rtt in replies if t - rtt / 1e3 - start < 0.39]
     after = [rtt for t, rtt in replies if t - rtt / 1e3 - start > 0.40 + 0.07]
     assert len(before) >= 5 and len(after) >= 5, replies
-    assert max(before) < 25, before
+    # a reply before the step never has the new delay (100 ms), and nine in ten have the old
+    # one (20 ms): a stall outside the shaper only adds to a ping's time (one CI run read one
+    # of 27.0 ms before the step, the first ones 20.1-20.8), so the strict bound is the lower one
+    assert max(before) < 60 and sum(r < 25 for r in before) >= 0.9 * len(before), before
     assert min(after) > 95, after
 
 
