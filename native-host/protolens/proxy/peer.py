@@ -25,12 +25,17 @@ def owner_pids(inode: int, proc: Path = Path("/proc")) -> list[int]:
         if not entry.name.isdigit():
             continue
         try:
-            for fd in os.scandir(f"{entry.path}/fd"):
-                if os.readlink(fd.path) == want:
-                    out.append(int(entry.name))
-                    break
-        except OSError:
+            fds = list(os.scandir(f"{entry.path}/fd"))
+        except OSError:  # the process ended, or is not ours to read
             continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd.path)
+            except OSError:  # closed since the listing: a busy process (Chromium's network
+                continue     # service) opens and closes descriptors while we read its others
+            if target == want:
+                out.append(int(entry.name))
+                break
     return out
 
 
