@@ -6,9 +6,12 @@ dataset), beside writing the same rows with pyarrow directly (the limit: one ``p
 per table, no validation, no fsync), on one thread and on as many threads as uploaders. The arms
 alternate, R rounds each. Prints bundles/s of each arm per round, the ratios collector/pyarrow
 per round, their medians and 95% intervals of the median (bootstrap over rounds, percentile).
+Each uploader sends its share of a round's bundles one after another over one client, as
+``contribute`` sends a backlog (one TLS connection, kept alive); ``--fresh-clients``: a new
+client, trust store and TLS handshake per bundle, as every upload did before 2026-11-28.
 
 Usage: .venv/bin/python scripts/bench/collector_ingest.py [--bundles 24] [--navigations 1000]
-       [--requests 20] [--rounds 7] [--uploaders 8] [--workers 2]
+       [--requests 20] [--rounds 7] [--uploaders 8] [--workers 2] [--fresh-clients]
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 import pyarrow.parquet as pq  # noqa: E402
 
-from protolens.collector.client import upload  # noqa: E402
+from protolens.collector.client import open_client, upload  # noqa: E402
 from protolens.share.bundle import TABLES, read_bundle  # noqa: E402
 from scripts.devkit.bundle_forge import scaled  # noqa: E402
 from scripts.devkit.collector import bundle_bytes, running_collector  # noqa: E402
@@ -57,6 +60,8 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--uploaders", type=int, default=8)
     ap.add_argument("--workers", type=int, default=2, help="collector serve --workers")
+    ap.add_argument("--fresh-clients", action="store_true",
+                    help="a new HTTPS client (and TLS handshake) for every bundle")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench-collector-") as name:
         tmp = Path(name)
@@ -78,12 +83,18 @@ def main() -> int:
                                "--burst", "100000") as c, \
                 ThreadPoolExecutor(args.uploaders) as pool:
             tokens = [c.token(f"vol-{u}") for u in range(args.uploaders)]
+            clients = [open_client(c.ca) for _ in range(args.uploaders)]
+
+            def volunteer(u: int, batch: list[bytes]) -> None:
+                """Uploader ``u`` sends bundles u, u + U, u + 2U, ... of the round in turn."""
+                for body in batch[u::args.uploaders]:
+                    upload(c.url, tokens[u], body, ca_cert=c.ca, sleep=time.sleep,
+                           client=None if args.fresh_clients else clients[u])
+
             for r in range(args.rounds):
                 batch = bodies[r * args.bundles:(r + 1) * args.bundles]
                 t = time.perf_counter()
-                list(pool.map(lambda ib: upload(c.url, tokens[ib[0] % len(tokens)], ib[1],
-                                                ca_cert=c.ca, sleep=time.sleep),
-                              enumerate(batch)))
+                list(pool.map(volunteer, range(args.uploaders), [batch] * args.uploaders))
                 s_collector = time.perf_counter() - t
                 tables = [read_bundle(p).tables
                           for p in paths[r * args.bundles:(r + 1) * args.bundles]]
@@ -106,6 +117,8 @@ def main() -> int:
                       f"on 1 thread, {threaded[-1]:.1f} on {args.uploaders}; collector/pyarrow "
                       f"{ratios[-1]:.2f} (1 thread), {ratios_t[-1]:.2f} ({args.uploaders})",
                       flush=True)
+            for client in clients:
+                client.close()
     lo, hi = median_interval(ratios)
     lo_t, hi_t = median_interval(ratios_t)
     print(f"median over {args.rounds} rounds: collector {statistics.median(served):.1f} "

@@ -5,9 +5,11 @@ error that changes nothing; ``--forget`` forgets the uploads."""
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -124,8 +126,16 @@ def test_a_backlog_goes_as_several_bundles(tmp_path: Path, monkeypatch: pytest.M
                                            ) -> None:
     """More than one bundle's worth waiting (here the budget is made small: 20 kB of tables,
     windows from 8 navigations): each bundle fits, each is accepted before the next is built,
-    and every navigation arrives once."""
+    every navigation arrives once, and all of them go over one TLS connection (the TCP connects
+    this process makes are counted: the real ``socket.create_connection`` runs each)."""
     from protolens.collector import contribute
+
+    connects: list[object] = []
+    real_connect = socket.create_connection
+
+    def counted(*args: Any, **kwargs: Any) -> socket.socket:
+        connects.append(args[0])
+        return real_connect(*args, **kwargs)
 
     monkeypatch.setattr(contribute, "MAX_BUNDLE_BYTES", 20_000)
     monkeypatch.setattr(contribute, "FIRST_WINDOW", 8)
@@ -135,8 +145,11 @@ def test_a_backlog_goes_as_several_bundles(tmp_path: Path, monkeypatch: pytest.M
         token = c.token("vol-1")
         target = contribute.Target(c.url, token, c.ca)
         home = tmp_path / "home"
+        monkeypatch.setattr(socket, "create_connection", counted)
         receipt = contribute.run_once(db, home, target)
+        monkeypatch.setattr(socket, "create_connection", real_connect)
         assert receipt["status"] == "stored" and receipt["bundles_sent"] >= 3, receipt
+        assert len(connects) == 1, connects
         assert contribute.run_once(db, home, target)["status"] == "nothing new"
         status = json.loads(cli("collector", "status", "--data", str(c.data), "--json").stdout)
         assert status["navigations_rows"] == 30 and status["bundles"] == receipt["bundles_sent"]
@@ -153,3 +166,18 @@ def ingest_all_spread(db: Path, n: int) -> None:
                                              n_requests=20, source="experiment")), {},
                NOW_MS + 1000 * i)
     conn.close()
+
+
+def test_a_ca_file_that_is_no_certificate_is_a_clear_error(tmp_path: Path) -> None:
+    """A saved schedule's CA file replaced by something else: one clear error, nothing sent or
+    left pending (no collector is needed to find out)."""
+    from protolens.collector import contribute
+
+    db = small_store(tmp_path / "s.db")
+    bad = tmp_path / "ca.pem"
+    bad.write_text("not a certificate\n")
+    home = tmp_path / "home"
+    with pytest.raises(contribute.ContributeError, match="not a CA certificate to trust"):
+        contribute.run_once(db, home, contribute.Target("https://127.0.0.1:9", "plc_" + "x" * 43,
+                                                        bad))
+    assert not (home / "contribute" / "pending.tar").exists()

@@ -13,6 +13,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import ssl
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -20,7 +21,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from protolens.collector.client import Backoff, UploadError, upload
+import httpx
+
+from protolens.collector.client import Backoff, UploadError, open_client, upload
 from protolens.collector.settings import ContributeSettings, load, save
 from protolens.share import contributor, export
 from protolens.share.bundle import SCHEMAS, TABLES, BundleError, read_bundle
@@ -83,10 +86,11 @@ def status(db: Path, url: str | None) -> dict[str, Any]:
 
 
 def _send(conn: Any, t: Target, tar: Path, info: dict[str, Any],
-          sleep: Callable[[float], None], backoff: Backoff) -> dict[str, Any]:
+          sleep: Callable[[float], None], backoff: Backoff, client: httpx.Client
+          ) -> dict[str, Any]:
     try:
-        receipt = upload(t.url, t.token, tar.read_bytes(), ca_cert=t.ca_cert, sleep=sleep,
-                         backoff=backoff)
+        receipt = upload(t.url, t.token, tar.read_bytes(), sleep=sleep, backoff=backoff,
+                         client=client)
     except UploadError as exc:
         raise ContributeError(f"{exc} (the bundle is kept and sent again next time)") from None
     state.record(conn, t.url, receipt["checksum"], info["upto_ms"], info["navigations"],
@@ -128,6 +132,12 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
             conn = open_rw(db, time.time() * 1000)
         except StoreError as exc:
             raise ContributeError(str(exc)) from None
+        # one client for the run: a backlog's bundles share its TLS connection
+        try:
+            client = open_client(t.ca_cert)
+        except (OSError, ssl.SSLError) as exc:
+            conn.close()
+            raise ContributeError(f"{t.ca_cert}: not a CA certificate to trust ({exc})") from None
         try:
             pending = home / "contribute" / PENDING
             if pending.exists():
@@ -137,7 +147,7 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
                     info = {}
                     pending.unlink()
                 if info.get("collector") == t.url:
-                    return _send(conn, t, pending, info, sleep, backoff or Backoff())
+                    return _send(conn, t, pending, info, sleep, backoff or Backoff(), client)
             receipt: dict[str, Any] | None = None
             sent = 0
             while True:  # a backlog goes as several bundles, each accepted before the next
@@ -152,7 +162,7 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
                 info = {"collector": t.url, "upto_ms": upto,
                         "navigations": built.manifest["tables"]["navigations"]["rows"]}
                 _write_private(pending.parent / PENDING_INFO, json.dumps(info))
-                receipt = _send(conn, t, pending, info, sleep, backoff or Backoff())
+                receipt = _send(conn, t, pending, info, sleep, backoff or Backoff(), client)
                 sent += 1
             if receipt is None:
                 return {"status": "nothing new", "last": state.last(conn)}
@@ -160,6 +170,7 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
         except BundleError as exc:
             raise ContributeError(f"the bundle built here does not validate ({exc})") from None
         finally:
+            client.close()
             conn.close()
 
 
