@@ -137,7 +137,8 @@ def run_once(db: Path, home: Path, t: Target, *, sleep: Callable[[float], None] 
             client = open_client(t.ca_cert)
         except (OSError, ssl.SSLError) as exc:
             conn.close()
-            raise ContributeError(f"{t.ca_cert}: not a CA certificate to trust ({exc})") from None
+            raise ContributeError(f"{t.ca_cert or 'the system trust store'}: not a CA "
+                                  f"certificate to trust ({exc})") from None
         try:
             pending = home / "contribute" / PENDING
             if pending.exists():
