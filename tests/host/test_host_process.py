@@ -228,7 +228,11 @@ def test_standby_browser_host_sends_lab_go_when_the_go_file_appears(tmp_path: Pa
     host.send(frame({"type": "lab_loaded", "schema": 1}))
     assert host.reply() == {"type": "lab_loaded", "schema": 1}
     assert loaded.exists()
-    go.write_text(json.dumps({"start_at_ms": 1_800_000_000_000}))
+    # written whole and renamed into place, as the runner writes it (browser/launch.py): the
+    # host polls for the file, and a CI run's host read it between its creation and its write
+    part = go.with_suffix(".part")
+    part.write_text(json.dumps({"start_at_ms": 1_800_000_000_000}))
+    os.replace(part, go)
     assert host.reply() == {"type": "lab_go", "schema": 1, "start_at_ms": 1_800_000_000_000}
     assert host.close()[0] == 0
 
