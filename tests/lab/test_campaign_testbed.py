@@ -337,7 +337,8 @@ def test_connection_setup_is_the_handshake_on_the_wire(
     """Each cold `wifi` load's first connection: its recorded `connect_ms` against the handshake
     captured on the client's link (lab/handshake.py: TCP + TLS 1.3 from the SYN to the client's
     Finished, QUIC from its Initial to its Handshake packet with its Finished): no earlier than
-    the server's flight was in, no later than the client's Finished, 10% either side (Chromium
+    the server's flight was in, no later than the client's Finished, 10% either side (one load
+    may be up to 10 ms later still, below) (Chromium
     marks its connect end somewhere in between, after its own work on the flight: a CI run read
     60.2 ms for a QUIC handshake whose Finished left at 70.9 ms). And the handshake is the
     round trips the protocols need on the shaper's RTT (25 ms each way): 2 for TCP + TLS, 1 for
@@ -353,6 +354,7 @@ def test_connection_setup_is_the_handshake_on_the_wire(
     rtt_ms = (link.delay_up_ns + link.delay_down_ns) / 1e6
     wire = handshakes(packets(Path(status["pcap"]).read_bytes()), Topology.cli_ip)
     checked: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    late = []
     for load in loads_with_navigations(db):
         if load["condition"] != "wifi" or load["nav"]["warm"]:
             continue
@@ -363,11 +365,17 @@ def test_connection_setup_is_the_handshake_on_the_wire(
         proto = 17 if load["arm"] == "h3" else 6
         shake = next((h for h in wire if h.proto == proto and h.start_ns >= start_ns), None)
         assert shake is not None, f"no {load['arm']} handshake on the wire after {start_ns}"
-        assert 0.9 * shake.flight_ms <= first["connect_ms"] <= 1.1 * shake.ms, \
+        # a stall of the browser's network thread (between its connect start and its first
+        # packet, or after its Finished) only adds time: a CI run read 62.8 ms for a QUIC
+        # handshake of 56.3 ms on the wire. One load may be that late, by 10 ms at most
+        assert 0.9 * shake.flight_ms <= first["connect_ms"] <= 1.1 * shake.ms + 10, \
             (load["arm"], first, shake)
+        if first["connect_ms"] > 1.1 * shake.ms:
+            late.append((load["arm"], first["connect_ms"], shake.ms))
         assert first["tls_ms"] is not None and first["tls_ms"] <= first["connect_ms"] + 1e-6
         checked[load["arm"]].append((first["connect_ms"], shake.ms))
     assert sorted(checked) == sorted(ARMS) and all(len(v) >= 2 for v in checked.values()), checked
+    assert len(late) <= 1, late
     # every handshake takes at least the protocol's round trips, the fastest less than one more:
     # a loaded machine can stall one (a CI run: an h3 handshake of 167.7 ms on the wire beside
     # one of 61.6 ms, with 2 per arm the median was the stall's; the recorder read 167.7 too)
