@@ -83,13 +83,14 @@ def main() -> int:
                                "--burst", "100000") as c, \
                 ThreadPoolExecutor(args.uploaders) as pool:
             tokens = [c.token(f"vol-{u}") for u in range(args.uploaders)]
-            clients = [open_client(c.ca) for _ in range(args.uploaders)]
+            clients = [] if args.fresh_clients else [open_client(c.ca)
+                                                     for _ in range(args.uploaders)]
 
             def volunteer(u: int, batch: list[bytes]) -> None:
                 """Uploader ``u`` sends bundles u, u + U, u + 2U, ... of the round in turn."""
                 for body in batch[u::args.uploaders]:
                     upload(c.url, tokens[u], body, ca_cert=c.ca, sleep=time.sleep,
-                           client=None if args.fresh_clients else clients[u])
+                           client=clients[u] if clients else None)
 
             for r in range(args.rounds):
                 batch = bodies[r * args.bundles:(r + 1) * args.bundles]

@@ -337,13 +337,13 @@ def test_connection_setup_is_the_handshake_on_the_wire(
     """Each cold `wifi` load's first connection: its recorded `connect_ms` against the handshake
     captured on the client's link (lab/handshake.py: TCP + TLS 1.3 from the SYN to the client's
     Finished, QUIC from its Initial to its Handshake packet with its Finished): no earlier than
-    the server's flight was in, no later than the client's Finished, 10% either side (one load
-    may be up to 10 ms later still, below) (Chromium
-    marks its connect end somewhere in between, after its own work on the flight: a CI run read
-    60.2 ms for a QUIC handshake whose Finished left at 70.9 ms). And the handshake is the
-    round trips the protocols need on the shaper's RTT (25 ms each way): 2 for TCP + TLS, 1 for
-    QUIC (RFC 8446 section 2, RFC 9000 section 7), and less than one more (the flights'
-    transmission at 7 Mbit/s and the server's work add 5-15 ms here)."""
+    the server's flight was in, no later than the client's Finished, 10% either side; one load
+    may end up to 10 ms later still (below). Chromium marks its connect end somewhere in between,
+    after its own work on the flight: a CI run read 60.2 ms for a QUIC handshake whose Finished
+    left at 70.9 ms. And the handshake is the round trips the protocols need on the shaper's RTT
+    (25 ms each way): 2 for TCP + TLS, 1 for QUIC (RFC 8446 section 2, RFC 9000 section 7), and
+    less than one more (the flights' transmission at 7 Mbit/s and the server's work add 5-15 ms
+    here)."""
     from protolens.lab.handshake import handshakes
     from protolens.lab.pcap import packets
     from protolens.shaper import load_profile
