@@ -46,6 +46,13 @@ FORGERIES: list[tuple[str, Any, str]] = [
      "navigations.origin: text of 608 characters, at most 512 allowed"),
     ("negative count", lambda rows: rows["hosts"][0].update(connections=-1),
      "hosts.connections: negative value -1"),
+    ("flag 2", lambda rows: rows["requests"][1].update(from_disk_cache=2),
+     "requests.from_disk_cache: values other than 0 and 1"),
+    ("infinite time", lambda rows: rows["requests"][1].update(end_ms=float("inf")),
+     "requests.end_ms: values that are not finite numbers"),
+    ("negative time beside nulls", lambda rows: (rows["navigations"][1].update(fcp_ms=None),
+                                                 rows["navigations"][2].update(fcp_ms=-3.5)),
+     "navigations.fcp_ms: negative value -3.5"),
 ]
 
 

@@ -24,19 +24,40 @@ TIMINGS = ("ttfb_ms", "fcp_ms", "lcp_ms", "dcl_ms", "load_ms", "first_image_ms",
            *VISUAL_MILESTONES)
 
 
-def _text(column: pa.ChunkedArray) -> pa.ChunkedArray:
-    """A column as text, numbers to the millisecond, nulls as ``-``."""
-    if pa.types.is_floating(column.type):
-        column = pc.cast(pc.round(column), pa.int64())
-    return pc.fill_null(pc.cast(column, pa.string()), "-")
+def _texts(navigations: pa.Table) -> list[pa.ChunkedArray]:
+    """The page and timing columns as text, numbers to the millisecond, nulls as ``-``. The
+    timings are rounded and cast as one array, then cut back into columns: four kernel calls
+    in all instead of four per column (about 2 of a bundle's 3 ms here went to the calls)."""
+    present = [c for c in (*PAGE, *TIMINGS) if c in navigations.column_names]
+    floats = [c for c in present if pa.types.is_floating(navigations.schema.field(c).type)]
+    out = {c: pc.fill_null(pc.cast(navigations.column(c), pa.string()), "-")
+           for c in present if c not in floats}
+    if floats:
+        n = navigations.num_rows
+        joined = pa.chunked_array([chunk for c in floats
+                                   for chunk in navigations.column(c).chunks],
+                                  type=pa.float64())
+        text = pc.fill_null(pc.cast(pc.cast(pc.round(joined), pa.int64()), pa.string()), "-")
+        out.update({c: text.slice(i * n, n) for i, c in enumerate(floats)})
+    return [out[c] for c in present]
 
 
 def nav_keys(navigations: pa.Table, contributor: str) -> list[NavKey]:
     """Computed column-wise (pyarrow), so a bundle of many navigations costs a few bytes of text
-    per navigation, not a Python object per cell; ``contributor``: the token's name."""
-    cols = [_text(navigations.column(c)) for c in (*PAGE, *TIMINGS)
-            if c in navigations.column_names]
-    joined = pc.binary_join_element_wise(*cols, "|")
+    per navigation, not a Python object per cell; ``contributor``: the token's name. The
+    fingerprint is the first 32 hex digits of the SHA-256 of the row's texts joined by ``|``
+    (``_texts``); the two keys are ``key64(id)`` and ``key64(contributor, fingerprint)``,
+    inlined here (a bundle makes 2,000 of them)."""
+    joined = pc.binary_join_element_wise(*_texts(navigations), "|")
     ids = plain(navigations.column("id")).to_pylist()  # dictionary-encoded from the collector
-    return [NavKey.of(str(i), hashlib.sha256(t.encode()).hexdigest()[:32], contributor)
-            for i, t in zip(ids, joined.to_pylist(), strict=True)]
+    sha, blake, to_int = hashlib.sha256, hashlib.blake2b, int.from_bytes
+    prefix = contributor.encode() + b"\0"
+    out = []
+    for i, t in zip(ids, joined.to_pylist(), strict=True):
+        i = str(i)
+        fp = sha(t.encode()).hexdigest()[:32]
+        out.append(NavKey(i, fp,
+                          to_int(blake(i.encode(), digest_size=8).digest(), "big", signed=True),
+                          to_int(blake(prefix + fp.encode(), digest_size=8).digest(), "big",
+                                 signed=True)))
+    return out
