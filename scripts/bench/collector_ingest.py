@@ -5,7 +5,10 @@ uploaded by U concurrent volunteers (default 8, a token each) over HTTPS on loop
 dataset), beside writing the same rows with pyarrow directly (the limit: one ``pq.write_table``
 per table, no validation, no fsync), on one thread and on as many threads as uploaders. The arms
 alternate, R rounds each. Prints bundles/s of each arm per round, the ratios collector/pyarrow
-per round, their medians and 95% intervals of the median (bootstrap over rounds, percentile).
+per round, their medians and 95% intervals of the median (bootstrap over rounds, percentile),
+and each round's CPU of the collector's worker processes (from /proc): how many cores they kept
+busy and the busiest one's share, which shows when the uploaders' kept-alive connections sit
+unevenly on the workers (each worker is bound to about one core by its interpreter's lock).
 Each uploader sends its share of a round's bundles one after another over one client, as
 ``contribute`` sends a backlog (one TLS connection, kept alive); ``--fresh-clients``: a new
 client, trust store and TLS handshake per bundle, as every upload did before 2026-11-28.
@@ -18,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 import random
 import statistics
 import sys
@@ -43,6 +47,18 @@ def median_interval(xs: list[float], reps: int = 4000, seed: int = 7) -> tuple[f
     rnd = random.Random(seed)
     meds = sorted(statistics.median(rnd.choices(xs, k=len(xs))) for _ in range(reps))
     return meds[int(0.025 * reps)], meds[int(0.975 * reps) - 1]
+
+
+TICK = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (0 once it has gone)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def _direct(tables: dict[str, object], out: Path, i: int) -> None:
@@ -79,6 +95,8 @@ def main() -> int:
               f"uploaders, collector --workers {args.workers}; each bundle {args.navigations} "
               f"navigations, {rows} rows, {len(bodies[0]) / 1e6:.2f} MB")
         ratios, ratios_t, served, direct, threaded = [], [], [], [], []
+        busy: list[float] = []
+        top: list[float] = []
         with running_collector(tmp, "--workers", str(args.workers), "--rate", "100000",
                                "--burst", "100000") as c, \
                 ThreadPoolExecutor(args.uploaders) as pool:
@@ -92,11 +110,16 @@ def main() -> int:
                     upload(c.url, tokens[u], body, ca_cert=c.ca, sleep=time.sleep,
                            client=clients[u] if clients else None)
 
+            workers = c.workers() or ([c.proc.pid] if c.proc else [])
             for r in range(args.rounds):
                 batch = bodies[r * args.bundles:(r + 1) * args.bundles]
+                before = [cpu_s(w) for w in workers]
                 t = time.perf_counter()
                 list(pool.map(volunteer, range(args.uploaders), [batch] * args.uploaders))
                 s_collector = time.perf_counter() - t
+                used = [cpu_s(w) - b for w, b in zip(workers, before, strict=True)]
+                busy.append(sum(used) / s_collector)
+                top.append(max(used) / max(sum(used), 1e-9))
                 tables = [read_bundle(p).tables
                           for p in paths[r * args.bundles:(r + 1) * args.bundles]]
                 out = tmp / f"direct{r}"
@@ -116,7 +139,8 @@ def main() -> int:
                 print(f"round {r + 1}: collector {served[-1]:.1f} bundles/s "
                       f"({served[-1] * rows:,.0f} rows/s); pyarrow {direct[-1]:.1f} bundles/s "
                       f"on 1 thread, {threaded[-1]:.1f} on {args.uploaders}; collector/pyarrow "
-                      f"{ratios[-1]:.2f} (1 thread), {ratios_t[-1]:.2f} ({args.uploaders})",
+                      f"{ratios[-1]:.2f} (1 thread), {ratios_t[-1]:.2f} ({args.uploaders}); "
+                      f"workers busy {busy[-1]:.2f} cores, the busiest {top[-1]:.0%} of it",
                       flush=True)
             for client in clients:
                 client.close()
@@ -129,6 +153,8 @@ def main() -> int:
     print(f"collector/pyarrow (1 thread) {statistics.median(ratios):.2f} (95% interval "
           f"{lo:.2f}-{hi:.2f}); collector/pyarrow ({args.uploaders} threads) "
           f"{statistics.median(ratios_t):.2f} ({lo_t:.2f}-{hi_t:.2f}); target >= 0.5")
+    print(f"collector workers: {statistics.median(busy):.2f} cores busy, the busiest worker "
+          f"{statistics.median(top):.0%} of that (medians over rounds; {os.cpu_count()} cores)")
     return 0
 
 

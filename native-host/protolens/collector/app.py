@@ -36,7 +36,8 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from protolens.collector.authguard import AuthGuard
-from protolens.collector.connguard import STATE_KEY
+from protolens.collector.balance import Board
+from protolens.collector.connguard import BOARD_KEY, STATE_KEY
 from protolens.collector.ingest import Receipt, Refusal, Upload, commit_staged, stage_file
 from protolens.collector.ratelimit import RateLimiter
 from protolens.collector.settings_serve import Settings
@@ -101,6 +102,7 @@ def make_app(s: Settings) -> Starlette:
     committing = ThreadPoolExecutor(COMMITS, thread_name_prefix="collector-commit")
     writer = Writer(s.data, s.lease_s)
     uploads = 0
+    board: Board | None = None
 
     def note(line: str | None) -> None:
         if line:
@@ -188,14 +190,17 @@ def make_app(s: Settings) -> Starlette:
         finally:
             got.unlink(missing_ok=True)
         log.info("%s bundle %s from %s", receipt.status, receipt.checksum, name)
+        # a worker holding more connections than the others lets this one go (balance.py)
+        shed = board is not None and board.shed()  # a few small reads
         return JSONResponse(receipt.to_json(), status_code=201 if receipt.status == "stored"
-                            else 200)
+                            else 200, headers={"Connection": "close"} if shed else None)
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True})
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[dict[str, Any]]:
+        nonlocal board
         await run_in_threadpool(writer.register)
         try:
             await run_in_threadpool(writer.sweep)
@@ -205,7 +210,10 @@ def make_app(s: Settings) -> Starlette:
         # the rows committed since (``store/collector_navindex.py``)
         await run_in_threadpool(writer.shared_read, writer.navs.sync)
         writer.heartbeat()
-        yield {STATE_KEY: s.connections}
+        board = Board(Path(s.board)) if s.board else None
+        yield {STATE_KEY: s.connections, BOARD_KEY: board}
+        if board is not None:
+            board.close()
         await run_in_threadpool(writer.release)
         validating.shutdown()
         committing.shutdown()

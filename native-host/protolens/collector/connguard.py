@@ -28,6 +28,9 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 
 STATE_KEY = "protolens_connections"
 """Where the lifespan puts the ``ConnLimits`` in uvicorn's app state."""
+BOARD_KEY = "protolens_board"
+"""Where it puts the ``balance.Board`` (``--workers N``): each connection made or lost
+publishes this process's count there."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,12 @@ class GuardedH11Protocol(H11Protocol):
         self._pl_arm(limits.header_timeout_s)
         if open_count(self.connections) > limits.max_connections:  # type: ignore[arg-type]
             victim(self.connections, self).pl_drop()  # type: ignore[arg-type]
+        self._pl_publish()
+
+    def _pl_publish(self) -> None:
+        board = self.app_state.get(BOARD_KEY)
+        if board is not None:
+            board.publish(open_count(self.connections))  # type: ignore[arg-type]
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
@@ -115,3 +124,4 @@ class GuardedH11Protocol(H11Protocol):
             self._pl_timer.cancel()
             self._pl_timer = None
         super().connection_lost(exc)
+        self._pl_publish()

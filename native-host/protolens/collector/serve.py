@@ -2,15 +2,20 @@
 HTTPS when a certificate is given, with ``workers`` processes (uvicorn's supervisor restarts a
 worker that dies). Each process holds its own writer lease and sweeps at start and then
 periodically (``writer.py``), so any number of ``serve`` processes may share one data directory.
+With several workers, they publish their connection counts in a folder made here and removed
+at exit, to spread kept-alive uploaders over them (``balance.py``).
 uvicorn's access log is off: it would record client addresses, which the collector never keeps.
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import os
 import resource
+import shutil
+import tempfile
 import time
 from pathlib import Path
 
@@ -60,7 +65,8 @@ def run(settings: Settings, host: str, port: int, cert: Path | None, key: Path |
     settings.data.mkdir(parents=True, exist_ok=True)
     open_catalog(settings.data / CATALOG, time.time() * 1000).close()  # migrations, once
     _descriptors(settings.connections.max_connections)
-    os.environ[ENV] = settings.to_json()
+    board = tempfile.mkdtemp(prefix="protolens-collector-") if workers > 1 else None
+    os.environ[ENV] = dataclasses.replace(settings, board=board).to_json()
     config = uvicorn.Config("protolens.collector.serve:worker_app", factory=True, host=host,
                             port=port, workers=workers, http=GuardedH11Protocol,
                             access_log=False, server_header=False, proxy_headers=False,
@@ -69,6 +75,9 @@ def run(settings: Settings, host: str, port: int, cert: Path | None, key: Path |
                             ssl_certfile=str(cert) if cert else None,
                             ssl_keyfile=str(key) if key else None)
     if workers > 1:
-        Multiprocess(config, sockets=[config.bind_socket()]).run()
+        try:
+            Multiprocess(config, sockets=[config.bind_socket()]).run()
+        finally:
+            shutil.rmtree(board, ignore_errors=True)  # type: ignore[arg-type]
     else:
         uvicorn.Server(config).run()

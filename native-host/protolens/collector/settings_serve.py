@@ -37,6 +37,9 @@ class Settings:
     auth_global_per_minute: float = 600.0
     """Failed authentications per minute from all sources together."""
     connections: ConnLimits = field(default_factory=ConnLimits)
+    board: str | None = None
+    """The folder where ``--workers N`` processes publish their connection counts
+    (``balance.py``); None with one process."""
 
     def to_json(self) -> str:
         raw = asdict(self)

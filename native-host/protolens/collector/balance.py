@@ -1,0 +1,82 @@
+"""Spreading kept-alive connections over a collector's worker processes (the rule is pure; the
+board is an adapter).
+
+With ``--workers N`` the processes share one listening socket, and a process that wakes for it
+accepts every connection waiting (asyncio's accept loop), so uploaders that connect together
+sit unevenly: 8 uploaders on 2 workers were split 3/5 in 4 trials of 5 here. A connection
+stays with its process while it is kept alive (``contribute`` sends a backlog over one), and a
+worker is bound to about one core by its interpreter's lock, so the busier one sets the pace:
+in the ingest bench, runs whose busiest worker had 61-74% of the collector's CPU kept 1.33-1.59
+cores busy, balanced runs (51-52%) 1.68-1.74 (scripts/bench/collector_ingest.py).
+
+So each worker publishes how many connections it holds (``Board``: one small file per process
+in a folder the supervisor made), and answers an upload with ``Connection: close`` when it
+holds at least two more than the least busy of the others (``should_shed``): that client's
+next upload connects afresh, and a less busy worker (the one whose event loop is free) tends to
+accept it. A single worker has no others and never sheds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+from protolens.testbed.procs import alive
+
+MARGIN = 2
+"""Connections a worker must hold above the least busy other before it sheds one: at 1, two
+workers of an odd total would pass a connection back and forth."""
+
+
+def should_shed(mine: int, others: Sequence[int]) -> bool:
+    """True if a worker holding ``mine`` connections should close the one it just answered."""
+    return bool(others) and mine >= min(others) + MARGIN
+
+
+class Board:
+    """This process's connection count in ``folder/<pid>``, and the other live processes'."""
+
+    def __init__(self, folder: Path, pid: int | None = None) -> None:
+        self.folder = folder
+        self.pid = os.getpid() if pid is None else pid
+        self.count = 0
+        self._fd = os.open(folder / str(self.pid), os.O_RDWR | os.O_CREAT, 0o600)
+        self.publish(0)
+
+    def publish(self, count: int) -> None:
+        """Write ``count`` in place (one fixed-width pwrite: a reader never sees half)."""
+        self.count = count
+        os.pwrite(self._fd, b"%12d" % count, 0)
+
+    def others(self) -> list[int]:
+        """The counts of the other live processes; a file left by a process that has ended (a
+        worker the supervisor restarted) is removed."""
+        out: list[int] = []
+        try:
+            names = os.listdir(self.folder)
+        except OSError:
+            return out
+        for name in names:
+            if not name.isdigit() or int(name) == self.pid:
+                continue
+            path = self.folder / name
+            if not alive(int(name)):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                continue
+            try:
+                out.append(int(path.read_bytes() or b"0"))
+            except (OSError, ValueError):
+                continue
+        return out
+
+    def shed(self) -> bool:
+        return should_shed(self.count, self.others())
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            os.close(self._fd)
+        with contextlib.suppress(OSError):
+            (self.folder / str(self.pid)).unlink()

@@ -1,0 +1,92 @@
+"""Kept-alive uploaders spread over a ``--workers N`` collector (``collector/balance.py``): the
+rule, the board of connection counts (real processes), and a real two-worker server whose
+connections all landed on one worker (the other stopped with SIGSTOP while they connected)."""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from protolens.collector.balance import Board, should_shed
+from protolens.collector.client import open_client, upload
+from scripts.devkit.collector import bundle_bytes, running_collector, small_store
+
+
+@pytest.mark.parametrize(("mine", "others", "shed"), [
+    (5, [3], True), (4, [3], False), (4, [4], False), (8, [0], True), (2, [0], True),
+    (1, [0], False), (6, [2, 5], True), (6, [5, 4], True), (6, [5, 5], False), (9, [], False)])
+def test_a_worker_sheds_only_two_above_the_least_busy_other(mine: int, others: list[int],
+                                                            shed: bool) -> None:
+    assert should_shed(mine, others) is shed
+
+
+def test_the_board_reads_live_processes_and_removes_the_ended(tmp_path: Path) -> None:
+    me = Board(tmp_path)
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        theirs = Board(tmp_path, pid=child.pid)  # what the child's own board would write
+        theirs.publish(7)
+        (tmp_path / "notes.txt").write_text("not a process")
+        me.publish(9)
+        assert me.others() == [7] and me.shed()
+        theirs.publish(8)
+        assert me.others() == [8] and not me.shed()
+    finally:
+        child.kill()
+        child.wait()
+    assert me.others() == [] and not (tmp_path / str(child.pid)).exists()
+    me.close()
+    assert not (tmp_path / str(os.getpid())).exists()
+
+
+def _split(port: str) -> list[int]:
+    """Established connections to the collector, per worker process (ss)."""
+    out = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{port} )"],
+                         capture_output=True, text=True, check=True).stdout
+    return sorted(Counter(re.findall(r"pid=(\d+)", out)).values())
+
+
+def test_kept_alive_uploaders_piled_on_one_worker_are_spread(tmp_path: Path) -> None:
+    body = bundle_bytes(small_store(tmp_path / "s.db"), tmp_path / "b.tar")
+    with running_collector(tmp_path, "--workers", "2", "--rate", "100000",
+                           "--burst", "100000") as c:
+        token = c.token("vol-1")
+        port = c.url.rsplit(":", 1)[1]
+        deadline = time.monotonic() + 30
+        while len(c.workers()) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        stopped = c.workers()[0]
+        clients = [open_client(c.ca) for _ in range(8)]
+        os.kill(stopped, signal.SIGSTOP)  # every connection now goes to the other worker
+        try:
+            for client in clients:
+                assert client.get(c.url + "/v1/health").status_code == 200
+        finally:
+            os.kill(stopped, signal.SIGCONT)
+        assert _split(port) == [8]
+        first = upload(c.url, token, body, ca_cert=c.ca, sleep=time.sleep, client=clients[0])
+        assert first["status"] == "stored"
+        splits, statuses = [], []
+        with ThreadPoolExecutor(8) as pool:
+            for _ in range(10):
+                # one upload each (the bundle is stored already), then a health check,
+                # which reconnects a client whose upload was answered with Connection: close
+                statuses += pool.map(lambda cl: upload(c.url, token, body, ca_cert=c.ca,
+                                                       sleep=time.sleep, client=cl)["status"],
+                                     clients)
+                list(pool.map(lambda cl: cl.get(c.url + "/v1/health"), clients))
+                splits.append(_split(port))
+                if len(splits[-1]) == 2 and splits[-1][1] - splits[-1][0] <= 1:
+                    break
+        for client in clients:
+            client.close()
+    assert statuses and set(statuses) == {"already stored"}
+    assert len(splits[-1]) == 2 and splits[-1][1] - splits[-1][0] <= 1, splits
