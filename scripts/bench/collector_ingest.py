@@ -110,6 +110,10 @@ def main() -> int:
                     upload(c.url, tokens[u], body, ca_cert=c.ca, sleep=time.sleep,
                            client=clients[u] if clients else None)
 
+            deadline = time.monotonic() + 30  # uvicorn spawns the workers one by one
+            while args.workers > 1 and len(c.workers()) < args.workers and \
+                    time.monotonic() < deadline:
+                time.sleep(0.1)
             workers = c.workers() or ([c.proc.pid] if c.proc else [])
             for r in range(args.rounds):
                 batch = bodies[r * args.bundles:(r + 1) * args.bundles]

@@ -3,11 +3,11 @@ board is an adapter).
 
 With ``--workers N`` the processes share one listening socket, and a process that wakes for it
 accepts every connection waiting (asyncio's accept loop), so uploaders that connect together
-sit unevenly: 8 uploaders on 2 workers were split 3/5 in 4 trials of 5 here. A connection
-stays with its process while it is kept alive (``contribute`` sends a backlog over one), and a
-worker is bound to about one core by its interpreter's lock, so the busier one sets the pace:
-in the ingest bench, runs whose busiest worker had 61-74% of the collector's CPU kept 1.33-1.59
-cores busy, balanced runs (51-52%) 1.68-1.74 (scripts/bench/collector_ingest.py).
+sit unevenly: 8 uploaders on 2 workers were split 3/5 or 2/6 in 9 trials of 10 here. A
+connection stays with its process while it is kept alive (``contribute`` sends a backlog over
+one), and a worker is bound to about one core by its interpreter's lock, so the busier one sets
+the pace: in the ingest bench, runs whose busiest worker had 61-74% of the collector's CPU kept
+1.33-1.59 cores busy, balanced runs (51-52%) 1.68-1.74 (scripts/bench/collector_ingest.py).
 
 So each worker publishes how many connections it holds (``Board``: one small file per process
 in a folder the supervisor made), and answers an upload with ``Connection: close`` when it

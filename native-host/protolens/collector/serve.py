@@ -74,10 +74,10 @@ def run(settings: Settings, host: str, port: int, cert: Path | None, key: Path |
                             timeout_keep_alive=int(max(1, settings.connections.idle_timeout_s)),
                             ssl_certfile=str(cert) if cert else None,
                             ssl_keyfile=str(key) if key else None)
-    if workers > 1:
+    if board is not None:  # workers > 1
         try:
             Multiprocess(config, sockets=[config.bind_socket()]).run()
         finally:
-            shutil.rmtree(board, ignore_errors=True)  # type: ignore[arg-type]
+            shutil.rmtree(board, ignore_errors=True)
     else:
         uvicorn.Server(config).run()
