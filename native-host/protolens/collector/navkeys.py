@@ -16,7 +16,7 @@ import pyarrow as pa  # type: ignore[import-untyped]
 import pyarrow.compute as pc  # type: ignore[import-untyped]
 
 from protolens.record.columns import VISUAL_MILESTONES
-from protolens.share.bundle import plain
+from protolens.share.bundle_values import plain
 from protolens.store.collector_leases import NavKey
 
 PAGE = ("source", "origin", "warm")

@@ -51,7 +51,7 @@ def read_tables(path: Path, manifest: Mapping[str, Any], files: Mapping[str, byt
 
 
 def _column_problem(values: Sequence[Any], c: columns.Column) -> str | None:
-    """``bundle._check_column`` over a list."""
+    """``bundle_values.check_column`` over a list."""
     present = [v for v in values if v is not None]
     if c.required and len(present) != len(values):
         return "missing values"
@@ -73,7 +73,7 @@ def _column_problem(values: Sequence[Any], c: columns.Column) -> str | None:
 
 
 def check(path: Path, name: str, table: Table, nav_ids: set[str] | None) -> None:
-    """``bundle._check_values`` over lists."""
+    """``bundle_values.check_values`` over lists."""
     def bad(column: str, what: str) -> BundleError:
         return BundleError(f"{path}: {name}.{column}: {what}")
 
