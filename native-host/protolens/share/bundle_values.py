@@ -35,40 +35,37 @@ def _distinct(values: Any) -> Any:
 
 
 def check_column(table: Any, c: columns.Column) -> str | None:
-    """What is wrong with column ``c`` of ``table`` against its ranges, or None."""
+    """What is wrong with column ``c`` of ``table`` against its ranges, or None: a number
+    column's flags, finiteness and range (``_check_numbers``), a text column's allowed values
+    and length."""
     import pyarrow as pa
     import pyarrow.compute as pc  # type: ignore[import-untyped]
 
     data = table.column(c.name)
     if c.required and data.null_count:
         return "missing values"
-    if c.sql != "TEXT" and not c.enum and not pa.types.is_dictionary(data.type):
+    if c.sql != "TEXT":
         return _check_numbers(c, data)
     values = data.drop_null()
     if not len(values):
         return None
     values = _distinct(values)
-    allowed = [0, 1] if c.flag else list(c.enum)
-    if allowed and not pc.all(pc.is_in(values, pa.array(allowed))).as_py():
-        return f"values other than {' and '.join(map(str, allowed))}" if c.flag else \
-            f"values other than {', '.join(c.enum)}"
-    if c.sql == "REAL" and not pc.all(pc.is_finite(values)).as_py():
-        return "values that are not finite numbers"
-    if c.max_len is not None and c.sql == "TEXT":
+    if c.enum and not pc.all(pc.is_in(values, pa.array(list(c.enum)))).as_py():
+        return f"values other than {', '.join(c.enum)}"
+    if c.max_len is not None:
         longest = pc.max(pc.utf8_length(values)).as_py()
         if longest > c.max_len:
             return f"text of {longest} characters, at most {c.max_len} allowed"
-    if c.min is None and c.max is None:
-        return None
-    mm = pc.min_max(values).as_py()
-    return out_of_range(c, mm["min"], mm["max"])
+    return None
 
 
 def _check_numbers(c: columns.Column, data: Any) -> str | None:
-    """``check_column`` of a number column, on its values as one NumPy array: the same checks
-    in the same order, each a NumPy pass instead of a pyarrow compute call, whose fixed cost
-    (tens of microseconds) outweighed the work on these columns (about 55 per bundle): in
-    process, a 1,000-navigation bundle's validation 16.2 -> 13.5 ms, median of 4 pairs."""
+    """``check_column`` of a number column, on its values as one NumPy array (``to_numpy``
+    decodes one a crafted file stored dictionary-encoded): one NumPy pass per check instead of
+    a pyarrow compute call, whose fixed cost (tens of microseconds) outweighed the work on these
+    columns (about 55 per bundle): in process, a 1,000-navigation bundle's validation 16.2 ->
+    13.5 ms, median of 4 pairs. A text column never has a flag or a range
+    (tests/share/test_bundle_values.py)."""
     import numpy as np
 
     values = (data.drop_null() if data.null_count else data).to_numpy()
