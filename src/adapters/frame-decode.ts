@@ -18,14 +18,27 @@ export function base64Bytes(b64: string): Uint8Array<ArrayBuffer> {
   return out;
 }
 
+/** The last frame's canvas, drawn over by the next frame of its size: a JPEG is opaque, so each
+ * frame covers every pixel of it, and drawing and reading back run with no await between them,
+ * so two frames decoded at once never share it half-way. A new canvas and context per frame took
+ * 4-6 ms per load of the test site's page (sw_profile.py --visual, `getContext`). */
+let last: { canvas: OffscreenCanvas; ctx: OffscreenCanvasRenderingContext2D } | null = null;
+
+function canvasFor(width: number, height: number): OffscreenCanvasRenderingContext2D {
+  if (last !== null && last.canvas.width === width && last.canvas.height === height) return last.ctx;
+  const canvas = new OffscreenCanvas(width, height);
+  const ctx = canvas.getContext("2d", { willReadFrequently: true });
+  if (ctx === null) throw new Error("frame decode: no 2d context");
+  last = { canvas, ctx };
+  return ctx;
+}
+
 export async function frameHistogram(jpeg: string): Promise<number[]> {
   const bytes = base64Bytes(jpeg);
   const bitmap = await createImageBitmap(new Blob([bytes], { type: "image/jpeg" }),
     { colorSpaceConversion: "none", premultiplyAlpha: "none" });
   try {
-    const canvas = new OffscreenCanvas(bitmap.width, bitmap.height);
-    const ctx = canvas.getContext("2d", { willReadFrequently: true });
-    if (ctx === null) throw new Error("frame decode: no 2d context");
+    const ctx = canvasFor(bitmap.width, bitmap.height);
     ctx.drawImage(bitmap, 0, 0);
     return histogramOf(ctx.getImageData(0, 0, bitmap.width, bitmap.height).data);
   } finally {
