@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from protolens.collector.balance import Board, should_shed
+from protolens.collector.balance import FOLDER_PREFIX, Board, make_folder, should_shed, sweep
 from protolens.collector.client import open_client, upload
 from scripts.devkit.collector import bundle_bytes, running_collector, small_store
 
@@ -45,6 +45,43 @@ def test_the_board_reads_live_processes_and_removes_the_ended(tmp_path: Path) ->
     assert me.others() == [] and not (tmp_path / str(child.pid)).exists()
     me.close()
     assert not (tmp_path / str(os.getpid())).exists()
+
+
+def _dead_pid() -> int:
+    p = subprocess.Popen(["true"])
+    p.wait()
+    return p.pid
+
+
+def test_board_folders_left_by_killed_supervisors_are_swept_and_nothing_else(
+        tmp_path: Path) -> None:
+    dead, dead2 = _dead_pid(), _dead_pid()
+    worker = subprocess.Popen(["sleep", "60"])
+    try:
+        def folder(owner: int, tail: str, *files: str) -> Path:
+            d = tmp_path / f"{FOLDER_PREFIX}{owner}-{tail}"
+            d.mkdir()
+            for f in files:
+                (d / f).write_bytes(b"%12d" % 0)
+            return d
+
+        left = folder(dead, "a1_b", str(dead2))  # killed supervisor, its workers gone
+        empty = folder(dead, "c2")  # killed before its workers started
+        live_owner = folder(os.getpid(), "d3", str(dead2))  # a supervisor still running
+        live_worker = folder(dead, "e4", str(worker.pid))  # an orphaned worker still serving
+        foreign = folder(dead, "f5", str(dead2), "notes.txt")  # something not ours inside
+        other = tmp_path / "protolens-collector-abc"  # the old name, no owner: not judged
+        other.mkdir()
+        assert sorted(sweep(tmp_path)) == sorted([left, empty])
+        assert not left.exists() and not empty.exists()
+        assert live_owner.exists() and live_worker.exists() and foreign.exists() and other.exists()
+        new = make_folder(tmp_path)  # what serve --workers N calls at its start
+        assert new.name.startswith(f"{FOLDER_PREFIX}{os.getpid()}-") and new.is_dir()
+        assert sweep(tmp_path) == []  # its own folder, and the ones above, stay
+    finally:
+        worker.kill()
+        worker.wait()
+    assert sweep(tmp_path) == [live_worker]
 
 
 def _split(port: str) -> list[int]:

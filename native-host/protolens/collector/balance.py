@@ -20,10 +20,17 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from protolens.testbed.procs import alive
+
+FOLDER_PREFIX = "protolens-collector-"
+"""A board folder's name: this prefix, the supervisor's pid, a dash and mkdtemp's random part."""
+_FOLDER = re.compile(re.escape(FOLDER_PREFIX) + r"(\d+)-[A-Za-z0-9_]+")
 
 MARGIN = 2
 """Connections a worker must hold above the least busy other before it sheds one: at 1, two
@@ -80,3 +87,35 @@ class Board:
             os.close(self._fd)
         with contextlib.suppress(OSError):
             (self.folder / str(self.pid)).unlink()
+
+
+def make_folder(parent: Path | None = None) -> Path:
+    """A new board folder for this supervisor (``serve --workers N``), in the temporary directory
+    unless ``parent`` is given, after removing those that supervisors killed with SIGKILL left
+    behind (``sweep``)."""
+    base = Path(tempfile.gettempdir()) if parent is None else parent
+    sweep(base)
+    return Path(tempfile.mkdtemp(prefix=f"{FOLDER_PREFIX}{os.getpid()}-", dir=base))
+
+
+def sweep(parent: Path) -> list[Path]:
+    """Remove the board folders in ``parent`` whose supervisor has ended and that hold nothing
+    but workers' count files (a supervisor stopped cleanly removes its own; one killed with
+    SIGKILL cannot). Returns what was removed; anything else is left alone."""
+    removed: list[Path] = []
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for path in entries:
+        m = _FOLDER.fullmatch(path.name)
+        if m is None or not path.is_dir() or path.is_symlink() or alive(int(m.group(1))):
+            continue
+        try:
+            names = os.listdir(path)
+        except OSError:
+            continue
+        if all(n.isdigit() and (path / n).is_file() and not alive(int(n)) for n in names):
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path)
+    return removed

@@ -15,7 +15,6 @@ import logging
 import os
 import resource
 import shutil
-import tempfile
 import time
 from pathlib import Path
 
@@ -25,6 +24,7 @@ from starlette.applications import Starlette
 from uvicorn.supervisors import Multiprocess
 
 from protolens.collector.app import make_app
+from protolens.collector.balance import make_folder
 from protolens.collector.connguard import GuardedH11Protocol
 from protolens.collector.layout import CATALOG
 from protolens.collector.settings_serve import ENV, Settings
@@ -65,7 +65,7 @@ def run(settings: Settings, host: str, port: int, cert: Path | None, key: Path |
     settings.data.mkdir(parents=True, exist_ok=True)
     open_catalog(settings.data / CATALOG, time.time() * 1000).close()  # migrations, once
     _descriptors(settings.connections.max_connections)
-    board = tempfile.mkdtemp(prefix="protolens-collector-") if workers > 1 else None
+    board = str(make_folder()) if workers > 1 else None
     os.environ[ENV] = dataclasses.replace(settings, board=board).to_json()
     config = uvicorn.Config("protolens.collector.serve:worker_app", factory=True, host=host,
                             port=port, workers=workers, http=GuardedH11Protocol,
