@@ -64,7 +64,8 @@ def progress(h: Pixels, first: Pixels, last: Pixels) -> int:
 
 def half(px: Pixels) -> Pixels:
     img = Image.fromarray(px.astype(np.uint8))
-    return np.asarray(img.resize((img.width // 2, img.height // 2), Image.Resampling.BILINEAR), np.int64)
+    size = (img.width // 2, img.height // 2)
+    return np.asarray(img.resize(size, Image.Resampling.BILINEAR), np.int64)
 
 
 WAYS: dict[str, Callable[[Pixels], Pixels]] = {
