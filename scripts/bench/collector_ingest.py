@@ -39,6 +39,7 @@ from protolens.collector.client import open_client, upload  # noqa: E402
 from protolens.share.bundle import TABLES, read_bundle  # noqa: E402
 from scripts.devkit.bundle_forge import scaled  # noqa: E402
 from scripts.devkit.collector import bundle_bytes, running_collector  # noqa: E402
+from scripts.devkit.proccpu import cpu_s  # noqa: E402
 from scripts.devkit.store_builder import ingest_all, lab_record  # noqa: E402
 
 
@@ -47,18 +48,6 @@ def median_interval(xs: list[float], reps: int = 4000, seed: int = 7) -> tuple[f
     rnd = random.Random(seed)
     meds = sorted(statistics.median(rnd.choices(xs, k=len(xs))) for _ in range(reps))
     return meds[int(0.025 * reps)], meds[int(0.975 * reps) - 1]
-
-
-TICK = os.sysconf("SC_CLK_TCK")
-
-
-def cpu_s(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (0 once it has gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK
 
 
 def _direct(tables: dict[str, object], out: Path, i: int) -> None:

@@ -21,8 +21,12 @@ import tempfile
 import time
 from pathlib import Path
 
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from scripts.devkit.proccpu import TICK, cpu_ticks  # noqa: E402
+
 NAME = "plpb"
-TICK = os.sysconf("SC_CLK_TCK")
 
 
 def proxy_cpu() -> dict[int, float]:
@@ -33,8 +37,7 @@ def proxy_cpu() -> dict[int, float]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
             if b"protolens.proxy" not in cmd:
                 continue
-            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-            out[int(pid)] = (int(fields[11]) + int(fields[12])) / TICK
+            out[int(pid)] = cpu_ticks(int(pid)) / TICK
         except (OSError, IndexError, ValueError):
             continue
     return out

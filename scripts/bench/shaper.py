@@ -22,13 +22,18 @@ import os
 import re
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 from typing import Any
 
-from protolens.shaper import load_profile
-from protolens.testbed import Testbed
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+from protolens.shaper import load_profile  # noqa: E402
+from protolens.testbed import Testbed  # noqa: E402
+from scripts.devkit.proccpu import cpu_ticks  # noqa: E402
 
 NAME = "plb"
 SWEEP_MBIT = (50, 100, 200, 400, 700, 1000, 1500)
@@ -38,11 +43,6 @@ def ping_rtts(tb: Testbed, n: int = 100) -> list[float]:
     out = subprocess.run(tb.exec_argv(["ping", "-n", "-c", str(n), "-i", "0.02",
                                        tb.state.server_ip]), capture_output=True, text=True).stdout
     return [float(x) for x in re.findall(r"time=([\d.]+) ms", out)]
-
-
-def cpu_ticks(pid: int) -> int:
-    fields = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()
-    return int(fields[11]) + int(fields[12])  # utime + stime in clock ticks (100 Hz)
 
 
 def machine_busy() -> tuple[int, int]:
