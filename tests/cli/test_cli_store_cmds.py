@@ -169,3 +169,19 @@ def test_show_and_navigations_say_when_a_load_was_joined_late(tmp_path: Path) ->
     assert code == 0 and json.loads(out)["late_attach"] == "commit"
     code, out, _ = run("show", late["id"][:8], "--db", str(path))
     assert code == 0 and "late_attach" in out and "commit" in out
+
+
+def test_show_says_a_missed_page_was_left_before_the_attach(tmp_path: Path) -> None:
+    """A ``missed`` record (no request: src/cdp/missed.ts) is listed and shown, and says why."""
+    path = tmp_path / "missed.db"
+    conn = open_rw(path, now_ms=NOW)
+    missed = make_record(0, seed=33)
+    missed["page"].update(late_attach="missed", aborted=True, incomplete=True,
+                          incomplete_reasons=["aborted"], not_seen=["requests_before_attach"])
+    ingest(conn, parse_record(missed), {}, NOW)
+    conn.close()
+    code, out, _ = run("navigations", "--db", str(path), "--json")
+    assert code == 0 and [r["late_attach"] for r in json.loads(out)] == ["missed"]
+    code, out, _ = run("show", missed["id"][:8], "--db", str(path))
+    assert code == 0 and "committed and left before the attach" in out, out
+    assert "requests_before_attach" in out

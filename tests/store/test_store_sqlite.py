@@ -22,6 +22,7 @@ APPLIED_NAMES = (
     "m006_research_views", "m007_policy_rule_ids", "m008_late_attach", "m009_fairness",
     "m010_cc_probes", "m011_contributions", "m012_visual_metrics", "m013_real_web",
     "m014_navigation_logs", "m015_paths", "m016_flow_servers", "m017_fairness_start",
+    "m018_late_attach_missed",
 )
 
 
@@ -91,7 +92,8 @@ def test_flows_stored_before_server_ip_keep_their_counts(tmp_path: Path) -> None
                  "attempt, status, started_at_ms, wall_ms, command_line) VALUES "
                  "('l', 'c', 'p', 'h2', 'wifi', 1, 0, 1, 'ok', 0, 1, 'chromium')")
     conn.execute("INSERT INTO flows VALUES ('l', 'tcp', 40001, 443, 3000, 100, 3, 2, 1, 2)")
-    assert apply_migrations(conn, NOW) == ["m016_flow_servers", "m017_fairness_start"]
+    assert apply_migrations(conn, NOW) == ["m016_flow_servers", "m017_fairness_start",
+                                           "m018_late_attach_missed"]
     row = conn.execute("SELECT server_ip, bytes_down, last_ns FROM flows").fetchone()
     assert tuple(row) == ("", 3000, 2)
     conn.execute("INSERT INTO flows VALUES ('l', 'tcp', 40001, '198.18.6.3', 443, 1, 1, 1, 1, "
@@ -223,3 +225,26 @@ def test_failed_navigation_columns(tmp_path: Path) -> None:
     ingest(conn, parse_record(raw2), {}, NOW)
     rows = conn.execute("SELECT failed, failure FROM navigations ORDER BY started_at_ms").fetchall()
     assert [tuple(r) for r in rows] == [(1, "net::ERR_CONNECTION_REFUSED"), (1, "aborted")]
+
+
+def test_late_attach_missed_is_accepted_after_m018_and_older_rows_are_kept(tmp_path: Path) -> None:
+    """``m018_late_attach_missed`` widens the column's CHECK in place: a row stored before keeps
+    its value, ``missed`` is stored after, anything else is still refused, and the views over
+    ``navigations`` still read."""
+    conn = sqlite3.connect(tmp_path / "p.db", isolation_level=None)
+    apply_migrations(conn, NOW, MIGRATIONS[:-1])
+    old = make_record(2)
+    old["page"]["late_attach"] = "commit"
+    ingest(conn, parse_record(old), {}, NOW)
+    missed = make_record(0)
+    missed["page"]["late_attach"] = "missed"
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        ingest(conn, parse_record(missed), {}, NOW)
+    assert apply_migrations(conn, NOW) == ["m018_late_attach_missed"]
+    ingest(conn, parse_record(missed), {}, NOW)
+    stored = dict(conn.execute("SELECT id, late_attach FROM navigations").fetchall())
+    assert stored == {old["id"]: "commit", missed["id"]: "missed"}
+    assert count(conn, "navigation_summary") == 2
+    with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
+        conn.execute("UPDATE navigations SET late_attach = 'other' WHERE id = ?", (old["id"],))
+    assert [r[0] for r in conn.execute("PRAGMA integrity_check")] == ["ok"]

@@ -82,7 +82,9 @@ def show_view(rec: NavigationRecord) -> ShowView:
     notes = [x for x in (
         f"{page.kind} navigation" if page.kind not in (None, "navigation") else None,
         page.error, "aborted" if page.aborted else None, "warm" if page.warm else None,
-        f"late_attach {page.late_attach} (joined under way, docs/RECORD.md)"
+        ("late_attach missed (committed and left before the attach: no request seen, "
+         "docs/RECORD.md)" if page.late_attach == "missed" else
+         f"late_attach {page.late_attach} (joined under way, docs/RECORD.md)")
         if page.late_attach else None,
         "incomplete: " + ", ".join(page.incomplete_reasons or ()) if page.incomplete else None,
         f"{page.open_at_end} request(s) open at the end" if page.open_at_end else None,

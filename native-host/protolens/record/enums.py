@@ -19,8 +19,9 @@ URL_DETAILS = ("origin", "path", "full")
 """``page.url_detail``: how much of each URL was kept."""
 FAMILIES = ("h1", "h2", "h3")
 """Normalized protocol families (``family`` columns, ``hosts[].families``)."""
-LATE_ATTACH = ("response", "commit")
-"""``page.late_attach`` when not null (docs/RECORD.md "Late attach")."""
+LATE_ATTACH = ("response", "commit", "missed")
+"""``page.late_attach`` when not null (docs/RECORD.md "Late attach"); ``missed``: a document
+committed and left while the debugger was attaching, known from webNavigation alone."""
 PAGE_KINDS = ("navigation", "soft", "bfcache")
 """``page.kind``: a document load, a same-document navigation by the History API (a single-page
 app's route change), a back/forward-cache restore (docs/RECORD.md "Kinds")."""

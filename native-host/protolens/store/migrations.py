@@ -19,6 +19,7 @@ from protolens.store.migrations_later import (
     m015_paths,
     m016_flow_servers,
     m017_fairness_start,
+    m018_late_attach_missed,
 )
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -314,5 +315,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m015_paths", m015_paths),
     ("m016_flow_servers", m016_flow_servers),
     ("m017_fairness_start", m017_fairness_start),
+    ("m018_late_attach_missed", m018_late_attach_missed),
 )
 """Every migration in order. Append only."""

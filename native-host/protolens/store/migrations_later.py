@@ -154,3 +154,30 @@ def m017_fairness_start(conn: sqlite3.Connection) -> None:
     """``fairness.start_ms``: how long after the other side this side's first packet went through
     the shaper (0 for the side that started first); NULL for rows stored before."""
     conn.execute("ALTER TABLE fairness ADD COLUMN start_ms REAL CHECK (start_ms >= 0)")
+
+
+def m018_late_attach_missed(conn: sqlite3.Connection) -> None:
+    """``navigations.late_attach`` may be ``missed``: a document that committed and was left while
+    the debugger was attaching, recorded from webNavigation alone (docs/RECORD.md "Late attach").
+    Widening a CHECK changes no stored row, so the column's definition is rewritten in place, as
+    SQLite documents for CHECK constraints (lang_altertable.html, "Making Other Kinds Of Table
+    Schema Changes", the ``writable_schema`` procedure), instead of rebuilding the table and the
+    views over it; ``PRAGMA integrity_check`` is run after, and any row it finds fails the
+    migration."""
+    old = "CHECK (late_attach IN ('response', 'commit'))"
+    new = "CHECK (late_attach IN ('response', 'commit', 'missed'))"
+    sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' "
+                       "AND name = 'navigations'").fetchone()[0]
+    if sql.count(old) != 1:
+        raise sqlite3.DatabaseError("navigations.late_attach: unexpected definition")
+    version = conn.execute("PRAGMA schema_version").fetchone()[0]
+    conn.execute("PRAGMA writable_schema = ON")
+    try:
+        conn.execute("UPDATE sqlite_master SET sql = ? "
+                     "WHERE type = 'table' AND name = 'navigations'", (sql.replace(old, new),))
+        conn.execute(f"PRAGMA schema_version = {int(version) + 1}")
+    finally:
+        conn.execute("PRAGMA writable_schema = OFF")
+    problems = [r[0] for r in conn.execute("PRAGMA integrity_check")]
+    if problems != ["ok"]:
+        raise sqlite3.DatabaseError(f"integrity check after m018: {problems[:3]}")
