@@ -183,8 +183,12 @@ def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
             continue
         starts = [r["start_ms"] for r in n["requests"]
                   if r["start_ms"] is not None and not r["is_main_document"]]
-        seen_from = (n["started_at_ms"] + min(starts)) / 1000 + 0.05 if starts else float("inf")
-        missing -= Counter(hit_key(h) for h in page.hits if h.start < seen_from)
+        # a record with no request of its own (late_attach "missed": a document committed and
+        # left before the attach) may miss what came before the page's next record began
+        later = [m["started_at_ms"] for m in page.navs if m["started_at_ms"] > n["started_at_ms"]]
+        seen_ms = (n["started_at_ms"] + min(starts) if starts
+                   else min(later) if not n["requests"] and later else float("inf"))
+        missing -= Counter(hit_key(h) for h in page.hits if h.start < seen_ms / 1000 + 0.05)
     return missing, recorded - served
 
 

@@ -9,6 +9,7 @@ import { CdpClock } from "../cdp/clock.ts";
 import { monotonicTime } from "../cdp/event-clock.ts";
 import type { RawEvent } from "../cdp/raw-event.ts";
 import type { RecorderOptions } from "../cdp/recorder.ts";
+import type { Commit } from "../cdp/missed.ts";
 import { TabSession, runFlow, type Flow } from "../cdp/session.ts";
 import type { NavigationRecord } from "../record/types.ts";
 import { LogTap, type TappedLog } from "../replay/log-tap.ts";
@@ -74,6 +75,12 @@ export class DebuggerRecorder {
   async joinCommit(tabId: number): Promise<void> {
     const t = this.tabs.get(tabId);
     if (t !== undefined) await this.run(tabId, t.session.afterAttach(true));
+  }
+
+  /** The commits webNavigation saw while the attach was under way (src/cdp/missed.ts). */
+  async expectCommits(tabId: number, commits: readonly Commit[]): Promise<void> {
+    const t = this.tabs.get(tabId);
+    if (t !== undefined) await this.run(tabId, t.session.expectCommits(commits));
   }
 
   /** Emits what is open (as aborted if before load) and detaches. */

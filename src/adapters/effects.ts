@@ -49,6 +49,7 @@ export function effectRunners(d: EffectDeps): Runners {
       await d.throttler.apply(e.tabId).catch((err: unknown) => console.warn("protolens: throttling", err));
     },
     join_commit: (e) => d.dbg.joinCommit(e.tabId),
+    expect_commits: (e) => d.dbg.expectCommits(e.tabId, e.commits),
     detach: (e) => d.dbg.detach(e.tabId),
     query_tabs: async () => {
       const tabs = (await browser.tabs.query({})).flatMap((t): TabInfo[] =>

@@ -77,8 +77,10 @@ installAuthListener();
 const app = main();
 app.catch((e: unknown) => console.error("protolens: startup failed", e));
 const send = (ev: Promise<WorkerEvent | null>): void => void Promise.all([app, ev]).then(([d, e]) => e === null ? undefined : d(e));
-chrome.webNavigation.onBeforeNavigate.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "before_navigate", tab })));
-chrome.webNavigation.onCommitted.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "committed", tab })));
+chrome.webNavigation.onBeforeNavigate.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "before_navigate", tab, at: d.timeStamp })));
+chrome.webNavigation.onCommitted.addListener((d) => send(tabOf(d).then((tab) => tab && {
+  type: "committed", tab, at: d.timeStamp, backForward: d.transitionQualifiers.includes("forward_back"),
+})));
 chrome.webNavigation.onHistoryStateUpdated.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "history_state", tab })));
 chrome.tabs.onCreated.addListener((t) => send(Promise.resolve(t.id === undefined ? null : {
   type: "created", tab: { tabId: t.id, url: t.pendingUrl ?? t.url ?? "", incognito: t.incognito },

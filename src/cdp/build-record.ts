@@ -85,12 +85,18 @@ function milestones(
   };
 }
 
+/** The page's URL before any reduction: its main document's last hop, or the navigation's own. */
+export function finalUrlOf(nav: Navigation): string {
+  const mainHops = nav.requests.get(nav.mainKey) ?? [];
+  return mainHops[mainHops.length - 1]?.url ?? nav.url ?? "";
+}
+
 export function buildRecord(nav: Navigation, o: BuildOptions): NavigationRecord {
   // epoch seconds of the zero: the main request's wallTime/timestamp pair maps wall to monotonic
   const zeroWall = nav.epochZero;
   const requests = entries(nav, o.urlDetail);
   const mainHops = nav.requests.get(nav.mainKey) ?? [];
-  const finalUrl = mainHops[mainHops.length - 1]?.url ?? nav.url ?? "";
+  const finalUrl = finalUrlOf(nav);
   const main = requests.filter((r) => r.is_main_document);
   const reasons = [...(o.reasons ?? [])];
   const warm = main[main.length - 1]?.connection_reused === true ||

@@ -56,6 +56,11 @@ export class Recorder {
     return this.s.wallOffset;
   }
 
+  /** The unreduced URL of a record this recorder built lately (by id). */
+  fullUrl(id: string): string | undefined {
+    return this.s.fullUrls.get(id);
+  }
+
   /** A navigation is being recorded (the adapter keeps polling while true). */
   get active(): boolean {
     return this.s.nav !== null || this.s.pending !== null;

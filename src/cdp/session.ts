@@ -12,6 +12,8 @@
  *   acknowledged at once (Chromium sends the next one only then), decoded by the caller into a
  *   colour histogram and relayed as the recorder's ProtoLens.frameHistogram event; the frame's
  *   JPEG never reaches the recorder or a fixture.
+ * - the commits webNavigation saw while the attach was under way (`expectCommits`): a document
+ *   committed and left before the recorder saw it gets a record of its own (src/cdp/missed.ts).
  * Each of these is a Flow: a generator that yields what to do (send a command, sleep, hand out
  * records) and receives the outcome, so tests/extension/session.test.ts steps it with chosen replies.
  * `runFlow` drives one with the caller's I/O. Events from the tab's own target carry no
@@ -22,6 +24,7 @@ import {
   CHILD_COMMANDS, LCP_SCRIPT, LCP_WORLD, OPTIONAL_COMMANDS, SCREENCAST, TAB_COMMANDS, loadMetricsEvent,
 } from "./enable-commands.ts";
 import { monotonicTime } from "./event-clock.ts";
+import { MissedCommits, type Commit } from "./missed.ts";
 import { NAV_TIMING_EXPRESSION, navTimingEvent } from "./late.ts";
 import { FRAME_EVENT, type EventOf, type RawEvent } from "./raw-event.ts";
 import { Recorder, type RecorderOptions } from "./recorder.ts";
@@ -59,6 +62,7 @@ function* send(method: string, params: object, sessionId?: string): Generator<Io
 
 export class TabSession {
   readonly recorder: Recorder;
+  private readonly missed: MissedCommits;
   private closed = false;
   /** Child sessions (auto-attached out-of-process iframes) -> their frame id (the target's). */
   private readonly frames = new Map<string, string>();
@@ -70,6 +74,7 @@ export class TabSession {
 
   constructor(options: RecorderOptions, private readonly log: (ev: RawEvent) => void = () => undefined) {
     this.recorder = new Recorder(options);
+    this.missed = new MissedCommits(options, (id) => this.recorder.fullUrl(id));
     this.visual = options.visual === true;
   }
 
@@ -98,6 +103,14 @@ export class TabSession {
     else if (committed && this.recorder.wantsNavigationTiming) yield* this.relayNavigationTiming();
   }
 
+  /** The top-frame commits webNavigation reported while the attach was under way: those the
+   * recorder never sees get records of their own (src/cdp/missed.ts). */
+  *expectCommits(commits: readonly Commit[]): Flow {
+    if (this.closed) return;
+    const records = this.missed.expect(commits);
+    if (records.length > 0) yield { kind: "records", records, busy: this.recorder.active };
+  }
+
   /** Feeds one event; yields its records, then what the event asks for (a child's enable, the
    * relay after the load event). `now`: the adapter's CDP time (src/cdp/clock.ts), for events
    * that carry no time of their own. */
@@ -108,7 +121,7 @@ export class TabSession {
       return;
     }
     const t = monotonicTime(ev);
-    const out = t === null ? [] : this.recorder.poll(t);
+    const out = t === null ? [] : this.missed.pass(this.recorder.poll(t));
     // busy after both: an event that completes the last load may be the next one's first
     out.push(...this.push(ev, now));
     if (out.length > 0) yield { kind: "records", records: out, busy: this.recorder.active };
@@ -132,7 +145,7 @@ export class TabSession {
 
   /** The recorder's clock says `now` (CDP seconds): records of loads complete by then. */
   poll(now: number): NavigationRecord[] {
-    return this.closed ? [] : this.recorder.poll(now);
+    return this.closed ? [] : this.missed.pass(this.recorder.poll(now));
   }
 
   /** Ends the session (detached, tab closed): whatever is open is handed out; flows under way
@@ -140,13 +153,13 @@ export class TabSession {
   close(): NavigationRecord[] {
     if (this.closed) return [];
     this.closed = true;
-    return this.recorder.flush();
+    return [...this.missed.pass(this.recorder.flush()), ...this.missed.close()];
   }
 
   private push(ev: RawEvent, now: number | null = null): NavigationRecord[] {
     const wallOffset = this.recorder.wallOffset;
     this.log(now === null || monotonicTime(ev) !== null ? ev : { ...ev, at: now, ...(wallOffset === null ? {} : { wallOffset }) });
-    return this.recorder.push(ev, now);
+    return this.missed.pass(this.recorder.push(ev, now));
   }
 
   /** A child resumed without Network.enable reports none of its requests' ends: its document

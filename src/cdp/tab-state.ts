@@ -3,7 +3,7 @@
  * seen, the main frame, the painted screens. The event handlers (src/cdp/handlers/) read and
  * change it; `finish` turns the current navigation into its record (build-record.ts).
  */
-import { buildRecord, type RecordEnv, type WallFrame } from "./build-record.ts";
+import { buildRecord, finalUrlOf, type RecordEnv, type WallFrame } from "./build-record.ts";
 import { DEFAULT_LIMITS, type Limits, type Navigation } from "./navigation.ts";
 import { cutShort, isLongLived, type Hop } from "./request-state.ts";
 import type { RawEvent } from "./raw-event.ts";
@@ -31,6 +31,10 @@ export interface RecorderOptions {
 /** Frames kept per navigation: an animated page paints 60 a second, and a frame's histogram is
  * 768 numbers; past this the load gets no visual metrics rather than a cut-off picture. */
 export const MAX_FRAMES = 1000;
+
+/** Records whose unreduced URL is kept (TabState.fullUrls): a commit is reported within
+ * milliseconds of its record's start, long before the few records a tab makes meanwhile. */
+export const FULL_URLS_KEPT = 16;
 
 export const isHttp = (url: string): boolean => url.startsWith("http://") || url.startsWith("https://");
 
@@ -69,6 +73,10 @@ export class TabState {
    * before its own event (ORPHAN_WINDOW_S), as chrome.debugger can deliver a page's requests
    * before the Page event that caused them. */
   readonly orphans = new Map<string, Hop[]>();
+
+  /** The unreduced URL of each record built (by id), the latest FULL_URLS_KEPT: the session
+   * matches webNavigation's commits to its records by it (src/cdp/missed.ts). */
+  readonly fullUrls = new Map<string, string>();
 
   constructor(readonly o: RecorderOptions) {
     this.joined = o.joined === true;
@@ -193,8 +201,14 @@ export class TabState {
     // visual metrics of a whole, loaded navigation only: one joined late missed its start screen
     const visual = this.o.visual === true && !this.framesOverflow && nav.late === null && !aborted && nav.loadAt !== null &&
       nav.mainFailure === null ? { frames: this.frames, commitAt: this.commitAt } : null;
+    const id = this.o.newId();
+    this.fullUrls.set(id, finalUrlOf(nav));
+    for (const old of this.fullUrls.keys()) {
+      if (this.fullUrls.size <= FULL_URLS_KEPT) break;
+      this.fullUrls.delete(old);
+    }
     return [buildRecord(nav, {
-      id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted, visual,
+      id, source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted, visual,
       reasons: incompleteReasons(nav, aborted),
       notSeen: [...new Set([
         ...nav.blind,

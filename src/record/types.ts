@@ -10,7 +10,7 @@ export const RECORD_SCHEMA = 1 as const;
 export const FAMILIES = ["h1", "h2", "h3"] as const;
 export const URL_DETAILS = ["origin", "path", "full"] as const;
 export const SOURCES = ["passive", "lab", "experiment"] as const;
-export const LATE_ATTACH = ["response", "commit"] as const;
+export const LATE_ATTACH = ["response", "commit", "missed"] as const;
 /** A document load, a same-document navigation by the History API (a single-page app's route
  * change), or a page restored from the back/forward cache (docs/RECORD.md "Kinds"). */
 export const PAGE_KINDS = ["navigation", "soft", "bfcache"] as const;

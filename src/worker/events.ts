@@ -4,6 +4,7 @@
  * its decisions (tests/extension/worker-core.test.ts). The adapter (src/adapters/service-worker.ts)
  * turns chrome.* events into WorkerEvents and runs Effects, feeding results back as events.
  */
+import type { Commit } from "../cdp/missed.ts";
 import type { ExperimentState } from "../experiment/assign.ts";
 import type { ExtensionMsg, HostMsg, LabAdvance, LabConfig } from "../messages/protocol.ts";
 import type { OutboxState } from "../outbox/outbox.ts";
@@ -29,11 +30,12 @@ export type WorkerEvent =
   /** Every open tab (at start-up and whenever the scope may have changed). */
   | { type: "tabs"; tabs: TabInfo[] }
   /** A top-level navigation is about to start (webNavigation.onBeforeNavigate, frame 0). */
-  | { type: "before_navigate"; tab: TabInfo }
+  | { type: "before_navigate"; tab: TabInfo; at?: number }
   /** A new tab opened on `tab.url` (tabs.onCreated, its pendingUrl). */
   | { type: "created"; tab: TabInfo }
-  /** A top-level navigation committed (webNavigation.onCommitted, frame 0). */
-  | { type: "committed"; tab: TabInfo }
+  /** A top-level navigation committed (webNavigation.onCommitted, frame 0); `at`: its
+   * `timeStamp`, epoch ms; `backForward`: its `transitionQualifiers` hold "forward_back". */
+  | { type: "committed"; tab: TabInfo; at: number; backForward: boolean }
   /** The top frame changed its URL by the History API (webNavigation.onHistoryStateUpdated,
    * frame 0): a single-page app's route change. */
   | { type: "history_state"; tab: TabInfo }
@@ -72,6 +74,10 @@ export type Effect =
   /** The attach ended after the tab's commit: join that load if it is already over
    * (src/cdp/session.ts afterAttach(true)). */
   | { type: "join_commit"; tabId: number }
+  /** Top-frame commits of an attached tab (those seen while its attach was under way, in order,
+   * once attached): the session gives those its recorder never saw records of their own
+   * (src/cdp/missed.ts). */
+  | { type: "expect_commits"; tabId: number; commits: Commit[] }
   /** Query every tab and answer with a `tabs` event. */
   | { type: "query_tabs" }
   | { type: "send"; msg: ExtensionMsg }

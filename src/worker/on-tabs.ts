@@ -25,6 +25,7 @@ export function onTabs(o: Out, ev: Ev<"tabs">): void {
 export function onBeforeNavigate(o: Out, ev: Ev<"before_navigate">): void {
   const { tabId, url, incognito } = ev.tab;
   o.s = { ...o.s, idle: without(o.s.idle, tabId) };
+  if (ev.at !== undefined) o.s = { ...o.s, starts: new Map(o.s.starts).set(tabId, { url, at: ev.at }) };
   const want = wanted(o.s, url, incognito, o.now);
   if (want && !o.s.attached.has(tabId)) o.attach(tabId);
   else if (!want && o.s.attached.has(tabId) && tabId !== o.s.labTab) o.detach(tabId);
@@ -38,29 +39,47 @@ export function onCreated(o: Out, ev: Ev<"created">): void {
 /** A tab that could not be attached before its navigation (chrome://newtab): attach at the
  * commit; the recorder joins the load under way (src/cdp/late.ts, "commit"). */
 export function onCommitted(o: Out, ev: Ev<"committed">): void {
-  if (ev.tab.tabId === o.s.labTab) return;
-  if (o.s.attaching.has(ev.tab.tabId)) {
-    // an attach under way may end after this commit: remembered for its outcome
-    o.s = { ...o.s, attaching: new Map(o.s.attaching).set(ev.tab.tabId, ev.tab) };
+  const { tabId } = ev.tab;
+  if (tabId === o.s.labTab) return;
+  const start = o.s.starts.get(tabId);
+  const commit = start?.url === ev.tab.url ? { url: ev.tab.url, at: ev.at, startedAt: start.at } : { url: ev.tab.url, at: ev.at };
+  // in scope; a back/forward navigation can be a restore from the back/forward cache, whose
+  // record (kind "bfcache") has no start of its own to compare with the commit's
+  const candidate = !ev.backForward && wanted(o.s, ev.tab.url, ev.tab.incognito, o.now);
+  if (o.s.attaching.has(tabId)) {
+    // an attach under way may end after this commit: remembered for its outcome, and handed to
+    // the session if in scope (a document committed and left before the attach is done has no
+    // events of its own)
+    const before = o.s.commits.get(tabId) ?? [];
+    const seen = candidate ? [...before, commit] : before;
+    o.s = { ...o.s, attaching: new Map(o.s.attaching).set(tabId, ev.tab), commits: new Map(o.s.commits).set(tabId, seen) };
     return;
   }
-  if (o.s.attached.has(ev.tab.tabId)) return;
-  if (wanted(o.s, ev.tab.url, ev.tab.incognito, o.now)) o.attach(ev.tab.tabId, true);
+  if (o.s.attached.has(tabId)) {
+    // the session checks it against its records: a document that committed while its domains
+    // were being enabled can be left before the recorder sees it, whenever the commit is reported
+    if (candidate) o.emit({ type: "expect_commits", tabId, commits: [commit] });
+    return;
+  }
+  if (wanted(o.s, ev.tab.url, ev.tab.incognito, o.now)) o.attach(tabId, true, null, [commit]);
 }
 
 export function onAttached(o: Out, ev: Ev<"attached">): void {
   const commit = o.s.attaching.get(ev.tabId);
   if (commit === undefined) return;
-  o.s = { ...o.s, attaching: unset(o.s.attaching, ev.tabId) };
+  const commits = o.s.commits.get(ev.tabId) ?? [];
+  o.s = { ...o.s, attaching: unset(o.s.attaching, ev.tabId), commits: unset(o.s.commits, ev.tabId) };
+  if (commits.length > 0) o.emit({ type: "expect_commits", tabId: ev.tabId, commits: [...commits] });
   // attached after a commit it did not expect: the recorder may have joined that load late
   if (commit !== null) o.emit({ type: "join_commit", tabId: ev.tabId });
 }
 
 export function onAttachFailed(o: Out, ev: Ev<"attach_failed">): void {
   const commit = o.s.attaching.get(ev.tabId) ?? null;
+  const seen = o.s.commits.get(ev.tabId) ?? [];
   o.forget(ev.tabId);
   // refused before the commit (the tab still showed chrome://newtab): attach at the commit
-  if (commit !== null && wanted(o.s, commit.url, commit.incognito, o.now)) o.attach(ev.tabId, true);
+  if (commit !== null && wanted(o.s, commit.url, commit.incognito, o.now)) o.attach(ev.tabId, true, null, seen);
 }
 
 export function onDetached(o: Out, ev: Ev<"detached">): void {
@@ -69,7 +88,7 @@ export function onDetached(o: Out, ev: Ev<"detached">): void {
 
 export function onRemoved(o: Out, ev: Ev<"removed">): void {
   o.forget(ev.tabId);
-  o.s = { ...o.s, idle: without(o.s.idle, ev.tabId) };
+  o.s = { ...o.s, idle: without(o.s.idle, ev.tabId), starts: unset(o.s.starts, ev.tabId) };
 }
 
 /** A single-page app changed route in a tab let go idle after its record: attach again, so the

@@ -7,6 +7,7 @@ import { MSG_SCHEMA } from "../messages/protocol.ts";
 import { throttling } from "../policy/ruleset.ts";
 import { effective } from "../policy/settings.ts";
 import { begin, done, merge, type ApplyReason } from "./apply.ts";
+import type { Commit } from "../cdp/missed.ts";
 import type { Effect } from "./events.ts";
 import { paused, plus, unset, without, type WorkerState } from "./state.ts";
 
@@ -16,11 +17,13 @@ export class Out {
   constructor(public s: WorkerState, readonly now: number) {}
   emit(...e: Effect[]): void { this.effects.push(...e); }
 
-  attach(tabId: number, committed = false, soft: string | null = null): void {
+  /** `seen`: for an attach at the commit, the commit it is made for (and any before it that a
+   * refused attach saw): the session is told of them once attached (src/cdp/missed.ts). */
+  attach(tabId: number, committed = false, soft: string | null = null, seen: readonly Commit[] = []): void {
     const e = effective(this.s.settings, this.s.lab);
     this.s = {
       ...this.s, attached: plus(this.s.attached, tabId), attaching: new Map(this.s.attaching).set(tabId, null),
-      idle: without(this.s.idle, tabId),
+      commits: new Map(this.s.commits).set(tabId, seen), idle: without(this.s.idle, tabId),
     };
     this.emit({
       type: "attach", tabId, committed, source: e.source, urlDetail: e.urlDetail, quietMs: e.quietMs, visual: e.visual,
@@ -36,7 +39,10 @@ export class Out {
 
   /** The tab is neither attached nor attaching (detached, refused, gone). */
   forget(tabId: number): void {
-    this.s = { ...this.s, attached: without(this.s.attached, tabId), attaching: unset(this.s.attaching, tabId) };
+    this.s = {
+      ...this.s, attached: without(this.s.attached, tabId), attaching: unset(this.s.attaching, tabId),
+      commits: unset(this.s.commits, tabId),
+    };
   }
 
   /** Sends every waiting record not already on its way. */

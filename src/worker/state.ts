@@ -9,6 +9,7 @@ import type { OutboxState } from "../outbox/outbox.ts";
 import { NO_POLICIES, type PolicySet } from "../policy/ruleset.ts";
 import { effective, inScope, type Settings } from "../policy/settings.ts";
 import { IDLE_APPLY, type ApplyState } from "./apply.ts";
+import type { Commit } from "../cdp/missed.ts";
 import type { Effect, TabInfo } from "./events.ts";
 import { isPaused, type Pause } from "./pause.ts";
 
@@ -32,6 +33,12 @@ export interface WorkerState {
    * started at onBeforeNavigate may end after the commit: it fails (the tab still showed
    * chrome://newtab) and is retried as a commit attach, or it succeeds and joins the commit. */
   attaching: ReadonlyMap<number, TabInfo | null>;
+  /** Tabs whose attach is under way -> the top-frame commits seen since it began (the commit it
+   * was made for first, for an attach at the commit): handed to the session once attached. */
+  commits: ReadonlyMap<number, readonly Commit[]>;
+  /** Each tab's latest top-level navigation start (webNavigation.onBeforeNavigate): a commit of
+   * the same URL takes its time as its start. */
+  starts: ReadonlyMap<number, { url: string; at: number }>;
   /** Tabs let go once idle after a record: attached again at their next navigation. */
   idle: ReadonlySet<number>;
   labTab: number | null;
@@ -44,7 +51,7 @@ export interface WorkerState {
 export function initialState(settings: Settings, experiment: ExperimentState | null, pause: Pause | null, outbox: OutboxState): WorkerState {
   return {
     settings, lab: null, experiment, pause, policies: NO_POLICIES, inEffect: new Map(), askedRelay: false,
-    hostReady: false, outbox, inflight: new Set(), attached: new Set(), attaching: new Map(), idle: new Set(), labTab: null,
+    hostReady: false, outbox, inflight: new Set(), attached: new Set(), attaching: new Map(), commits: new Map(), starts: new Map(), idle: new Set(), labTab: null,
     labStart: "none", apply: IDLE_APPLY, welcome: "none",
   };
 }

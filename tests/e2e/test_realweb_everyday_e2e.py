@@ -7,7 +7,9 @@ the debugger attached at each navigation and let go once the tab is idle).
   second is controlled (every subresource answered by the worker: from_service_worker);
 - a soft navigation (history.pushState 600 ms after load, inside the everyday quiet): a record of
   kind "soft" with the requests the new view made;
-- a redirect by script: the page left behind is recorded too, and says so if it never loaded.
+- a redirect by script: the page left behind is recorded too, and says so if it never loaded;
+  when it committed and was left before the debugger's attach completed (about 1 run in 3 here),
+  its record comes from webNavigation's commit alone (``late_attach`` "missed", no request).
 Each page's requests are also checked against caddy's access log. Cost: one browser start,
 about 25 s.
 """
@@ -54,8 +56,6 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealWeb, 
 def test_requests_recorded_are_the_requests_caddy_served(
         loaded: tuple[RealWeb, dict[str, Page]], name: str) -> None:
     page = loaded[1][name]
-    if name == "redirect-script":
-        _race(page)
     missing, extra = request_diff(page)
     assert not missing and not extra, f"not recorded: {dict(missing)}; not served: {dict(extra)}"
 
@@ -87,17 +87,11 @@ def test_script_redirect_records_both_documents(loaded: tuple[RealWeb, dict[str,
     page = loaded[1]["redirect-script"]
     landing = page.nav("/redir/landing.html?from=script")
     assert landing["load_ms"] is not None and landing["fcp_ms"] is not None
-    _race(page)
     first = page.nav("/redir/script.html")
     if first["load_ms"] is None:
         assert first["aborted"] or contract(first, "incomplete"), first
-
-
-def _race(page: Page) -> None:
-    """Known gap, stated: everyday recording attaches the debugger at each navigation, and in
-    about 1 run of 3 here the script's page was committed and left before the attach completed,
-    so no event of it reached the recorder and it has no record (the landing page's record is
-    checked all the same). Expected to fail until the worker records such a navigation from
-    webNavigation alone; every other outcome is held to the assertions."""
-    if not any(n["url"].endswith("/redir/script.html") for n in page.navs):
-        pytest.xfail("the script's page committed and was left before the debugger attached")
+    assert first["started_at_ms"] < landing["started_at_ms"]
+    if first["late_attach"] == "missed":
+        # committed and left before the debugger's attach completed (src/cdp/missed.ts)
+        assert first["requests"] == [] and first["load_ms"] is None, first
+        assert "requests_before_attach" in contract(first, "not_seen")

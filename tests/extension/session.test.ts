@@ -10,6 +10,7 @@ import {
   CHILD_ATTEMPTS, CHILD_RETRY_MS, FIRST_FRAME_STEP_MS, FIRST_FRAME_WAIT_MS, SessionError, TabSession, runFlow, type Flow, type Io,
   type Reply,
 } from "../../src/cdp/session.ts";
+import type { Commit } from "../../src/cdp/missed.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -171,7 +172,7 @@ describe("session core: the relay after the load event", () => {
  * answered with what the fixture recorded, at the point where the fixture has it. The records
  * must be the goldens: the fixture recorder and the extension run one choreography.
  */
-function replay(name: string): { records: NavigationRecord[]; unasked: string[]; unanswered: string[] } {
+function replay(name: string, commits: Commit[] = [], from = 0): { records: NavigationRecord[]; unasked: string[]; unanswered: string[] } {
   const meta = JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as { mainFrameId?: string };
   const session = new TabSession({
     ...(meta.mainFrameId === undefined ? {} : { mainFrameId: meta.mainFrameId }), source: "lab", urlDetail: "full",
@@ -199,7 +200,8 @@ function replay(name: string): { records: NavigationRecord[]; unasked: string[];
     if (then === undefined) { advance(p.flow, reply); return; }
     then(p.flow);
   };
-  for (const ev of readLog(name)) {
+  advance(session.expectCommits(commits), undefined);
+  for (const ev of readLog(name).slice(from)) {
     if (ev.method === "Performance.metrics" && ev.params.title === LOAD_METRICS_TITLE) {
       resume("Performance.getMetrics", { ok: true, result: { metrics: ev.params.metrics } });
     } else if (ev.method === "Runtime.bindingCalled" && ev.params.name === NAV_TIMING_BINDING) {
@@ -231,6 +233,45 @@ describe("session core: every fixture replays to its golden", () => {
       expect(records).toEqual(golden(name));
     });
   }
+});
+
+describe("session core: documents committed and left before the attach (src/cdp/missed.ts)", () => {
+  const NAME = "rw-redirect-script";
+  const [left, landing] = golden(NAME);
+  const at = (r: NavigationRecord | undefined): number => (r?.page.started_at_ms ?? NaN) + 5;
+  const commits = (): Commit[] => [{ url: left?.page.url ?? "", at: at(left) }, { url: landing?.page.url ?? "", at: at(landing) }];
+
+  it("the real log of a script redirect: both documents are recorded, so no record is added", () => {
+    expect(left?.page.url).toMatch(/\/redir\/script\.html$/);
+    expect(replay(NAME, commits()).records).toEqual(golden(NAME));
+  });
+
+  it("the same log joined at the landing page's request: the page left before it gets a `missed` record, placed first", () => {
+    const log = readLog(NAME);
+    const from = log.findIndex((ev) => ev.method === "Network.requestWillBeSent" && ev.params.type === "Document" &&
+      ev.params.request.url === landing?.page.url);
+    expect(from).toBeGreaterThan(0);
+    const { records } = replay(NAME, commits(), from);
+    expect(records).toHaveLength(2);
+    expect(records[0]?.page).toMatchObject({
+      url: left?.page.url, started_at_ms: at(left), late_attach: "missed", aborted: true, incomplete: true,
+      incomplete_reasons: ["aborted"], not_seen: ["requests_before_attach"], kind: "navigation",
+    });
+    expect(records[0]?.requests).toEqual([]);
+    expect(Object.values(records[0]?.milestones ?? {}).every((v) => v === null)).toBe(true);
+    // the landing page's record is the one recorded with the whole log
+    expect(records[1]?.requests).toEqual(landing?.requests);
+    expect(records[1]?.milestones).toEqual(landing?.milestones);
+  });
+
+  it("a commit no record follows is missed at the close; after the close nothing is added", () => {
+    const s = new TabSession(OPTIONS);
+    const late = drive(s.expectCommits([{ url: "https://a.test/a", at: 1_000 }]));
+    expect(late).toEqual([]);
+    const closed = s.close();
+    expect(closed.map((r) => [r.page.url, r.page.late_attach, r.page.started_at_ms])).toEqual([["https://a.test/a", "missed", 1_000]]);
+    expect(drive(s.expectCommits([{ url: "https://a.test/b", at: 2_000 }]))).toEqual([]);
+  });
 });
 
 describe("session core: completion in event time", () => {

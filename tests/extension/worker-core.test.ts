@@ -87,7 +87,7 @@ describe("worker core: what to attach", () => {
   });
 
   it("at commit attaches with `committed` (a tab that showed chrome://newtab)", () => {
-    const { fx } = run(state(), [{ type: "committed", tab: tab(4) }]);
+    const { fx } = run(state(), [{ type: "committed", tab: tab(4), at: 1_000, backForward: false }]);
     expect(of(fx, "attach")[0]?.committed).toBe(true);
   });
 
@@ -95,7 +95,7 @@ describe("worker core: what to attach", () => {
     // CI failure of tests/e2e/test_new_tab_e2e.py: the attach started at onBeforeNavigate was
     // still under way at onCommitted, then chrome.debugger refused it (chrome://newtab)
     const { fx, s } = run(state(), [
-      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4) }, { type: "attach_failed", tabId: 4 },
+      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4), at: 1_000, backForward: false }, { type: "attach_failed", tabId: 4 },
     ]);
     expect(of(fx, "attach").map((e) => e.committed)).toEqual([false, true]);
     expect(s.attached.has(4)).toBe(true);
@@ -103,20 +103,73 @@ describe("worker core: what to attach", () => {
 
   it("an attach that succeeds after the commit it raced joins that load; one that did not race does not", () => {
     const raced = run(state(), [
-      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4) }, { type: "attached", tabId: 4 },
+      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4), at: 1_000, backForward: false }, { type: "attached", tabId: 4 },
     ]);
     expect(of(raced.fx, "join_commit")).toEqual([{ type: "join_commit", tabId: 4 }]);
     expect(raced.s.attaching.size).toBe(0);
     const calm = run(state(), [
-      { type: "before_navigate", tab: tab(4) }, { type: "attached", tabId: 4 }, { type: "committed", tab: tab(4) },
+      { type: "before_navigate", tab: tab(4) }, { type: "attached", tabId: 4 }, { type: "committed", tab: tab(4), at: 1_000, backForward: false },
     ]);
     expect(of(calm.fx, "join_commit")).toEqual([]);
     expect(of(calm.fx, "attach")).toHaveLength(1);
   });
 
+  it("hands the session every in-scope commit seen while the attach was under way, in order (a script redirect)", () => {
+    const landing = tab(4, "https://a.test/landing.html");
+    const { fx, s } = run(state(), [
+      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4), at: 1_000, backForward: false },
+      { type: "committed", tab: tab(4, "https://excluded.test/", true), at: 1_050, backForward: false },
+      { type: "committed", tab: tab(4, "https://a.test/back"), at: 1_060, backForward: true },
+      { type: "committed", tab: landing, at: 1_100, backForward: false }, { type: "attached", tabId: 4 },
+    ]);
+    expect(of(fx, "expect_commits")).toEqual([{ type: "expect_commits", tabId: 4, commits: [
+      { url: HTTPS, at: 1_000 }, { url: landing.url, at: 1_100 },
+    ] }]);
+    expect(types(fx).slice(-2)).toEqual(["expect_commits", "join_commit"]);
+    expect(s.commits.size).toBe(0);
+    // once attached, each commit goes to the session as it is reported (one made while the
+    // domains were being enabled can be reported after the attach, and its document be left
+    // before the recorder saw it); a back/forward one never (a restore has its own record)
+    const after = run(state(), [
+      { type: "before_navigate", tab: tab(4) }, { type: "attached", tabId: 4 },
+      { type: "committed", tab: tab(4), at: T0 + 1, backForward: false },
+      { type: "committed", tab: tab(4, "https://excluded.test/", true), at: T0 + 2, backForward: false },
+      { type: "committed", tab: tab(4), at: T0 + 3, backForward: true },
+    ]);
+    expect(of(after.fx, "expect_commits")).toEqual([{ type: "expect_commits", tabId: 4, commits: [{ url: HTTPS, at: T0 + 1 }] }]);
+  });
+
+  it("a commit takes its navigation's start from onBeforeNavigate of the same URL (not after a redirect)", () => {
+    const { fx } = run(state(), [
+      { type: "before_navigate", tab: tab(4), at: 900 }, { type: "committed", tab: tab(4), at: 1_000, backForward: false },
+      { type: "before_navigate", tab: tab(4, "https://a.test/moved"), at: 1_100 },
+      { type: "committed", tab: tab(4, "https://a.test/final"), at: 1_200, backForward: false }, { type: "attached", tabId: 4 },
+      { type: "removed", tabId: 4 },
+    ]);
+    expect(of(fx, "expect_commits")[0]?.commits).toEqual([
+      { url: HTTPS, at: 1_000, startedAt: 900 }, { url: "https://a.test/final", at: 1_200 },
+    ]);
+    const gone = run(state(), [{ type: "before_navigate", tab: tab(4), at: 900 }, { type: "removed", tabId: 4 }]);
+    expect(gone.s.starts.size).toBe(0);
+  });
+
+  it("an attach at the commit carries that commit, and a refused attach's commits go to its retry", () => {
+    const atCommit = run(state(), [{ type: "committed", tab: tab(4), at: 1_000, backForward: false }, { type: "attached", tabId: 4 }]);
+    expect(of(atCommit.fx, "expect_commits")).toEqual([{ type: "expect_commits", tabId: 4, commits: [{ url: HTTPS, at: 1_000 }] }]);
+    const refused = run(state(), [
+      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4), at: 1_000, backForward: false }, { type: "attach_failed", tabId: 4 },
+      { type: "attached", tabId: 4 },
+    ]);
+    expect(of(refused.fx, "expect_commits")).toEqual([{ type: "expect_commits", tabId: 4, commits: [{ url: HTTPS, at: 1_000 }] }]);
+    const gone = run(state(), [
+      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4), at: 1_000, backForward: false }, { type: "removed", tabId: 4 },
+    ]);
+    expect(gone.s.commits.size).toBe(0);
+  });
+
   it("a tab let go while its attach was under way is not attached again at that attach's refusal", () => {
     const { fx, s } = run(state(), [
-      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4) }, { type: "detached", tabId: 4 },
+      { type: "before_navigate", tab: tab(4) }, { type: "committed", tab: tab(4), at: 1_000, backForward: false }, { type: "detached", tabId: 4 },
       { type: "attach_failed", tabId: 4 },
     ]);
     expect(of(fx, "attach")).toHaveLength(1);
