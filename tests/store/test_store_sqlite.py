@@ -248,3 +248,24 @@ def test_late_attach_missed_is_accepted_after_m018_and_older_rows_are_kept(tmp_p
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
         conn.execute("UPDATE navigations SET late_attach = 'other' WHERE id = ?", (old["id"],))
     assert [r[0] for r in conn.execute("PRAGMA integrity_check")] == ["ok"]
+
+
+def test_m018_refuses_a_navigations_table_it_does_not_know_and_changes_nothing(
+        tmp_path: Path) -> None:
+    """A ``late_attach`` column defined otherwise than m008 made it (edited by hand): m018 stops
+    with its error, and its transaction leaves the schema and ``_migrations`` as they were."""
+    conn = sqlite3.connect(tmp_path / "p.db", isolation_level=None)
+    apply_migrations(conn, NOW, MIGRATIONS[:-1])
+    version = conn.execute("PRAGMA schema_version").fetchone()[0]
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET sql = replace(sql, \"'response', 'commit'\", "
+                 "\"'commit', 'response'\") WHERE name = 'navigations'")
+    conn.execute(f"PRAGMA schema_version = {version + 1}")
+    conn.execute("PRAGMA writable_schema = OFF")
+    before = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'navigations'").fetchone()
+    with pytest.raises(sqlite3.DatabaseError, match="late_attach: unexpected definition"):
+        apply_migrations(conn, NOW)
+    assert conn.execute("SELECT sql FROM sqlite_master WHERE name = 'navigations'").fetchone() \
+        == before
+    assert "m018_late_attach_missed" not in {r[0] for r in conn.execute(
+        "SELECT name FROM _migrations")}
