@@ -1,5 +1,5 @@
-/** A navigation joined late whose page was answered by its service worker (src/cdp/handlers/
- * network.ts begunBeforeAttach). The log is real: the extension's log tap in the everyday
+/** A navigation joined late whose page was answered by its service worker (src/cdp/tab-state.ts:
+ * every record joined under way declares requests_before_attach). The log is real: the extension's log tap in the everyday
  * real-web e2e (tests/e2e/test_realweb_everyday_e2e.py, Chromium 156), the second load of a page
  * its worker controls. The debugger's attach completed after the page had requested its script
  * and two images: the script's response came after it, the images only as dataReceived and
@@ -11,6 +11,7 @@ import { join } from "node:path";
 import type { RawEvent } from "../../src/cdp/raw-event.ts";
 import { TabSession, type Flow } from "../../src/cdp/session.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
+import { golden } from "../../scripts/fixture-io.ts";
 
 const LOG = join(import.meta.dirname, "../fixtures/late/sw-controlled-joined-late.jsonl");
 
@@ -47,8 +48,15 @@ describe("a late join's requests known only by their bodies", () => {
     expect(rec?.page.not_seen).toContain("service_worker_fetches");
   });
 
-  it("and not without them (the same log less those two requests' events)", () => {
+  it("and without them too (the same log less those two requests' events): a request can go unseen with no event at all", () => {
     const [rec] = replay(events().filter((ev) => !unseenBodies(ev)));
-    expect(rec?.page.not_seen).not.toContain("requests_before_attach");
+    expect(rec?.page.late_attach).toBe("response");
+    expect(rec?.page.not_seen).toContain("requests_before_attach");
+  });
+
+  it("a load seen from its first request declares nothing of the kind", () => {
+    for (const name of ["h1", "h2", "h3", "redirect"]) {
+      for (const r of golden(name)) expect(r.page.not_seen ?? []).not.toContain("requests_before_attach");
+    }
   });
 });

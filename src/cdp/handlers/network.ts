@@ -54,14 +54,6 @@ function orphan(s: TabState, ev: RawEvent, requestId: string): Hop | undefined {
   return hops?.[hops.length - 1];
 }
 
-/** The body of a request never seen (neither its request nor its response) in a navigation
- * joined late: it was requested and answered before the attach completed (a page answered by
- * its service worker, Chromium 156: an everyday load's two images came as dataReceived and
- * loadingFinished only). It cannot be recorded (no URL); the record says so. */
-function begunBeforeAttach(s: TabState): void {
-  if (s.nav?.late != null) s.nav.declare("requests_before_attach");
-}
-
 /** A navigation's response the browser saves instead of showing (RFC 6266 section 4.2): how a
  * download shows in the tab's events when Page.downloadWillBegin does not come. */
 function isAttachment(h: Hop): boolean {
@@ -124,7 +116,6 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
 
 export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">): Out {
   const h = s.hopOf(ev, ev.params.requestId) ?? orphan(s, ev, ev.params.requestId);
-  if (!h) begunBeforeAttach(s);
   if (h) {
     h.bodyBytes += ev.params.dataLength;
     h.encodedReceived = (h.encodedReceived ?? 0) + ev.params.encodedDataLength;
@@ -135,7 +126,6 @@ export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">)
 
 export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinished">): Out {
   const h = s.hopOf(ev, ev.params.requestId) ?? orphan(s, ev, ev.params.requestId);
-  if (!h) begunBeforeAttach(s);
   // the wire's own end wins over one read from the frame's Navigation Timing (late.ts)
   if (h && (h.end === null || h.endFromFrame === true)) {
     h.endFromFrame = false;
