@@ -77,10 +77,9 @@ export class DebuggerRecorder {
     if (t !== undefined) await this.run(tabId, t.session.afterAttach(true));
   }
 
-  /** The commits webNavigation saw while the attach was under way (src/cdp/missed.ts). */
-  async expectCommits(tabId: number, commits: readonly Commit[]): Promise<void> {
-    const t = this.tabs.get(tabId);
-    if (t !== undefined) await this.run(tabId, t.session.expectCommits(commits));
+  /** Top-frame commits webNavigation reported for the tab (src/cdp/missed.ts). */
+  expectCommits(tabId: number, commits: readonly Commit[]): void {
+    this.tabs.get(tabId)?.session.expectCommits(commits);
   }
 
   /** Emits what is open (as aborted if before load) and detaches. */

@@ -46,13 +46,12 @@ export class MissedCommits {
 
   /** Commits reported (those seen while the attach was under way, or one since): one whose record
    * was handed out already is matched to it; the others wait for theirs. */
-  expect(commits: readonly Commit[]): NavigationRecord[] {
+  expect(commits: readonly Commit[]): void {
     for (const c of commits) {
       const i = this.unmatched.indexOf(bare(c.url));
       if (i >= 0) this.unmatched.splice(i, 1);
       else this.pending.push(c);
     }
-    return [];
   }
 
   /** The session's records in order, each missed commit's record placed before the record that

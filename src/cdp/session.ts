@@ -12,8 +12,8 @@
  *   acknowledged at once (Chromium sends the next one only then), decoded by the caller into a
  *   colour histogram and relayed as the recorder's ProtoLens.frameHistogram event; the frame's
  *   JPEG never reaches the recorder or a fixture.
- * - the commits webNavigation saw while the attach was under way (`expectCommits`): a document
- *   committed and left before the recorder saw it gets a record of its own (src/cdp/missed.ts).
+ * - the top-frame commits webNavigation reports (`expectCommits`): a document committed and left
+ *   before the recorder saw it gets a record of its own (src/cdp/missed.ts).
  * Each of these is a Flow: a generator that yields what to do (send a command, sleep, hand out
  * records) and receives the outcome, so tests/extension/session.test.ts steps it with chosen replies.
  * `runFlow` drives one with the caller's I/O. Events from the tab's own target carry no
@@ -103,12 +103,11 @@ export class TabSession {
     else if (committed && this.recorder.wantsNavigationTiming) yield* this.relayNavigationTiming();
   }
 
-  /** The top-frame commits webNavigation reported while the attach was under way: those the
-   * recorder never sees get records of their own (src/cdp/missed.ts). */
-  *expectCommits(commits: readonly Commit[]): Flow {
-    if (this.closed) return;
-    const records = this.missed.expect(commits);
-    if (records.length > 0) yield { kind: "records", records, busy: this.recorder.active };
+  /** Top-frame commits webNavigation reported for the tab (those seen while the attach was under
+   * way, or one since): those the recorder never sees get records of their own, handed out with
+   * the next records or at the close (src/cdp/missed.ts). */
+  expectCommits(commits: readonly Commit[]): void {
+    if (!this.closed) this.missed.expect(commits);
   }
 
   /** Feeds one event; yields its records, then what the event asks for (a child's enable, the

@@ -44,7 +44,7 @@ export function onCommitted(o: Out, ev: Ev<"committed">): void {
   const start = o.s.starts.get(tabId);
   const commit = start?.url === ev.tab.url ? { url: ev.tab.url, at: ev.at, startedAt: start.at } : { url: ev.tab.url, at: ev.at };
   // in scope; a back/forward navigation can be a restore from the back/forward cache, whose
-  // record (kind "bfcache") has no start of its own to compare with the commit's
+  // record (kind "bfcache") takes no commit (src/cdp/missed.ts): it would be left as missed
   const candidate = !ev.backForward && wanted(o.s, ev.tab.url, ev.tab.incognito, o.now);
   if (o.s.attaching.has(tabId)) {
     // an attach under way may end after this commit: remembered for its outcome, and handed to
