@@ -7,7 +7,8 @@ import { holdsOpen, type Hop } from "./request-state.ts";
 import type { NotSeen, PageKind } from "../record/types.ts";
 
 export interface Limits {
-  /** Network quiet this long after the load event ends the record. */
+  /** Network quiet this long after the load event ends the record (and, with the screencast, no
+   * change of the picture for as long, or the network's quiet twice as long: `completes`). */
   quietMs: number;
   /** Hard stop this long after the load event (or the main document's failure). */
   maxAfterLoadMs: number;
@@ -40,6 +41,9 @@ export class Navigation {
   /** performance.timeOrigin in CDP seconds, from Performance.getMetrics (enable-commands.ts). */
   navStart: number | null = null;
   lastActivity: number;
+  /** The last change of the picture the screencast showed (CDP seconds; null: none since the
+   * start, or no screencast): see `completes`. */
+  lastPaint: number | null = null;
   /** Epoch seconds of `zero` from the page's own performance.timeOrigin (late attach only). */
   zeroWall: number | null = null;
   /** Downloads the page started (Page.downloadWillBegin of its frames, or a navigation answered
@@ -97,6 +101,11 @@ export class Navigation {
     if (at > this.lastActivity) this.lastActivity = at;
   }
 
+  /** The picture changed at `at` (CDP seconds). */
+  painted(at: number): void {
+    if (this.lastPaint === null || at > this.lastPaint) this.lastPaint = at;
+  }
+
   /** Requests without an end; `all`: every one, else those that hold the record open
    * (request-state.ts holdsOpen: not long-lived streams, not workers' scripts). */
   open(all: boolean): number {
@@ -129,8 +138,13 @@ export class Navigation {
     // way at the attach may never be reported (measured: an OOPIF document's loadingFinished
     // went missing): only the network events' quiet counts, not requests still open. Long-lived
     // streams never hold a record open.
-    const quiet = (this.late !== null || this.open(false) === 0) &&
-      (now - Math.max(this.lastActivity, settled)) * 1000 >= limits.quietMs;
+    // The picture settles too: a change the screencast showed holds the record open like a
+    // network event (the visual metrics end at the last change seen), but for one more quiet at
+    // most, so that a page that never stops moving (an animation, a video) still ends.
+    const netQuietMs = (now - Math.max(this.lastActivity, settled)) * 1000;
+    const paintQuietMs = this.lastPaint === null ? Infinity : (now - this.lastPaint) * 1000;
+    const quiet = (this.late !== null || this.open(false) === 0) && netQuietMs >= limits.quietMs &&
+      (paintQuietMs >= limits.quietMs || netQuietMs >= 2 * limits.quietMs);
     if (quiet) return "quiet";
     return (now - settled) * 1000 >= limits.maxAfterLoadMs ? "cap_after_load" : null;
   }

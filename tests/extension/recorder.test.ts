@@ -61,6 +61,48 @@ describe("completion", () => {
     expect(quiet.active).toBe(false);
   });
 
+  describe("the picture settles too (a screencast's frames)", () => {
+    const wall = (t: number): number => 1_700_000_000 + t; // events.ts: wallTime = 1.7e9 + timestamp
+    /** A lab page (200 ms quiet) loaded at 100.1 s; the screen before it blank. */
+    const lab = (): Recorder => {
+      const rec = new Recorder(options({ visual: true, limits: { quietMs: 200 } }));
+      for (const ev of [paintedFrame(wall(99.9), 0), navigation("L1", PAGE, 100), lifecycle("init", "L1", 100.005),
+        committed("L1", PAGE), received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500),
+        lifecycle("load", "L1", 100.1)]) rec.push(ev);
+      return rec;
+    };
+
+    it("a change of the picture after load holds the record like a network event", () => {
+      const rec = lab();
+      rec.push(paintedFrame(wall(100.25), 100)); // painted 150 ms after load, no network since
+      expect(rec.poll(100.35)).toEqual([]); // the network has been quiet 250 ms, the picture 100
+      rec.push(paintedFrame(wall(100.3), 100)); // the same picture again: not a change
+      expect(rec.poll(100.44)).toEqual([]);
+      const [r] = rec.poll(100.46);
+      expect(r?.milestones.last_visual_change_ms).toBeCloseTo(250, 6);
+    });
+
+    it("without a change after load, the network's quiet alone ends it", () => {
+      const rec = lab();
+      rec.push(paintedFrame(wall(100.05), 100)); // the last change, before load
+      expect(rec.poll(100.29)).toEqual([]);
+      expect(rec.poll(100.31)).toHaveLength(1);
+    });
+
+    it("a picture that never stops changing holds it for one more quiet at most", () => {
+      const rec = lab();
+      let t = 100.1;
+      let done: unknown[] = [];
+      for (; done.length === 0 && t < 101; t += 0.05) {
+        rec.push(paintedFrame(wall(t), Math.round(t * 20) % 2 === 0 ? 100 : 200));
+        done = rec.poll(t + 0.001);
+      }
+      // the network quiet since load (100.1) reaches twice 200 ms at 100.5
+      expect(t).toBeGreaterThan(100.5);
+      expect(t).toBeLessThan(100.6);
+    });
+  });
+
   it("a request that never ends holds the record until 30 s after load", () => {
     const rec = loadedPage();
     rec.push(request("hang", `${PAGE}hang`, 100.5));
