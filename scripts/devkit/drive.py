@@ -29,7 +29,6 @@ from typing import Any
 from protolens.arms import parse_lab_arm
 from protolens.browser.flags import LaunchSpec
 from protolens.browser.profile import register_lab_host, seed_preferences, write_lab_context
-from protolens.lab.runner import LAB_QUIET_MS
 from protolens.lab.store_watch import stored_navigation_ids
 from scripts.devkit.cdp import (
     EXTENSION,
@@ -42,7 +41,7 @@ from scripts.devkit.cdp import (
     wait_for,
 )
 from scripts.devkit.everyday import extension_spec, switch_recording_on, wait_first_run_page
-from scripts.devkit.harness import CHROMIUM, require_dist
+from scripts.devkit.harness import CHROMIUM, SITE_QUIET_MS, require_dist
 
 
 @dataclass
@@ -148,7 +147,7 @@ def show(db: Path, nav_id: str) -> dict[str, Any]:
 
 @contextmanager
 def driven_lab(work: Path, *, arm: str, first_url: str, spki: str, quic_origins: list[str],
-               db: Path, quiet_ms: int = LAB_QUIET_MS, extra: Sequence[str] = (),
+               db: Path, quiet_ms: int = SITE_QUIET_MS, extra: Sequence[str] = (),
                save_log: bool = False) -> Iterator[Driven]:
     """A lab browser under ``arm`` whose lab tab loads ``first_url``; yields once that load is
     stored (``Driven.steps[0]``), stops the browser on exit (the NetLog is complete then)."""

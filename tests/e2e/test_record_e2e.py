@@ -4,9 +4,9 @@ Three cold loads of the test site (scripts/devkit/site.py: a.test page with 23 o
 /page/ redirect, cross-site iframe on b.test) under h1, h2 and h3 (QUIC forced for a.test only).
 The record in the store must agree with caddy's access log, an independent witness of each
 request's protocol and client port, and with the page's own loadEventEnd (reported to caddy by
-the page). The loads are lab loads (scripts/devkit/harness.py): their records end after the lab's
-network quiet (lab/runner.py LAB_QUIET_MS), which must still take in the page's request 300 ms
-after load.
+the page). The loads are lab loads (scripts/devkit/harness.py): their records end after the test
+site's network quiet (harness.py SITE_QUIET_MS), which must still take in the page's request 300
+ms after load.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ from protolens.messaging.lab import parse_lab
 
 
 def test_testbed_pages_get_the_lab_quiet_real_sites_the_recorders_own() -> None:
-    assert CampaignSpec(name="c", pages=("student-small",)).quiet_ms == LAB_QUIET_MS == 500
+    assert CampaignSpec(name="c", pages=("student-small",)).quiet_ms == LAB_QUIET_MS == 200
     assert CampaignSpec(name="c", urls=("https://example.com/",)).quiet_ms is None
     for quiet in (700, 0):
         assert CampaignSpec(name="c", pages=("student-small",), quiet_ms=quiet).quiet_ms == quiet

@@ -51,7 +51,7 @@ def test_a_fairness_side_runs_with_a_campaign_loads_options(tmp_path: Path) -> N
                         extension=tmp_path / "ext", timeout_s=120.0)
     opts = fairness_run.load_options(settings, tmp_path / "s")
     campaign = CampaignSpec(name="c", pages=("cell-10x435k",))
-    assert opts.quiet_ms == campaign.quiet_ms == LAB_QUIET_MS == 500
+    assert opts.quiet_ms == campaign.quiet_ms == LAB_QUIET_MS == 200
     assert opts.lateness_flag_ns == LATENESS_FLAG_NS
     assert not opts.keep_profiles and opts.timeout_s == 120.0 and opts.db == settings.db
     spec = fairness_run.FairnessSpec(campaign="f", pairs=tuple(parse_pairs("h2:h3")),
@@ -85,7 +85,7 @@ def test_the_recipe_hands_browser_and_host_the_lab_quiet_tags_and_names(tmp_path
     ran = browse(load, TARGET, DirectNetwork(), opts, host_rules="MAP *.test 198.18.2.4")
     assert not ran.result.ok and "browser exited with code 0" in str(ran.result.reason)
     ctx = json.loads((ran.scratch / "lab-context.json").read_text())
-    assert ctx["quiet_ms"] == 500
+    assert ctx["quiet_ms"] == 200
     assert ctx["navigate"] == [TARGET.url, TARGET.url]  # warm: the page twice
     assert ctx["context"]["fairness_pair"] == "h2:h3" and ctx["context"]["load_id"] == "side-b"
     assert "--host-resolver-rules=MAP *.test 198.18.2.4" in ran.result.argv
