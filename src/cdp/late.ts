@@ -22,9 +22,13 @@ export type { LateAttach } from "../record/types.ts";
 
 export const NAV_TIMING_BINDING = "__protolensNavigationTiming";
 
-/** Evaluated in the adapter's isolated world (the page cannot replace `performance` there). */
+/** Evaluated in the adapter's isolated world (the page cannot replace `performance` there). The
+ * first contentful paint too: a paint before the attach's `Page.setLifecycleEventsEnabled` is not
+ * always in its replay (measured: a script redirect's landing page, joined late, had its load
+ * event and no firstContentfulPaint), and the page's own paint timing still has it. */
 export const NAV_TIMING_EXPRESSION =
-  "JSON.stringify({ timeOrigin: performance.timeOrigin, entry: performance.getEntriesByType('navigation')[0]?.toJSON() ?? null })";
+  "JSON.stringify({ timeOrigin: performance.timeOrigin, entry: performance.getEntriesByType('navigation')[0]?.toJSON() ?? null, " +
+  "fcp: performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? null })";
 
 /** What the recorder reads from one PerformanceNavigationTiming entry (ms after timeOrigin). */
 export interface NavTiming {
@@ -41,6 +45,8 @@ export interface NavTiming {
   transferSize: number;
   encodedBodySize: number;
   decodedBodySize: number;
+  /** The first contentful paint's startTime (ms after timeOrigin); null: none yet. */
+  fcp: number | null;
 }
 
 /** The relayed result as an event; `json` is NAV_TIMING_EXPRESSION's value, `loaderId` the main
@@ -77,7 +83,7 @@ export function parseNavTiming(payload: string): NavTiming | null {
     return {
       loaderId: outer.loaderId, timeOrigin, url, protocol: str(e, "nextHopProtocol") ?? "",
       status, contentType: str(e, "contentType") ?? "", fetchStart, responseStart, responseEnd,
-      transferSize, encodedBodySize, decodedBodySize,
+      transferSize, encodedBodySize, decodedBodySize, fcp: num(inner, "fcp"),
     };
   } catch {
     return null;

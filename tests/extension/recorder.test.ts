@@ -336,6 +336,33 @@ describe("late attach (src/cdp/late.ts)", () => {
     expect(r?.connections.map((c) => c.connection_id)).toEqual([1]);
   });
 
+  it("a first contentful paint the lifecycle events missed comes from the page's paint timing", () => {
+    const withFcp = (fcp: unknown): RawEvent => {
+      const ev = timing("L1");
+      const outer = JSON.parse((ev.params as { payload: string }).payload) as { loaderId: string; result: string };
+      return navTimingEvent("L1", JSON.stringify({ ...JSON.parse(outer.result) as object, fcp }));
+    };
+    const run = (events: RawEvent[]) => {
+      const rec = late();
+      for (const ev of [lifecycle("commit", "L1", 50.04), ...events, lifecycle("load", "L1", 50.3), navStart]) rec.push(ev);
+      return rec;
+    };
+    // painted before the enable, not in the replay: the relay's entry (ms after timeOrigin)
+    const missed = run([]);
+    missed.push(withFcp(120.5));
+    expect(missed.poll(53)[0]?.milestones.fcp_ms).toBeCloseTo(120.5, 6);
+    // the lifecycle event's own time stands when it came
+    const seen = run([lifecycle("firstContentfulPaint", "L1", 50.1)]);
+    seen.push(withFcp(120.5));
+    expect(seen.poll(53)[0]?.milestones.fcp_ms).toBeCloseTo(100, 6);
+    // no paint yet, or a malformed value: nothing
+    for (const fcp of [null, -3, "120"]) {
+      const none = run([]);
+      none.push(withFcp(fcp));
+      expect(none.poll(53)[0]?.milestones.fcp_ms).toBeNull();
+    }
+  });
+
   it("a document from the HTTP cache (transferSize 0) is marked so", () => {
     const rec = late();
     for (const ev of [lifecycle("commit", "L1", 50.04), lifecycle("load", "L1", 50.3), navStart,

@@ -64,6 +64,8 @@ function lateTiming(s: TabState, payload: string): void {
   const t = parseNavTiming(payload);
   if (!nav?.late || nav.navStart === null || t === null || t.loaderId !== nav.loaderId || !isHttp(t.url)) return;
   const main = nav.current(nav.mainKey);
+  // the page's own paint timing, when the lifecycle events (live or replayed) did not carry it
+  if (t.fcp !== null) nav.fcpAt ??= nav.navStart + t.fcp / 1000;
   if (nav.zeroWall !== null) {
     // relayed again after load: the document's end, if the first relay came before it
     if (main?.fromTiming && main.end === null && t.responseEnd > 0) endFromTiming(main, t, nav.navStart);
