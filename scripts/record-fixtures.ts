@@ -198,6 +198,8 @@ Object.assign(SCENARIOS, {
     },
   },
   "rw-download": rw("/download/"),
+  // a page that never stops moving, with paint capture on: its frames keep coming after load
+  "rw-animation": { ...rw("/anim/"), visual: true },
 } satisfies Record<string, Scenario>);
 
 /** Events the recorder's minifier (src/cdp/minify.ts KEPT_METHODS) drops today but the real-web

@@ -6,7 +6,10 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Protocol } from "devtools-protocol";
-import type { RawEvent } from "../../src/cdp/raw-event.ts";
+import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
+import { monotonicTime } from "../../src/cdp/event-clock.ts";
+import type { NavigationRecord } from "../../src/record/types.ts";
+import { goldenOptions, readLog } from "../../scripts/fixture-io.ts";
 import { LCP_BINDING } from "../../src/cdp/enable-commands.ts";
 import { Recorder } from "../../src/cdp/recorder.ts";
 import { FRAME, committed, failed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
@@ -501,5 +504,57 @@ describe("an object stopped after its response began", () => {
     const never = r?.requests.find((q) => q.url.endsWith("slow/never"));
     expect(never?.failed).toBe(true);
     expect(never?.encoded_bytes).toBe(264 + 4096);
+  });
+});
+
+describe("a real page that never stops moving (fixture rw-animation: the real-web /anim/, paint capture on)", () => {
+  const log = readLog("rw-animation");
+  const QUIET_MS = 200; // the lab's quiet for corpus pages (native-host/protolens/lab/runner.py)
+  // the page's load event: the log's last (its first is the blank page's the tab started on)
+  const mainLoad = [...log].reverse().find((ev) => ev.method === "Page.lifecycleEvent" && ev.sessionId === undefined &&
+    (ev.params as { name: string }).name === "load");
+  const firstRequest = log.find((ev) => ev.method === "Network.requestWillBeSent");
+  const { wallTime, timestamp } = (firstRequest?.params ?? {}) as { wallTime: number; timestamp: number };
+  /** A frame's display time on the CDP clock (the log's first request maps wall to monotonic). */
+  const cdpTime = (ev: RawEvent): number | null => monotonicTime(ev) ??
+    (ev.method === FRAME_EVENT ? (ev.params as { wallTime: number }).wallTime - (wallTime - timestamp) : null);
+
+  /** Replays the log with the lab's quiet, polling as the adapter does between events; the CDP
+   * time of the poll that ended the record (null: it never ended on its own). */
+  function replay(): { at: number | null; records: NavigationRecord[] } {
+    const rec = new Recorder({ ...goldenOptions("rw-animation"), limits: { quietMs: QUIET_MS } });
+    const records: NavigationRecord[] = [];
+    let at: number | null = null;
+    for (const ev of log) {
+      const t = cdpTime(ev);
+      if (t !== null && at === null) {
+        const done = rec.poll(t);
+        if (done.length > 0) at = t;
+        records.push(...done);
+      }
+      records.push(...rec.push(ev));
+    }
+    return { at, records: [...records, ...rec.flush()] };
+  }
+
+  it("changes its picture after load, with no network activity", () => {
+    const load = (mainLoad?.params as { timestamp: number }).timestamp;
+    const frames = log.filter((ev) => ev.method === FRAME_EVENT).map((ev) => cdpTime(ev) ?? NaN);
+    expect(frames.filter((t) => t > load + 2 * QUIET_MS / 1000).length).toBeGreaterThanOrEqual(5);
+    const network = log.filter((ev) => ev.method.startsWith("Network.")).map((ev) => monotonicTime(ev) ?? 0);
+    expect(Math.max(...network)).toBeLessThanOrEqual(load);
+  });
+
+  it("still ends on its own: at the network's quiet twice over, its image and visual metrics in it", () => {
+    const load = (mainLoad?.params as { timestamp: number }).timestamp;
+    const { at, records } = replay();
+    expect(at).not.toBeNull();
+    expect((at ?? 0) - load).toBeGreaterThanOrEqual(2 * QUIET_MS / 1000);
+    expect((at ?? 0) - load).toBeLessThan(2 * QUIET_MS / 1000 + 0.15); // the next poll after it: a frame ~0.1 s apart
+    const [r] = records;
+    expect(records).toHaveLength(1);
+    expect(r?.page).toMatchObject({ incomplete: false, aborted: false });
+    expect(r?.requests.map((q) => q.url.replace(/^https:\/\/[^/]+/, ""))).toEqual(["/anim/", "/anim/a.png"]);
+    expect(r?.milestones.speed_index_ms).toEqual(expect.any(Number));
   });
 });
