@@ -4,6 +4,7 @@ import type { Protocol } from "devtools-protocol";
 import { loadMetricsEvent } from "../../src/cdp/enable-commands.ts";
 import { navTimingEvent } from "../../src/cdp/late.ts";
 import type { RawEvent } from "../../src/cdp/raw-event.ts";
+import type { NavigationRecord } from "../../src/record/types.ts";
 import { fromLog } from "../../src/cdp/from-log.ts";
 import { MAX_FRAMES, Recorder } from "../../src/cdp/recorder.ts";
 import {
@@ -361,6 +362,18 @@ describe("late attach (src/cdp/late.ts)", () => {
       none.push(withFcp(fcp));
       expect(none.poll(53)[0]?.milestones.fcp_ms).toBeNull();
     }
+  });
+
+  it("a frame that comes before the late record is placed on the wall clock holds nothing", () => {
+    const run = (frameFirst: boolean): NavigationRecord[] => {
+      const rec = new Recorder(options({ mainFrameId: FRAME, visual: true, limits: { quietMs: 200 } }));
+      const frame = paintedFrame(ORIGIN_MS / 1000 + 0.45, 100); // CDP 50.45: 150 ms after load
+      for (const ev of [lifecycle("commit", "L1", 50.04), lifecycle("load", "L1", 50.3), navStart,
+        ...(frameFirst ? [frame, timing("L1")] : [timing("L1"), frame])]) rec.push(ev);
+      return rec.poll(50.55); // the network quiet 250 ms; a placed paint holds it until 50.65
+    };
+    expect(run(true)).toHaveLength(1); // no epoch zero yet (the timing places it): not a paint
+    expect(run(false)).toEqual([]);
   });
 
   it("a document from the HTTP cache (transferSize 0) is marked so", () => {
