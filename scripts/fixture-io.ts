@@ -15,6 +15,12 @@ export function scenarios(): string[] {
   return readdirSync(FIXTURES).filter((f) => f.endsWith(".jsonl")).map((f) => f.slice(0, -6)).sort();
 }
 
+/** A scenario joined after its main document's request (late-*: the fixture recorder's; rw-late-*:
+ * an everyday browser's, captured by the log tap): its log has no document request to begin with. */
+export function isLate(name: string): boolean {
+  return name.startsWith("late-") || name.startsWith("rw-late-");
+}
+
 export function readLog(name: string): RawEvent[] {
   return readFileSync(join(FIXTURES, `${name}.jsonl`), "utf8")
     .split("\n").filter((l) => l.trim() !== "").map((l) => JSON.parse(l) as RawEvent);

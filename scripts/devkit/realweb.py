@@ -51,7 +51,7 @@ IMAGES = {
     "a.test/cache/c1.png": 7000, "a.test/cache/c2.png": 8000, "a.test/cache/c3.png": 9000,
     "a.test/spa/v1.png": 5000, "a.test/spa/v2.png": 6000,
     "a.test/bf/one.png": 5000,
-    "a.test/anim/a.png": 5000,
+    "a.test/anim/a.png": 5000, "a.test/prerender/next.png": 5000,
     "a.test/stop/ok.png": 3000, "a.test/hang/ok.png": 3000,
     **{f"d.test/altsvc/e{n}.png": 6000 for n in (1, 2)},
     **{f"d.test/altsvc/late{n}.png": 12000 for n in (1, 2, 3, 4)},

@@ -47,6 +47,9 @@ export interface NavTiming {
   decodedBodySize: number;
   /** The first contentful paint's startTime (ms after timeOrigin); null: none yet. */
   fcp: number | null;
+  /** Served from a speculation rule's prefetch (`deliveryType` "navigational-prefetch", Navigation
+   * Timing Level 2): the bytes crossed the wire in the prefetching page's load, not in this one. */
+  prefetched: boolean;
 }
 
 /** The relayed result as an event; `json` is NAV_TIMING_EXPRESSION's value, `loaderId` the main
@@ -84,6 +87,7 @@ export function parseNavTiming(payload: string): NavTiming | null {
       loaderId: outer.loaderId, timeOrigin, url, protocol: str(e, "nextHopProtocol") ?? "",
       status, contentType: str(e, "contentType") ?? "", fetchStart, responseStart, responseEnd,
       transferSize, encodedBodySize, decodedBodySize, fcp: num(inner, "fcp"),
+      prefetched: str(e, "deliveryType") === "navigational-prefetch",
     };
   } catch {
     return null;
@@ -112,9 +116,11 @@ export function wallFromResponse(r: Protocol.Network.Response, t0: number, fallb
 /** Completes a main document hop whose Network.loadingFinished was missed (its body ended
  * before the renderer's agent was enabled) from Navigation Timing; body bytes only. */
 export function endFromTiming(h: Hop, t: NavTiming, zero: number): void {
-  if (h.end !== null || t.responseEnd <= 0) return;
-  h.end = zero + t.responseEnd / 1000;
-  h.encodedBytes = t.encodedBodySize;
+  // a document from a prefetch ends at its response's start (hopFromTiming)
+  const end = t.responseEnd > 0 ? t.responseEnd : t.prefetched ? t.responseStart : 0;
+  if (h.end !== null || end <= 0) return;
+  h.end = zero + end / 1000;
+  h.encodedBytes = t.prefetched ? 0 : t.encodedBodySize;
   if (h.bodyBytes === 0) h.bodyBytes = t.decodedBodySize;
 }
 
@@ -135,15 +141,19 @@ export function endFromFrameTiming(h: Hop, t: NavTiming, zero: number, zeroWall:
 }
 
 /** The main document's hop from Navigation Timing ("commit" case); `zero` = timeOrigin in CDP
- * seconds. encoded bytes are the body's only (transferSize adds a fixed 300-byte header guess). */
+ * seconds. encoded bytes are the body's only (transferSize adds a fixed 300-byte header guess).
+ * A document from a speculation rule's prefetch: no byte of it crossed the wire in this load (the
+ * prefetching page's record has them, its request of type Prefetch), and its responseEnd is 0
+ * (Chromium 156): it ends at its response's start, when the prefetch handed it over. */
 export function hopFromTiming(t: NavTiming, frameId: string, zero: number): Hop {
   const at = (msAfterOrigin: number): number => zero + msAfterOrigin / 1000;
+  const end = t.responseEnd > 0 ? t.responseEnd : t.prefetched && t.responseStart > 0 ? t.responseStart : null;
   return {
     requestId: t.loaderId, hop: 0, url: t.url, method: "", type: "Document", frameId, priority: null,
     start: at(t.fetchStart), response: null, responseAt: t.responseStart > 0 ? at(t.responseStart) : null,
-    end: t.responseEnd > 0 ? at(t.responseEnd) : null, encodedBytes: t.encodedBodySize, bodyBytes: t.decodedBodySize,
+    end: end === null ? null : at(end), encodedBytes: t.prefetched ? 0 : t.encodedBodySize, bodyBytes: t.decodedBodySize,
     // Chromium reports transferSize 0 for a response from the HTTP cache
     servedFromCache: t.transferSize === 0 && t.decodedBodySize > 0, failure: null, isMain: true,
-    fromTiming: { protocol: t.protocol, status: t.status, mimeType: t.contentType },
+    fromTiming: { protocol: t.protocol, status: t.status, mimeType: t.contentType, prefetched: t.prefetched },
   };
 }

@@ -124,10 +124,13 @@ export class Recorder {
     return out;
   }
 
-  /** Joined at a replayed commit of a document whose load event was replayed too: it loaded
-   * before the attach (the adapter knows whether that was just now or long ago). */
+  /** Joined late (at a replayed commit, or at the document's response) with the load event
+   * replayed too: it loaded before the attach took effect, so no Page.loadEventFired will come
+   * to ask for the load metrics (the adapter knows whether that was just now or long ago). A
+   * fast page opened in a new tab, joined at its response, was left with its document unfinished
+   * before (the real-web /prerender/, fixture rw-late-prefetch). */
   get joinedAfterLoad(): boolean {
-    return this.wantsNavigationTiming && this.s.nav?.late === "commit" && this.s.nav.loadAt !== null;
+    return this.wantsNavigationTiming && this.s.nav?.late != null && this.s.nav.loadAt !== null;
   }
 
   /** Ends recording (tab closed, detached, end of a log): whatever is open is emitted. */

@@ -29,7 +29,7 @@ export interface Hop {
   failure: string | null;
   isMain: boolean;
   /** Set only for a main document known from the page's Navigation Timing (src/cdp/late.ts). */
-  fromTiming: { protocol: string; status: number; mimeType: string } | null;
+  fromTiming: { protocol: string; status: number; mimeType: string; prefetched: boolean } | null;
   /** Its end and bytes came from its frame's Navigation Timing (late.ts endFromFrameTiming): a
    * Network.loadingFinished that comes after all the same replaces them. */
   endFromFrame?: boolean;
@@ -141,7 +141,10 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
   // a main document from Navigation Timing: only the HTTP (disk) cache serves documents
   const diskCache = r?.fromDiskCache === true || (t !== null && h.servedFromCache);
   const memoryCache = h.servedFromCache && !diskCache;
-  const cached = diskCache || memoryCache || r?.fromPrefetchCache === true;
+  // a speculation rule's prefetch is itself flagged fromPrefetchCache (Chromium 156), though it is
+  // the fetch that crossed the wire (fixture rw-late-prefetch); the document it serves later is not
+  const prefetched = (r?.fromPrefetchCache === true && h.type !== "Prefetch") || t?.prefetched === true;
+  const cached = diskCache || memoryCache || prefetched;
   const connectionId = !cached && r && r.connectionId > 0 ? r.connectionId : null;
   return {
     request_id: `${h.requestId}:${h.hop}`,

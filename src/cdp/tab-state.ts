@@ -178,10 +178,15 @@ export class TabState {
     this.committed = committed;
   }
 
-  /** The navigation's document committed: the previous document's requests seen meanwhile go. */
-  commit(nav: Navigation): void {
+  /** The navigation's document committed: the previous document's requests seen meanwhile go.
+   * `at`: the commit's own time, when its event came after the requests (a commit replayed at a
+   * late attach): a request begun after it is the new document's (the previous one was gone). */
+  commit(nav: Navigation, at?: number): void {
     this.committed = true;
-    for (const k of nav.beforeCommit) nav.requests.delete(k);
+    for (const k of nav.beforeCommit) {
+      const first = nav.requests.get(k)?.[0];
+      if (at === undefined || first === undefined || first.start < at) nav.requests.delete(k);
+    }
     nav.beforeCommit.clear();
   }
 

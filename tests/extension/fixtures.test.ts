@@ -5,7 +5,7 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FIXTURES, golden, goldenText, readLog, scenarios } from "../../scripts/fixture-io.ts";
+import { FIXTURES, golden, goldenText, isLate, readLog, scenarios } from "../../scripts/fixture-io.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 
 interface Timing { loadEventEnd?: number; domContentLoadedEventEnd?: number; largestContentfulPaint?: number | null }
@@ -138,7 +138,9 @@ describe("scenario facts", () => {
 
   it("only the late scenarios are late", () => {
     for (const name of scenarios()) {
-      const want = name === "late-response" ? "response" : name.startsWith("late-") ? "commit" : null;
+      // rw-late-*: logs of an everyday browser's late joins, each saying which in its golden's test
+      const want = name === "late-response" || name === "rw-late-prefetch" ? "response"
+        : isLate(name) ? "commit" : null;
       for (const r of golden(name)) expect(r.page.late_attach).toBe(want);
     }
   });

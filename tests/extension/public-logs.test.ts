@@ -17,6 +17,7 @@ import { parseLog } from "../../src/replay/log-file.ts";
 import { replay } from "../../src/replay/replay.ts";
 import { rawEvents, readTruth } from "./raw-reader.ts";
 import { check, type NavCheck } from "./replay-compare.ts";
+import { isLate } from "../../scripts/fixture-io.ts";
 
 const ROOT = resolve(import.meta.dirname, "../..");
 const OWN = join(ROOT, "tests/fixtures/cdp");
@@ -63,12 +64,12 @@ const describeLog = (name: string, path: string) => describe(name, () => {
 });
 
 describe("own fixtures", () => {
-  // the late scenarios begin after the main document's request: the reader (by design) sees no
+  // the late scenarios (isLate) begin after the main document's request: the reader (by design) sees no
   // navigation there, so they are held to their goldens only (fixtures.test.ts)
   // and the real-web pages that never fire load by design (loading stopped, or never ending:
   // scripts/devkit/realweb.py) have no load event to count requests before
   const neverLoads = new Set(["rw-no-load.jsonl", "rw-user-stop.jsonl", "rw-window-stop.jsonl"]);
-  const own = readdirSync(OWN).filter((f) => f.endsWith(".jsonl") && !f.startsWith("late-") && !neverLoads.has(f)).sort();
+  const own = readdirSync(OWN).filter((f) => f.endsWith(".jsonl") && !isLate(f) && !neverLoads.has(f)).sort();
   it("are here", () => expect(own.length).toBeGreaterThan(5));
   for (const f of own) describeLog(f, join(OWN, f));
 });

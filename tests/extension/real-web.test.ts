@@ -9,7 +9,10 @@ import type { Protocol } from "devtools-protocol";
 import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
 import { monotonicTime } from "../../src/cdp/event-clock.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
-import { goldenOptions, readLog } from "../../scripts/fixture-io.ts";
+import { golden, goldenOptions, readLog } from "../../scripts/fixture-io.ts";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { FIXTURES } from "../../scripts/fixture-io.ts";
 import { LCP_BINDING } from "../../src/cdp/enable-commands.ts";
 import { Recorder } from "../../src/cdp/recorder.ts";
 import { FRAME, committed, failed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
@@ -556,5 +559,58 @@ describe("a real page that never stops moving (fixture rw-animation: the real-we
     expect(r?.page).toMatchObject({ incomplete: false, aborted: false });
     expect(r?.requests.map((q) => q.url.replace(/^https:\/\/[^/]+/, ""))).toEqual(["/anim/", "/anim/a.png"]);
     expect(r?.milestones.speed_index_ms).toEqual(expect.any(Number));
+  });
+});
+
+describe("a speculation rule's prefetch, everyday (fixtures rw-late-prefetch, rw-late-prefetched: the real-web /prerender/, preloading on)", () => {
+  interface Timing { timeOrigin: number; responseStart: number; loadEventEnd: number; encodedBodySize: number; decodedBodySize: number }
+  const timing = (name: string): Timing =>
+    (JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as { navigations: [{ timing: Timing }] }).navigations[0].timing;
+  /** The log's own account of a request's wire bytes: its Network.loadingFinished. */
+  const wireBytes = (name: string, requestId: string): number | undefined => readLog(name).flatMap((ev) =>
+    ev.method === "Network.loadingFinished" && ev.params.requestId === requestId ? [ev.params.encodedDataLength] : [])[0];
+  const path = (url: string): string => url.replace(/^https:\/\/[^/]+/, "");
+
+  it("the page that prefetches: its document ends, and the prefetch is its request, on its connection", () => {
+    // joined at the document's response, whose loadingFinished came before the attach took effect;
+    // the prefetch began after the document's commit, whose lifecycle event is replayed after it
+    const [r, ...more] = golden("rw-late-prefetch");
+    expect(more).toHaveLength(0);
+    expect(r?.page).toMatchObject({ late_attach: "response", incomplete: false, incomplete_reasons: [] });
+    const [doc, prefetch, ...rest] = r?.requests ?? [];
+    expect(rest).toHaveLength(0);
+    const t = timing("rw-late-prefetch");
+    expect(doc).toMatchObject({ is_main_document: true, encoded_bytes: t.encodedBodySize, body_bytes: t.decodedBodySize });
+    expect(typeof doc?.end_ms).toBe("number");
+    // the prefetch: the log's bytes, over the document's h2 connection (caddy: one connection)
+    expect(prefetch?.url).toMatch(/\/prerender\/next\.html$/);
+    const bytes = wireBytes("rw-late-prefetch", (prefetch?.request_id ?? "").split(":")[0] ?? "");
+    expect(bytes).toBe(256);
+    expect(prefetch).toMatchObject({ resource_type: "Prefetch", status: 200, encoded_bytes: bytes, connection_id: doc?.connection_id,
+      is_main_document: false });
+    expect(r?.connections).toHaveLength(1);
+    expect(r?.connections[0]?.bytes).toBe(t.encodedBodySize + 256);
+  });
+
+  it("the page the prefetch served: a record of its own, timed from its navigation start, no byte on the wire", () => {
+    // joined at its commit, whose replayed lifecycle event carries the prefetch's time, 5.2 s
+    // before the page's own NavigationStart
+    const [r, ...more] = golden("rw-late-prefetched");
+    expect(more).toHaveLength(0);
+    const t = timing("rw-late-prefetched");
+    expect(r?.page.url).toMatch(/\/prerender\/next\.html$/);
+    expect(r?.page).toMatchObject({ late_attach: "commit", aborted: false, incomplete: false });
+    expect(r?.page.started_at_ms).toBeCloseTo(t.timeOrigin, 0);
+    expect(Math.abs((r?.milestones.load_ms ?? NaN) - t.loadEventEnd)).toBeLessThanOrEqual(5);
+    expect(r?.page.not_seen).toContain("requests_before_attach"); // joined late, it says so
+    const doc = r?.requests.find((q) => q.is_main_document);
+    // the prefetch's bytes are the first page's (its Prefetch request): none crossed the wire here
+    expect(doc).toMatchObject({ connection_id: null, encoded_bytes: 0, body_bytes: t.decodedBodySize, status: 200 });
+    expect(doc?.end_ms).toBeCloseTo(t.responseStart, 0);
+    // its image, whose response came after the attach took effect (the same connection as the prefetch)
+    expect(r?.requests.map((q) => path(q.url)).sort()).toEqual(["/prerender/next.html", "/prerender/next.png"]);
+    const image = r?.requests.find((q) => !q.is_main_document);
+    expect(image).toMatchObject({ status: 200, encoded_bytes: wireBytes("rw-late-prefetched", (image?.request_id ?? "").split(":")[0] ?? "") });
+    expect(r?.connections.map((c) => [c.connection_id, c.bytes])).toEqual([[image?.connection_id, image?.encoded_bytes]]);
   });
 });

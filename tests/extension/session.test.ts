@@ -173,7 +173,9 @@ describe("session core: the relay after the load event", () => {
  * must be the goldens: the fixture recorder and the extension run one choreography.
  */
 function replay(name: string, commits: Commit[] = [], from = 0): { records: NavigationRecord[]; unasked: string[]; unanswered: string[] } {
-  const meta = JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as { mainFrameId?: string };
+  // after_attach_at: where the adapter's afterAttach(true) ran in a log the log tap captured (an
+  // attach that ended after the tab's commit), so the relays it asked for are at their place
+  const meta = JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as { mainFrameId?: string; after_attach_at?: number };
   const session = new TabSession({
     ...(meta.mainFrameId === undefined ? {} : { mainFrameId: meta.mainFrameId }), source: "lab", urlDetail: "full",
     env: { browser: { name: "Chromium", version: "fixture" }, extension_version: "0.0.0", network: null }, newId: fixedIds(),
@@ -201,7 +203,9 @@ function replay(name: string, commits: Commit[] = [], from = 0): { records: Navi
     then(p.flow);
   };
   session.expectCommits(commits);
-  for (const ev of readLog(name).slice(from)) {
+  for (const [i, ev] of readLog(name).entries()) {
+    if (i < from) continue;
+    if (i === meta.after_attach_at) advance(session.afterAttach(true), undefined);
     if (ev.method === "Performance.metrics" && ev.params.title === LOAD_METRICS_TITLE) {
       resume("Performance.getMetrics", { ok: true, result: { metrics: ev.params.metrics } });
     } else if (ev.method === "Runtime.bindingCalled" && ev.params.name === NAV_TIMING_BINDING) {

@@ -95,8 +95,12 @@ export function onMetrics(s: TabState, ev: EventOf<"Performance.metrics">): Out 
   // only the relayed getMetrics result, for this navigation (at most 1 s before its request);
   // a late navigation's start may be long before what was seen of it (a slow response)
   const window = nav?.late ? s.limits.maxWithoutLoadMs / 1000 : 1;
+  // joined at a replayed commit: that commit's time may be another's (a document served from a
+  // speculation rule's prefetch: the prefetch's end, seconds before this page's start), so the
+  // start may come after it, though not after the page's DOMContentLoaded
+  const latest = nav?.late === "commit" ? Math.max(nav.t0, nav.dclAt ?? nav.loadAt ?? nav.t0) : nav?.t0 ?? 0;
   if (nav && ev.sessionId === undefined && ev.params.title === LOAD_METRICS_TITLE && start !== undefined &&
-      start <= nav.t0 + 0.0005 && nav.t0 - start < window) {
+      start <= latest + 0.0005 && nav.t0 - start < window) {
     nav.navStart ??= start;
   }
   return [];
