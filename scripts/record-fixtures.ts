@@ -46,9 +46,10 @@ type NavMeta = { url: string; timing: Record<string, unknown> };
  * extension's attach at webNavigation.onCommitted (TabSession.afterAttach). */
 /** `visual`: with paint capture on (the screencast; its frames' histograms are in the fixture). */
 /** `realweb`: the scenario loads the real-web site (scripts/devkit/realweb.py), not site.py. */
+/** `preloading`: the profile keeps Chromium's default preloading (a user's), not the lab's off. */
 type Scenario = {
   flags: (s: Site) => string[]; run: (c: Ctx) => Promise<NavMeta[]>; late?: boolean; committed?: boolean; visual?: boolean;
-  realweb?: boolean;
+  realweb?: boolean; preloading?: boolean;
 };
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -200,6 +201,16 @@ Object.assign(SCENARIOS, {
   "rw-download": rw("/download/"),
   // a page that never stops moving, with paint capture on: its frames keep coming after load
   "rw-animation": { ...rw("/anim/"), visual: true },
+  // a speculation rule's prerender, which Chromium makes a prefetch while DevTools is attached
+  // (PrerenderingDisabledByDevTools), then a click to the prefetched page: recorded from its start
+  "rw-prefetch": {
+    flags: H2, realweb: true, preloading: true,
+    run: async (c) => {
+      const first = await c.nav(`${c.site.origin}/prerender/`);
+      await evaluate(c, "document.getElementById('next').click(), true");
+      return [first, await c.settle(`${c.site.origin}/prerender/next.html`)];
+    },
+  },
 } satisfies Record<string, Scenario>);
 
 /** Events the recorder's minifier (src/cdp/minify.ts KEPT_METHODS) drops today but the real-web
@@ -261,11 +272,11 @@ async function startSite(work: string): Promise<{ site: Site; proc: ChildProcess
   return { site: { url, spki, port, origin: `https://a.test:${port}` }, proc };
 }
 
-async function launch(work: string, site: Site, extra: string[]): Promise<{ proc: ChildProcess; ws: string; version: string }> {
+async function launch(work: string, site: Site, extra: string[], preloading = false): Promise<{ proc: ChildProcess; ws: string; version: string }> {
   const profile = join(work, "profile");
   mkdirSync(join(profile, "Default"), { recursive: true });
   // no preconnect / prediction: connection setup stays visible (docs/ARCHITECTURE.md)
-  writeFileSync(join(profile, "Default/Preferences"), JSON.stringify({ net: { network_prediction_options: 2 } }));
+  writeFileSync(join(profile, "Default/Preferences"), JSON.stringify(preloading ? {} : { net: { network_prediction_options: 2 } }));
   const env = { ...process.env, HOME: work, XDG_CONFIG_HOME: join(work, ".config"),
     XDG_CACHE_HOME: join(work, ".cache"), XDG_DATA_HOME: join(work, ".local/share") };
   const args = [
@@ -288,7 +299,7 @@ async function record(name: string, scenario: Scenario): Promise<void> {
   const work = mkdtempSync(join(tmpdir(), `protolens-fx-${name}-`));
   const { site, proc: siteProc } = await (scenario.realweb === true ? startRealweb(work) : startSite(work));
   const flags = scenario.flags(site);
-  const { proc: browser, ws, version } = await launch(work, site, flags);
+  const { proc: browser, ws, version } = await launch(work, site, flags, scenario.preloading === true);
   const cdp = await CdpClient.connect(ws);
   try {
     const { targetId } = await cdp.send<{ targetId: string }>("Target.createTarget", { url: "about:blank" });

@@ -25,6 +25,9 @@ export interface Hop {
   /** Bytes on the wire reported chunk by chunk (Network.dataReceived encodedDataLength): what a
    * request that fails after its response began has received, loadingFinished giving none. */
   encodedReceived?: number;
+  /** The last Network.dataReceived's time: the end of a document served from a prefetch, whose
+   * loadingFinished is the prefetch's (fromPrefetch). */
+  dataAt?: number;
   servedFromCache: boolean;
   failure: string | null;
   isMain: boolean;
@@ -103,8 +106,16 @@ export function isDone(h: Hop): boolean {
 
 const ms = (seconds: number, t0: number): number => Math.round((seconds - t0) * 1e6) / 1e3;
 
+/** A document a speculation rule's prefetch had fetched: its response's timing and its
+ * loadingFinished (time and bytes) are the prefetch's, seconds before this request (Chromium 156,
+ * fixture rw-prefetch). The prefetch itself is flagged fromPrefetchCache too, though it is the
+ * fetch that crossed the wire (fixture rw-late-prefetch). */
+export function fromPrefetch(h: Hop): boolean {
+  return h.response?.fromPrefetchCache === true && h.type !== "Prefetch";
+}
+
 function firstByte(h: Hop, t0: number): number | null {
-  const t = h.response?.timing;
+  const t = fromPrefetch(h) ? undefined : h.response?.timing;
   if (t && t.requestTime > 0) {
     const start = t.receiveHeadersStart > 0 ? t.receiveHeadersStart : t.receiveHeadersEnd;
     if (start >= 0) return ms(t.requestTime + start / 1000, t0);
@@ -122,7 +133,7 @@ type Phases = Pick<RequestEntry, "dns_ms" | "connect_ms" | "tls_ms" | "send_ms" 
  * sent to the response headers received, receive from there to the request's end, so send, wait
  * and receive follow each other. (The first byte, `first_byte_ms`, is the headers' start.) */
 function phases(h: Hop): Phases {
-  const t = h.response?.timing;
+  const t = fromPrefetch(h) ? undefined : h.response?.timing;
   if (!t || t.requestTime <= 0) return { dns_ms: null, connect_ms: null, tls_ms: null, send_ms: null, wait_ms: null, receive_ms: null };
   const endMs = h.end === null ? -1 : (h.end - t.requestTime) * 1000;
   return {
@@ -141,10 +152,7 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
   // a main document from Navigation Timing: only the HTTP (disk) cache serves documents
   const diskCache = r?.fromDiskCache === true || (t !== null && h.servedFromCache);
   const memoryCache = h.servedFromCache && !diskCache;
-  // a speculation rule's prefetch is itself flagged fromPrefetchCache (Chromium 156), though it is
-  // the fetch that crossed the wire (fixture rw-late-prefetch); the document it serves later is not
-  const prefetched = (r?.fromPrefetchCache === true && h.type !== "Prefetch") || t?.prefetched === true;
-  const cached = diskCache || memoryCache || prefetched;
+  const cached = diskCache || memoryCache || fromPrefetch(h) || t?.prefetched === true;
   const connectionId = !cached && r && r.connectionId > 0 ? r.connectionId : null;
   return {
     request_id: `${h.requestId}:${h.hop}`,

@@ -14,7 +14,11 @@
  * - per hop: protocol and connection from its response (the redirect response for a redirected
  *   hop); no connection for a response from a cache (fromDiskCache, fromPrefetchCache,
  *   Network.requestServedFromCache) or with connectionId 0; encoded bytes from loadingFinished
- *   (the redirect response's for a redirected hop), unknown when the hop never finished.
+ *   (the redirect response's for a redirected hop), unknown when the hop never finished;
+ * - a speculation rule's prefetch (type Prefetch) is flagged fromPrefetchCache but is the fetch
+ *   itself: its connection is its response's; a request the prefetch served gets the prefetch's
+ *   loadingFinished, bytes that crossed the wire once, for the prefetch: 0 for it (caddy's log of
+ *   the fixture rw-prefetch: next.html served once).
  */
 
 type Obj = Record<string, unknown>;
@@ -61,7 +65,7 @@ function responseFacts(h: HopState): void {
   const r = h.response;
   if (r === null) return;
   h.protocol = str(r.protocol) || null;
-  const cached = h.cached || r.fromDiskCache === true || r.fromPrefetchCache === true;
+  const cached = h.cached || r.fromDiskCache === true || (r.fromPrefetchCache === true && h.type !== "Prefetch");
   const c = num(r.connectionId);
   h.connection = cached || c === null || c <= 0 ? null : c;
   h.fromServiceWorker = r.fromServiceWorker === true;
@@ -107,7 +111,9 @@ export function readTruth(events: readonly Raw[]): TruthNavigation[] {
     const h = current.get(key) ?? current.get(`|${str(p.requestId)}`);
     if (e.method === "Network.responseReceived" && h) { h.response = obj(p.response); responseFacts(h); }
     else if (e.method === "Network.requestServedFromCache" && h) { h.cached = true; responseFacts(h); }
-    else if (e.method === "Network.loadingFinished" && h && h.bytes === null) h.bytes = Math.round(num(p.encodedDataLength) ?? 0);
+    else if (e.method === "Network.loadingFinished" && h && h.bytes === null) {
+      h.bytes = h.response?.fromPrefetchCache === true && h.type !== "Prefetch" ? 0 : Math.round(num(p.encodedDataLength) ?? 0);
+    }
     else if (e.method === "Network.loadingFailed" && h) h.failed = true;
     else if (e.method === "Page.loadEventFired" && isRoot(e) && t !== null) loads.push(t);
     else if (e.method === "Page.frameNavigated" && isRoot(e) && str(obj(p.frame).id) === frameId) {

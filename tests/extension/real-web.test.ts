@@ -614,3 +614,33 @@ describe("a speculation rule's prefetch, everyday (fixtures rw-late-prefetch, rw
     expect(r?.connections.map((c) => [c.connection_id, c.bytes])).toEqual([[image?.connection_id, image?.encoded_bytes]]);
   });
 });
+
+describe("a speculation rule's prefetch, recorded from the start (fixture rw-prefetch: the real-web /prerender/, preloading on)", () => {
+  const [first, second, ...more] = golden("rw-prefetch");
+
+  it("the prefetch is the first page's request, with the wire's bytes, on the page's connection", () => {
+    expect(more).toHaveLength(0);
+    const doc = first?.requests.find((q) => q.is_main_document);
+    const prefetch = first?.requests.find((q) => q.resource_type === "Prefetch");
+    expect(prefetch?.url).toMatch(/\/prerender\/next\.html$/);
+    expect(prefetch?.encoded_bytes).toBeGreaterThan(215); // the page's body is 215 bytes, plus its headers
+    expect(prefetch?.connection_id).toBe(doc?.connection_id);
+  });
+
+  it("the page it served: its document came from the prefetch, no byte and no time of the prefetch's", () => {
+    // Chromium gives the served document the prefetch's response timing and loadingFinished
+    // (its time 2.6 s before this navigation, its 256 bytes)
+    const doc = second?.requests.find((q) => q.is_main_document);
+    expect(second?.page.url).toMatch(/\/prerender\/next\.html$/);
+    expect(second?.page).toMatchObject({ late_attach: null, incomplete: false });
+    expect(doc).toMatchObject({ connection_id: null, encoded_bytes: 0, body_bytes: 215, status: 200, wait_ms: null });
+    const { start_ms: start, first_byte_ms: firstByte, end_ms: end } = doc ?? { start_ms: NaN, first_byte_ms: null, end_ms: null };
+    expect(firstByte).toBeGreaterThanOrEqual(start);
+    expect(end).toBeGreaterThanOrEqual(firstByte ?? Infinity);
+    expect(second?.milestones.ttfb_ms).toBe(firstByte);
+    expect(end).toBeLessThanOrEqual(second?.milestones.dcl_ms ?? -Infinity); // the body was parsed before DOMContentLoaded
+    // the page's only bytes on the wire are its image's
+    const image = second?.requests.find((q) => !q.is_main_document);
+    expect(second?.connections.map((c) => c.bytes)).toEqual([image?.encoded_bytes]);
+  });
+});

@@ -7,7 +7,7 @@
 import { hopFromResponse, wallFromResponse } from "../late.ts";
 import { Navigation } from "../navigation.ts";
 import type { EventOf, RawEvent } from "../raw-event.ts";
-import { endByRedirect, isLongLived, newHop, type Hop } from "../request-state.ts";
+import { endByRedirect, fromPrefetch, isLongLived, newHop, type Hop } from "../request-state.ts";
 import { isHttp, type TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
 
@@ -119,6 +119,7 @@ export function onDataReceived(s: TabState, ev: EventOf<"Network.dataReceived">)
   if (h) {
     h.bodyBytes += ev.params.dataLength;
     h.encodedReceived = (h.encodedReceived ?? 0) + ev.params.encodedDataLength;
+    h.dataAt = ev.params.timestamp;
     activity(s, ev, h, ev.params.timestamp);
   }
   return [];
@@ -129,9 +130,16 @@ export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinis
   // the wire's own end wins over one read from the frame's Navigation Timing (late.ts)
   if (h && (h.end === null || h.endFromFrame === true)) {
     h.endFromFrame = false;
-    h.end = ev.params.timestamp;
-    h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength));
-    activity(s, ev, h, ev.params.timestamp);
+    if (fromPrefetch(h)) {
+      // the prefetch's own end and bytes (request-state.ts fromPrefetch): this one ended with its
+      // body's last chunk handed over (or its response); nothing crossed the wire for it
+      h.end = Math.max(ev.params.timestamp, h.responseAt ?? h.start, h.dataAt ?? h.start);
+      h.encodedBytes = 0;
+    } else {
+      h.end = ev.params.timestamp;
+      h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength));
+    }
+    activity(s, ev, h, h.end);
   }
   return [];
 }
