@@ -121,11 +121,14 @@ def everyday_ids(db: Path) -> list[str]:
 
 
 @contextmanager
-def driven_everyday(work: Path, *, spki: str, db: Path) -> Iterator[Driven]:
+def driven_everyday(work: Path, *, spki: str, db: Path, preloading: bool = False
+                    ) -> Iterator[Driven]:
     """An everyday browser (scripts/devkit/everyday.py: recording switched on from the options
-    page, h2) with one tab of this test's own on about:blank; steps navigate that tab."""
+    page, h2) with one tab of this test's own on about:blank; steps navigate that tab. With
+    ``preloading``, Chromium's default preloading is on (everyday.extension_spec)."""
     spec = replace(extension_spec(work, db=db, extra=[f"--log-net-log={work / 'netlog.json'}",
-                                                        "--net-log-capture-mode=Default"]),
+                                                        "--net-log-capture-mode=Default"],
+                                  preloading=preloading),
                    spki=[spki], host_rules="MAP *.test 127.0.0.1")
     with devtools_browser(spec, work) as (cdp, _log):
         wait_first_run_page(cdp)

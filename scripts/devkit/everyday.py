@@ -19,15 +19,19 @@ from scripts.devkit.site import Site, serve_site
 def extension_spec(work: Path, *, db: Path | None = None, env: Mapping[str, str] | None = None,
                    site: Site | None = None, arm: Arm | None = None,
                    origins: Sequence[str] = (), headless: bool = True,
-                   extra: Sequence[str] = ()) -> LaunchSpec:
+                   extra: Sequence[str] = (), preloading: bool = False) -> LaunchSpec:
     """A fresh profile ``work/profile`` with the built extension and ``--remote-debugging-port=0``
     (for ``devtools_browser``), under ``arm`` (h2 by default).
 
     With ``db``, the real host is registered for the profile as an everyday install (no
     ``PROTOLENS_LAB_CONTEXT``) storing into ``db``, ``env`` added to its environment; without,
-    no host answers. With ``site``, its certificate is trusted and ``*.test`` maps to it."""
+    no host answers. With ``site``, its certificate is trusted and ``*.test`` maps to it. With
+    ``preloading``, the profile keeps Chromium's default preloading (a user's: speculation rules,
+    prefetch, preconnect) instead of the lab's off."""
     udd = work / "profile"
-    seed_preferences(udd)
+    prefs = seed_preferences(udd)
+    if preloading:
+        prefs.write_text("{}")
     if db is not None:
         register_lab_host(udd, {"PROTOLENS_DB": str(db), **(env or {})})
     return LaunchSpec(chromium=CHROMIUM, user_data_dir=str(udd),

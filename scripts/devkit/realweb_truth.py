@@ -62,10 +62,13 @@ def hit_key(h: Hit) -> tuple[str, int | None, str, str]:
 
 
 def on_network(req: dict[str, Any]) -> bool:
-    """A request that reached a server (not a cache hit, not data: or blob:)."""
+    """A request that reached a server (not a cache hit, not data: or blob:, not a document a
+    speculation rule's prefetch served: no connection and no byte on the wire, docs/RECORD.md)."""
     return (urlsplit(req["url"]).scheme in ("http", "https", "ws", "wss")
             and not req["from_memory_cache"] and not req["from_disk_cache"]
-            and not (req["from_service_worker"] and req["connection_id"] is None))
+            and not (req["from_service_worker"] and req["connection_id"] is None)
+            and not (req["is_main_document"] and req["connection_id"] is None
+                     and req["encoded_bytes"] == 0 and not req["failed"]))
 
 
 def read_navs(db: Path, ids: list[str]) -> list[dict[str, Any]]:
