@@ -10,10 +10,12 @@ caddy's JSON access log (scripts/devkit/caddylog.py), the independent witness of
         site.url("/console/noisy.html")          # https://a.test:PORT/console/noisy.html
         site.url("/redir/plain.html", http=True) # http://a.test:HTTP_PORT/redir/plain.html
 
-Pages (``PAGES``): the console twins, a service worker, a cross-origin iframe, workers, streams
-that stay open, redirects (script, meta refresh, a 301/302 chain across hosts, http -> https),
-103 Early Hints, preload/prefetch/CORS/data:/blob:, cacheable objects, an Alt-Svc upgrade, a
-soft navigation, a back/forward-cache restore, window.stop(), a page that never loads, a download.
+Pages (``realweb_www``): the console twins, a service worker, a cross-origin iframe, workers,
+streams that stay open, redirects (script, meta refresh, a 301/302 chain across hosts, http ->
+https), 103 Early Hints, preload/prefetch/CORS/data:/blob:, cacheable objects, an Alt-Svc upgrade,
+a soft navigation, a back/forward-cache restore, window.stop(), a page that never loads, a
+download, a page that never stops moving (/anim/), a speculation rule's prerender (/prerender/,
+with a click, and auto.html, navigating by script: a debugged tab prefetches instead).
 Nothing is cacheable (``no-store``) except /cache/* (max-age=3600) and /bf/* (a no-store document
 is never put in the back/forward cache: web.dev "bfcache", Cache-Control: no-store).
 """
