@@ -15,7 +15,8 @@ streams that stay open, redirects (script, meta refresh, a 301/302 chain across 
 https), 103 Early Hints, preload/prefetch/CORS/data:/blob:, cacheable objects, an Alt-Svc upgrade,
 a soft navigation, a back/forward-cache restore, window.stop(), a page that never loads, a
 download, a page that never stops moving (/anim/), a speculation rule's prerender (/prerender/,
-with a click, and auto.html, navigating by script: a debugged tab prefetches instead).
+with a click; auto.html, navigating by script; later.html, adding its rule after its record: a
+debugged tab prefetches instead).
 Nothing is cacheable (``no-store``) except /cache/* (max-age=3600) and /bf/* (a no-store document
 is never put in the back/forward cache: web.dev "bfcache", Cache-Control: no-store).
 """

@@ -337,6 +337,20 @@ describe("late attach (src/cdp/late.ts)", () => {
     expect(r?.connections.map((c) => c.connection_id)).toEqual([1]);
   });
 
+  it("a document a prefetch served, joined at its response with its end missed: ends at its response's start, no wire byte", () => {
+    // Navigation Timing of such a document (fixture rw-late-prefetched): deliveryType
+    // navigational-prefetch, responseEnd 0; its bytes crossed the wire in the prefetching page's load
+    const prefetched = { deliveryType: "navigational-prefetch", responseEnd: 0, transferSize: 515, encodedBodySize: 215, decodedBodySize: 215 };
+    const run = (entry: Record<string, unknown>) => {
+      const rec = late();
+      for (const ev of [docResponse("L1", 50.004, 50.03), lifecycle("load", "L1", 50.2), navStart, timing("L1", entry)]) rec.push(ev);
+      return rec.poll(53)[0]?.requests.find((q) => q.is_main_document);
+    };
+    expect(run(prefetched)).toMatchObject({ end_ms: 30, encoded_bytes: 0, body_bytes: 215 });
+    // an ordinary document joined the same way: its end and body from Navigation Timing
+    expect(run({})).toMatchObject({ end_ms: 35, encoded_bytes: 1136, body_bytes: 4000 });
+  });
+
   it("a first contentful paint the lifecycle events missed comes from the page's paint timing", () => {
     const withFcp = (fcp: unknown): RawEvent => {
       const ev = timing("L1");
