@@ -31,9 +31,14 @@ export function fixedIds(): () => string {
   return () => `00000000-0000-4000-8000-${String(++n).padStart(12, "0")}`;
 }
 
+/** A fixture's <scenario>.meta.json (the caller says which of its fields it reads). */
+export function readMeta(name: string): unknown {
+  return JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8"));
+}
+
 /** The tab's main frame id as the adapter would know it (recorded since the late scenarios). */
 function mainFrameId(name: string): { mainFrameId?: string } {
-  const meta = JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as { mainFrameId?: unknown };
+  const meta = readMeta(name) as { mainFrameId?: unknown };
   return typeof meta.mainFrameId === "string" ? { mainFrameId: meta.mainFrameId } : {};
 }
 

@@ -5,12 +5,12 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { FIXTURES, golden, goldenText, isLate, readLog, scenarios } from "../../scripts/fixture-io.ts";
+import { FIXTURES, golden, goldenText, isLate, readLog, readMeta, scenarios } from "../../scripts/fixture-io.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 
 interface Timing { loadEventEnd?: number; domContentLoadedEventEnd?: number; largestContentfulPaint?: number | null }
 interface Meta { navigations: { url: string; timing: Timing }[] }
-const meta = (name: string): Meta => JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as Meta;
+const meta = (name: string): Meta => readMeta(name) as Meta;
 const hostConns = (r: NavigationRecord, host: string) => r.connections.filter((c) => c.host === host);
 const main = (r: NavigationRecord) => r.requests.filter((q) => q.is_main_document);
 

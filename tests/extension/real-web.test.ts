@@ -9,10 +9,7 @@ import type { Protocol } from "devtools-protocol";
 import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
 import { monotonicTime } from "../../src/cdp/event-clock.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
-import { golden, goldenOptions, readLog } from "../../scripts/fixture-io.ts";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { FIXTURES } from "../../scripts/fixture-io.ts";
+import { golden, goldenOptions, readLog, readMeta } from "../../scripts/fixture-io.ts";
 import { LCP_BINDING } from "../../src/cdp/enable-commands.ts";
 import { Recorder } from "../../src/cdp/recorder.ts";
 import { FRAME, committed, failed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
@@ -565,7 +562,7 @@ describe("a real page that never stops moving (fixture rw-animation: the real-we
 describe("a speculation rule's prefetch, everyday (fixtures rw-late-prefetch, rw-late-prefetched: the real-web /prerender/, preloading on)", () => {
   interface Timing { timeOrigin: number; responseStart: number; loadEventEnd: number; encodedBodySize: number; decodedBodySize: number }
   const timing = (name: string): Timing =>
-    (JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as { navigations: [{ timing: Timing }] }).navigations[0].timing;
+    (readMeta(name) as { navigations: [{ timing: Timing }] }).navigations[0].timing;
   /** The log's own account of a request's wire bytes: its Network.loadingFinished. */
   const wireBytes = (name: string, requestId: string): number | undefined => readLog(name).flatMap((ev) =>
     ev.method === "Network.loadingFinished" && ev.params.requestId === requestId ? [ev.params.encodedDataLength] : [])[0];

@@ -1,7 +1,7 @@
 /** The per-tab session core (src/cdp/session.ts), stepped with chosen replies, and every fixture
  * replayed through it as the extension's adapter would drive it. */
 import { describe, expect, it } from "vitest";
-import { fixedIds, golden, readLog, scenarios } from "../../scripts/fixture-io.ts";
+import { fixedIds, golden, readLog, readMeta, scenarios } from "../../scripts/fixture-io.ts";
 import { CHILD_COMMANDS, LOAD_METRICS_TITLE, OPTIONAL_COMMANDS, SCREENCAST, TAB_COMMANDS } from "../../src/cdp/enable-commands.ts";
 import { monotonicTime } from "../../src/cdp/event-clock.ts";
 import { NAV_TIMING_BINDING, NAV_TIMING_EXPRESSION } from "../../src/cdp/late.ts";
@@ -12,9 +12,6 @@ import {
 } from "../../src/cdp/session.ts";
 import type { Commit } from "../../src/cdp/missed.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import { FIXTURES } from "../../scripts/fixture-io.ts";
 
 const OPTIONS = {
   source: "lab" as const, urlDetail: "full" as const, newId: () => "id",
@@ -175,7 +172,7 @@ describe("session core: the relay after the load event", () => {
 function replay(name: string, commits: Commit[] = [], from = 0): { records: NavigationRecord[]; unasked: string[]; unanswered: string[] } {
   // after_attach_at: where the adapter's afterAttach(true) ran in a log the log tap captured (an
   // attach that ended after the tab's commit), so the relays it asked for are at their place
-  const meta = JSON.parse(readFileSync(join(FIXTURES, `${name}.meta.json`), "utf8")) as { mainFrameId?: string; after_attach_at?: number };
+  const meta = readMeta(name) as { mainFrameId?: string; after_attach_at?: number };
   const session = new TabSession({
     ...(meta.mainFrameId === undefined ? {} : { mainFrameId: meta.mainFrameId }), source: "lab", urlDetail: "full",
     env: { browser: { name: "Chromium", version: "fixture" }, extension_version: "0.0.0", network: null }, newId: fixedIds(),
@@ -295,7 +292,7 @@ describe("session core: every fixture with its commits handed over replays to it
 
 describe("session core: completion in event time", () => {
   it("an event long after a load completes it (polled at the event's own time), busy only if it starts the next", () => {
-    const meta = JSON.parse(readFileSync(join(FIXTURES, "h2.meta.json"), "utf8")) as { mainFrameId: string };
+    const meta = readMeta("h2") as { mainFrameId: string };
     const s = new TabSession({ ...OPTIONS, mainFrameId: meta.mainFrameId });
     const events = readLog("h2");
     const seen: Io[] = [];
