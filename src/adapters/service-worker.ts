@@ -78,9 +78,16 @@ const app = main();
 app.catch((e: unknown) => console.error("protolens: startup failed", e));
 const send = (ev: Promise<WorkerEvent | null>): void => void Promise.all([app, ev]).then(([d, e]) => e === null ? undefined : d(e));
 chrome.webNavigation.onBeforeNavigate.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "before_navigate", tab, at: d.timeStamp })));
-chrome.webNavigation.onCommitted.addListener((d) => send(tabOf(d).then((tab) => tab && {
-  type: "committed", tab, at: d.timeStamp, backForward: d.transitionQualifiers.includes("forward_back"),
-})));
+chrome.webNavigation.onCommitted.addListener((d) => {
+  // a prerender's document, committed in a frame of its own (frame id not 0): its activation is
+  // a later top-level commit of the same document (src/cdp/missed.ts)
+  if (d.documentLifecycle === "prerender" && d.frameType === "outermost_frame") {
+    send(Promise.resolve({ type: "prerendered", tabId: d.tabId, documentId: d.documentId }));
+  }
+  send(tabOf(d).then((tab) => tab && {
+    type: "committed", tab, at: d.timeStamp, backForward: d.transitionQualifiers.includes("forward_back"), documentId: d.documentId,
+  }));
+});
 chrome.webNavigation.onHistoryStateUpdated.addListener((d) => send(tabOf(d).then((tab) => tab && { type: "history_state", tab })));
 chrome.tabs.onCreated.addListener((t) => send(Promise.resolve(t.id === undefined ? null : {
   type: "created", tab: { tabId: t.id, url: t.pendingUrl ?? t.url ?? "", incognito: t.incognito },

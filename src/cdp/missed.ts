@@ -16,7 +16,13 @@
  * missed, and so is every commit still waiting when the session ends. A missed commit gets a
  * record of its own, handed out before the record that showed it missed: its URL, its start
  * (webNavigation's onBeforeNavigate for that URL, else the commit's time), no request, no milestone, `late_attach` "missed", incomplete ("aborted": left
- * before the recorder saw its load event) and `requests_before_attach` not seen. Pure.
+ * before the recorder saw its load event) and `requests_before_attach` not seen.
+ *
+ * A commit that activates a prerender (the document webNavigation reported committed in a
+ * prerendering frame earlier, src/worker/on-tabs.ts) is not a page left unseen: the page was
+ * loaded during the prerender, while no debugger was attached, and is shown now. Its record is of
+ * its own kind, `prerender` (docs/RECORD.md "Kinds"): started at the activation, complete, not
+ * aborted, no request and no milestone, `requests_before_attach` not seen (the prerender's). Pure.
  */
 import { buildRecord } from "./build-record.ts";
 import { Navigation } from "./navigation.ts";
@@ -26,7 +32,12 @@ import type { NavigationRecord } from "../record/types.ts";
 /** A top-level commit webNavigation reported: its URL and time (epoch ms, `timeStamp`), and when
  * its navigation started (onBeforeNavigate's `timeStamp` for the same URL; absent after a
  * redirect, when the commit's time stands for it). */
-export interface Commit { url: string; at: number; startedAt?: number }
+export interface Commit {
+  url: string; at: number; startedAt?: number;
+  /** The commit activated a prerendered document (its webNavigation `documentId` was first
+   * committed in a prerendering frame). */
+  activation?: boolean;
+}
 
 /** Records kept waiting for their commit's report (a commit out of scope or back/forward is
  * never reported): the recent ones are enough, as commits are reported within milliseconds. */
@@ -83,7 +94,14 @@ export class MissedCommits {
   }
 
   private record(c: Commit): NavigationRecord {
-    const nav = new Navigation(0, (c.startedAt ?? c.at) / 1000, "", "", "", "missed", "navigation", c.url);
+    const start = (c.startedAt ?? c.at) / 1000;
+    if (c.activation === true) {
+      return buildRecord(new Navigation(0, start, "", "", "", null, "prerender", c.url), {
+        id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted: false,
+        notSeen: ["requests_before_attach"],
+      });
+    }
+    const nav = new Navigation(0, start, "", "", "", "missed", "navigation", c.url);
     return buildRecord(nav, {
       id: this.o.newId(), source: this.o.source, urlDetail: this.o.urlDetail, env: this.o.env, aborted: true,
       reasons: ["aborted"], notSeen: ["requests_before_attach"],

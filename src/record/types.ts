@@ -13,7 +13,7 @@ export const SOURCES = ["passive", "lab", "experiment"] as const;
 export const LATE_ATTACH = ["response", "commit", "missed"] as const;
 /** A document load, a same-document navigation by the History API (a single-page app's route
  * change), or a page restored from the back/forward cache (docs/RECORD.md "Kinds"). */
-export const PAGE_KINDS = ["navigation", "soft", "bfcache"] as const;
+export const PAGE_KINDS = ["navigation", "soft", "bfcache", "prerender"] as const;
 /** Why a record is incomplete (docs/RECORD.md "Incomplete records"). */
 export const INCOMPLETE_REASONS = [
   "aborted", "no_load_event", "load_event_missed", "unfinished_requests", "cap_after_load", "stopped",

@@ -43,6 +43,10 @@ function docRequest(e: Entry, mainFrameId: string | undefined): string | null {
  * its log is every event since the record before it. */
 const withoutDocument = (r: NavigationRecord): boolean => r.page?.kind === "soft" || r.page?.kind === "bfcache";
 
+/** A record made from webNavigation alone (src/cdp/missed.ts: a page left before the attach, a
+ * prerender's activation): no event of the log made it, so no replay would, and it gets no log. */
+const withoutEvents = (r: NavigationRecord): boolean => r.page?.late_attach === "missed" || r.page?.kind === "prerender";
+
 /** The CDP requestId of a record's main document (request_id is `requestId:hop`). */
 const mainDoc = (r: NavigationRecord): string | undefined =>
   r.requests.find((q) => q.is_main_document)?.request_id.replace(/:\d+$/, "");
@@ -67,8 +71,10 @@ export class LogTap {
     this.buf.push({ ev, idle: !active });
   }
 
-  /** The records the recorder just handed out, each with its log (none past MAX_EVENTS). */
-  records(records: readonly NavigationRecord[], busy: boolean): TappedLog[] {
+  /** The records the recorder just handed out, each with its log (none past MAX_EVENTS; none for
+   * a record made from webNavigation alone). */
+  records(all: readonly NavigationRecord[], busy: boolean): TappedLog[] {
+    const records = all.filter((r) => !withoutEvents(r));
     if (records.length === 0) return [];
     const last = this.buf[this.buf.length - 1];
     const next = last !== undefined && (busy || last.idle) ? this.buf.pop() : undefined;

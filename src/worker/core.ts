@@ -12,7 +12,7 @@ import {
   onExperiment, onInstalled, onLabTimeout, onPause, onProxyApplied, onRecord, onSettings, onStart,
 } from "./on-record.ts";
 import {
-  onAttachFailed, onAttached, onBeforeNavigate, onCommitted, onCreated, onDetached, onHistoryState, onLabTab, onRemoved,
+  onAttachFailed, onAttached, onBeforeNavigate, onCommitted, onCreated, onDetached, onHistoryState, onLabTab, onPrerendered, onRemoved,
   onTabs,
 } from "./on-tabs.ts";
 import { Out } from "./out.ts";
@@ -41,6 +41,7 @@ const HANDLERS = {
   before_navigate: onBeforeNavigate,
   created: onCreated,
   committed: onCommitted,
+  prerendered: onPrerendered,
   history_state: onHistoryState,
   attached: onAttached,
   attach_failed: onAttachFailed,

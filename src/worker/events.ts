@@ -34,8 +34,13 @@ export type WorkerEvent =
   /** A new tab opened on `tab.url` (tabs.onCreated, its pendingUrl). */
   | { type: "created"; tab: TabInfo }
   /** A top-level navigation committed (webNavigation.onCommitted, frame 0); `at`: its
-   * `timeStamp`, epoch ms; `backForward`: its `transitionQualifiers` hold "forward_back". */
-  | { type: "committed"; tab: TabInfo; at: number; backForward: boolean }
+   * `timeStamp`, epoch ms; `backForward`: its `transitionQualifiers` hold "forward_back";
+   * `documentId`: the committed document's. */
+  | { type: "committed"; tab: TabInfo; at: number; backForward: boolean; documentId?: string }
+  /** A document committed in a tab's prerendering frame (webNavigation.onCommitted with
+   * `documentLifecycle` "prerender", an outermost frame other than 0): a later top-level commit
+   * of the same `documentId` is its activation (src/cdp/missed.ts). */
+  | { type: "prerendered"; tabId: number; documentId: string }
   /** The top frame changed its URL by the History API (webNavigation.onHistoryStateUpdated,
    * frame 0): a single-page app's route change. */
   | { type: "history_state"; tab: TabInfo }

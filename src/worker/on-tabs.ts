@@ -2,6 +2,7 @@
  * Worker core handlers for the tabs: which tabs the debugger attaches to (scope, experiment,
  * pause), when an attach is retried at the commit, when a tab is forgotten. Pure.
  */
+import type { Commit } from "../cdp/missed.ts";
 import type { WorkerEvent, TabInfo } from "./events.ts";
 import type { Out } from "./out.ts";
 import { unset, wanted, without } from "./state.ts";
@@ -42,7 +43,13 @@ export function onCommitted(o: Out, ev: Ev<"committed">): void {
   const { tabId } = ev.tab;
   if (tabId === o.s.labTab) return;
   const start = o.s.starts.get(tabId);
-  const commit = start?.url === ev.tab.url ? { url: ev.tab.url, at: ev.at, startedAt: start.at } : { url: ev.tab.url, at: ev.at };
+  // a prerendered document shown: its record is of its own kind (src/cdp/missed.ts)
+  const prerendered = o.s.prerendered.get(tabId) ?? [];
+  const activation = ev.documentId !== undefined && prerendered.includes(ev.documentId);
+  if (activation) o.s = { ...o.s, prerendered: new Map(o.s.prerendered).set(tabId, prerendered.filter((d) => d !== ev.documentId)) };
+  const commit: Commit = {
+    url: ev.tab.url, at: ev.at, ...(start?.url === ev.tab.url ? { startedAt: start.at } : {}), ...(activation ? { activation } : {}),
+  };
   // in scope; a back/forward navigation can be a restore from the back/forward cache, whose
   // record (kind "bfcache") takes no commit (src/cdp/missed.ts): it would be left as missed
   const candidate = !ev.backForward && wanted(o.s, ev.tab.url, ev.tab.incognito, o.now);
@@ -62,6 +69,18 @@ export function onCommitted(o: Out, ev: Ev<"committed">): void {
     return;
   }
   if (wanted(o.s, ev.tab.url, ev.tab.incognito, o.now)) o.attach(tabId, true, null, [commit]);
+}
+
+/** Prerendered documents kept per tab: a page prerenders a few at most (Chromium 156 limits
+ * speculation rules to 2 eager and 2 moderate prerenders at once, chrome://flags'
+ * "prerender2"), so 8 are enough and the state stays small. */
+const MAX_PRERENDERED = 8;
+
+/** A document committed in the tab's prerendering frame: remembered for its activation. */
+export function onPrerendered(o: Out, ev: Ev<"prerendered">): void {
+  const known = o.s.prerendered.get(ev.tabId) ?? [];
+  if (known.includes(ev.documentId)) return;
+  o.s = { ...o.s, prerendered: new Map(o.s.prerendered).set(ev.tabId, [...known, ev.documentId].slice(-MAX_PRERENDERED)) };
 }
 
 export function onAttached(o: Out, ev: Ev<"attached">): void {
@@ -88,7 +107,7 @@ export function onDetached(o: Out, ev: Ev<"detached">): void {
 
 export function onRemoved(o: Out, ev: Ev<"removed">): void {
   o.forget(ev.tabId);
-  o.s = { ...o.s, idle: without(o.s.idle, ev.tabId), starts: unset(o.s.starts, ev.tabId) };
+  o.s = { ...o.s, idle: without(o.s.idle, ev.tabId), starts: unset(o.s.starts, ev.tabId), prerendered: unset(o.s.prerendered, ev.tabId) };
 }
 
 /** A single-page app changed route in a tab let go idle after its record: attach again, so the

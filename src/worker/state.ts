@@ -39,6 +39,9 @@ export interface WorkerState {
   /** Each tab's latest top-level navigation start (webNavigation.onBeforeNavigate): a commit of
    * the same URL takes its time as its start. */
   starts: ReadonlyMap<number, { url: string; at: number }>;
+  /** Each tab's documents committed in a prerendering frame (the latest few): a top-level commit
+   * of one of them activates it. */
+  prerendered: ReadonlyMap<number, readonly string[]>;
   /** Tabs let go once idle after a record: attached again at their next navigation. */
   idle: ReadonlySet<number>;
   labTab: number | null;
@@ -51,7 +54,7 @@ export interface WorkerState {
 export function initialState(settings: Settings, experiment: ExperimentState | null, pause: Pause | null, outbox: OutboxState): WorkerState {
   return {
     settings, lab: null, experiment, pause, policies: NO_POLICIES, inEffect: new Map(), askedRelay: false,
-    hostReady: false, outbox, inflight: new Set(), attached: new Set(), attaching: new Map(), commits: new Map(), starts: new Map(), idle: new Set(), labTab: null,
+    hostReady: false, outbox, inflight: new Set(), attached: new Set(), attaching: new Map(), commits: new Map(), starts: new Map(), prerendered: new Map(), idle: new Set(), labTab: null,
     labStart: "none", apply: IDLE_APPLY, welcome: "none",
   };
 }

@@ -185,3 +185,18 @@ def test_show_says_a_missed_page_was_left_before_the_attach(tmp_path: Path) -> N
     code, out, _ = run("show", missed["id"][:8], "--db", str(path))
     assert code == 0 and "committed and left before the attach" in out, out
     assert "requests_before_attach" in out
+
+
+def test_show_says_a_prerender_page_was_shown_from_its_prerender(tmp_path: Path) -> None:
+    """A ``prerender`` record (an activation, src/cdp/missed.ts) is listed and shown, and says
+    what it is and that its requests are in no record."""
+    path = tmp_path / "prerender.db"
+    conn = open_rw(path, now_ms=NOW)
+    shown = make_record(0, seed=34)
+    shown["page"].update(kind="prerender", not_seen=["requests_before_attach"])
+    ingest(conn, parse_record(shown), {}, NOW)
+    conn.close()
+    code, out, _ = run("navigations", "--db", str(path), "--json")
+    assert code == 0 and [r["id"] for r in json.loads(out)] == [shown["id"]]
+    code, out, _ = run("show", shown["id"][:8], "--db", str(path))
+    assert code == 0 and "shown from a prerender" in out and "aborted" not in out, out

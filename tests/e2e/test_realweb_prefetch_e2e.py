@@ -9,7 +9,7 @@ commit before the debugger's attach at that navigation is done. Checked against 
 log: the prefetch is the first page's request, on its connection, with its bytes; the page it
 served has its own record (not ``missed``), with its image, and no byte of its document on the
 wire. A rule added after a page's record, when no debugger is attached, does prerender: the
-activated page's record is ``missed``. Cost: one browser start, about 25 s.
+activated page's record is of kind ``prerender``. Cost: one browser start, about 25 s.
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from scripts.devkit.caddylog import read_hits
+from scripts.devkit.cdp import evaluate
 from scripts.devkit.drive import driven_everyday
 from scripts.devkit.realweb import RealWeb, serve_realweb
 from scripts.devkit.realweb_truth import Page, aborted_hits, contract, pages, request_diff
@@ -28,6 +29,8 @@ from scripts.devkit.realweb_truth import Page, aborted_hits, contract, pages, re
 pytestmark = pytest.mark.e2e
 
 STEPS = ("prefetch", "prefetched", "later")
+ACTIVATION: dict[str, Any] = {}
+"""The activated page's Navigation Timing, read in it after its activation."""
 
 
 @pytest.fixture(scope="module")
@@ -48,9 +51,17 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealWeb, 
         steps["later"] = d.step("later", lambda: tab.append(d.cdp.send(
             "Target.createTarget", {"url": site.url("/prerender/later.html")})["targetId"]), 1)
         time.sleep(max(0.0, steps["later"].started + 7.5 - time.time()))
+        # the page's own word that it was activated, and when (a DevTools client attached now,
+        # after the activation, changes nothing of it)
+        shown = d.cdp.send("Target.attachToTarget", {"targetId": tab[0], "flatten": True})
+        truth = evaluate(d.cdp, shown["sessionId"], "(() => { const n = performance"
+                         ".getEntriesByType('navigation')[0]; return {url: location.href, "
+                         "activationStart: n.activationStart, timeOrigin: performance.timeOrigin}"
+                         "})()")
         steps["activated"] = d.step("activated", lambda: d.cdp.send(
             "Target.closeTarget", {"targetId": tab[0]}), 1)
     hits = read_hits(site.access_log)
+    ACTIVATION.update(truth)
     yield site, pages(db, steps, hits, aborted_hits(site.backend_log, hits))
 
 
@@ -107,19 +118,28 @@ def test_the_page_the_prefetch_served_has_its_own_record(
     assert all(r["status"] == 200 and r["connection_id"] is not None for r in image), image
 
 
-def test_a_prerender_after_the_record_is_activated_and_missed(
+def test_a_prerender_after_the_record_is_activated_and_recorded_as_shown(
         loaded: tuple[RealWeb, dict[str, Page]]) -> None:
     """The rule came after later.html's record, while no debugger was attached: Chromium
     prerendered next.html (caddy served it and its image before the navigation, 6 s after the
-    load), then activated it. The recorder, attached at that navigation, sees no request of it and
-    no document: its record is `missed` (docs/RECORD.md), and the prerender's requests are in no
-    record."""
+    load), then activated it (the page's own ``activationStart``). The recorder, attached at that
+    navigation, sees no request of it and no document; its record is of kind ``prerender``, from
+    webNavigation (docs/RECORD.md "Kinds"): not aborted, started at the activation, no request,
+    the prerender's requests declared not seen (they are in no record)."""
     later, activated = loaded[1]["later"], loaded[1]["activated"]
     assert contract(later.nav("/prerender/later.html"), "late_attach") != "missed"
     # the prerender's fetches came in the step that opened the page, before its navigation
     served = {h.uri for h in later.hits}
     assert {"/prerender/next.html", "/prerender/next.png"} <= served, later.hits
     assert not [r["url"] for r in later.requests() if "/next." in r["url"]]
+    assert ACTIVATION["url"].endswith("/prerender/next.html") and ACTIVATION["activationStart"] > 0
     nav = activated.nav("/prerender/next.html")
-    assert contract(nav, "late_attach") == "missed" and nav["requests"] == [], nav
+    assert contract(nav, "kind") == "prerender" and nav["requests"] == [], nav
+    assert not nav["aborted"] and contract(nav, "late_attach") is None, nav
+    assert not contract(nav, "incomplete") and nav["load_ms"] is None, nav
+    assert "requests_before_attach" in contract(nav, "not_seen"), nav
+    # started at the activation (webNavigation's clock against the page's: within 100 ms), not at
+    # the prerender's start, 2 s before it
+    activation_ms = ACTIVATION["timeOrigin"] + ACTIVATION["activationStart"]
+    assert abs(nav["started_at_ms"] - activation_ms) < 100, (nav["started_at_ms"], ACTIVATION)
     assert not activated.hits, activated.hits

@@ -110,6 +110,18 @@ describe("log tap: cuts", () => {
     expect(tap.records([rec], false)[0]?.events).toEqual([]);
   });
 
+  it("gives no log to a record made from webNavigation alone (missed, a prerender's activation): no replay makes it", () => {
+    const tap = new LogTap();
+    const missed = { id: "m", requests: [], page: { late_attach: "missed" } } as unknown as NavigationRecord;
+    const shown = { id: "p", requests: [], page: { kind: "prerender", late_attach: null } } as unknown as NavigationRecord;
+    const [start, x] = [ev("S.s"), ev("X.x")];
+    tap.event(start, false);
+    tap.event(x, true);
+    expect(tap.records([missed, shown], false)).toEqual([]);
+    // the events stay for the record they belong to
+    expect(tap.records([missed, rec], false).map((l) => [l.record.id, l.events])).toEqual([["r", [start, x]]]);
+  });
+
   it("keeps no log past MAX_EVENTS, and starts afresh after", () => {
     const tap = new LogTap();
     for (let i = 0; i <= MAX_EVENTS; i++) tap.event(ev("A.a"), true);

@@ -46,6 +46,21 @@ describe("missed commits", () => {
     expect(m.close()).toEqual([]);
   });
 
+  it("a prerender's activation is a record of its own kind: complete, not aborted, no request, the prerender's declared", () => {
+    const { m, rec } = setup();
+    // shown, then left for a page the recorder saw: its record comes before that page's
+    m.expect([{ url: `${A}/next.html`, at: 2_014, startedAt: 2_000, activation: true }, { url: `${A}/after.html`, at: 9_000 }]);
+    const out = m.pass([rec("after", "/after.html")]);
+    expect(ids(out)).toEqual(["m1", "after"]);
+    expect(out[0]?.page).toMatchObject({ url: A, started_at_ms: 2_000, kind: "prerender", late_attach: null, aborted: false,
+      incomplete: false, incomplete_reasons: [], not_seen: ["requests_before_attach"] });
+    expect([out[0]?.requests, out[0]?.connections, out[0]?.hosts]).toEqual([[], [], []]);
+    expect(Object.values(out[0]?.milestones ?? {}).every((v) => v === null)).toBe(true);
+    // one still waiting at the close: the same
+    m.expect([{ url: `${A}/n2.html`, at: 5_000, activation: true }]);
+    expect(m.close().map((r) => [r.page.kind, r.page.aborted, r.page.started_at_ms])).toEqual([["prerender", false, 5_000]]);
+  });
+
   it("a missed page starts when its navigation did, if known", () => {
     const { m } = setup();
     m.expect([{ url: `${A}/s`, at: 1_000, startedAt: 950 }]);

@@ -153,6 +153,32 @@ describe("worker core: what to attach", () => {
     expect(gone.s.starts.size).toBe(0);
   });
 
+  it("a top-level commit of a document first committed in a prerendering frame is its activation", () => {
+    // as Chromium 156 reported a prerender of /prerender/later.html's rule (diagnosed 2026-11-29):
+    // the prerender's commit in frame 6 ("prerender"), then, 2 s later, frame 0's onBeforeNavigate
+    // and a commit of the same documentId
+    const next = tab(4, "https://a.test/next.html");
+    const { fx, s } = run(state(), [
+      { type: "prerendered", tabId: 4, documentId: "D1" }, { type: "prerendered", tabId: 4, documentId: "D1" },
+      { type: "before_navigate", tab: next, at: 2_000 }, { type: "committed", tab: next, at: 2_014, backForward: false, documentId: "D1" },
+      { type: "attached", tabId: 4 },
+      // the same document again (no longer prerendered), and another tab's commit of that id
+      { type: "committed", tab: next, at: 3_000, backForward: false, documentId: "D1" },
+      { type: "committed", tab: tab(5, next.url), at: 3_100, backForward: false, documentId: "D1" },
+    ]);
+    expect(of(fx, "expect_commits")).toEqual([
+      { type: "expect_commits", tabId: 4, commits: [{ url: next.url, at: 2_014, startedAt: 2_000, activation: true }] },
+      { type: "expect_commits", tabId: 4, commits: [{ url: next.url, at: 3_000, startedAt: 2_000 }] },
+    ]);
+    expect(s.prerendered.get(4)).toEqual([]);
+    // a plain commit carries no activation; a tab's prerendered documents are few and go with it
+    const plain = run(state(), [{ type: "committed", tab: tab(4), at: 1_000, backForward: false, documentId: "D2" }, { type: "attached", tabId: 4 }]);
+    expect(of(plain.fx, "expect_commits")[0]?.commits).toEqual([{ url: HTTPS, at: 1_000 }]);
+    const many = run(state(), Array.from({ length: 12 }, (_, i): WorkerEvent => ({ type: "prerendered", tabId: 4, documentId: `P${i}` })));
+    expect(many.s.prerendered.get(4)).toEqual(["P4", "P5", "P6", "P7", "P8", "P9", "P10", "P11"]);
+    expect(run(many.s, [{ type: "removed", tabId: 4 }]).s.prerendered.size).toBe(0);
+  });
+
   it("an attach at the commit carries that commit, and a refused attach's commits go to its retry", () => {
     const atCommit = run(state(), [{ type: "committed", tab: tab(4), at: 1_000, backForward: false }, { type: "attached", tabId: 4 }]);
     expect(of(atCommit.fx, "expect_commits")).toEqual([{ type: "expect_commits", tabId: 4, commits: [{ url: HTTPS, at: 1_000 }] }]);

@@ -22,7 +22,7 @@ APPLIED_NAMES = (
     "m006_research_views", "m007_policy_rule_ids", "m008_late_attach", "m009_fairness",
     "m010_cc_probes", "m011_contributions", "m012_visual_metrics", "m013_real_web",
     "m014_navigation_logs", "m015_paths", "m016_flow_servers", "m017_fairness_start",
-    "m018_late_attach_missed",
+    "m018_late_attach_missed", "m019_kind_prerender",
 )
 
 
@@ -92,8 +92,8 @@ def test_flows_stored_before_server_ip_keep_their_counts(tmp_path: Path) -> None
                  "attempt, status, started_at_ms, wall_ms, command_line) VALUES "
                  "('l', 'c', 'p', 'h2', 'wifi', 1, 0, 1, 'ok', 0, 1, 'chromium')")
     conn.execute("INSERT INTO flows VALUES ('l', 'tcp', 40001, 443, 3000, 100, 3, 2, 1, 2)")
-    assert apply_migrations(conn, NOW) == ["m016_flow_servers", "m017_fairness_start",
-                                           "m018_late_attach_missed"]
+    assert apply_migrations(conn, NOW) == list(APPLIED_NAMES[APPLIED_NAMES.index(
+        "m016_flow_servers"):])
     row = conn.execute("SELECT server_ip, bytes_down, last_ns FROM flows").fetchone()
     assert tuple(row) == ("", 3000, 2)
     conn.execute("INSERT INTO flows VALUES ('l', 'tcp', 40001, '198.18.6.3', 443, 1, 1, 1, 1, "
@@ -227,45 +227,63 @@ def test_failed_navigation_columns(tmp_path: Path) -> None:
     assert [tuple(r) for r in rows] == [(1, "net::ERR_CONNECTION_REFUSED"), (1, "aborted")]
 
 
-def test_late_attach_missed_is_accepted_after_m018_and_older_rows_are_kept(tmp_path: Path) -> None:
-    """``m018_late_attach_missed`` widens the column's CHECK in place: a row stored before keeps
-    its value, ``missed`` is stored after, anything else is still refused, and the views over
-    ``navigations`` still read."""
+def _before(name: str) -> tuple[Any, ...]:
+    """The migrations before ``name``."""
+    return MIGRATIONS[:[n for n, _ in MIGRATIONS].index(name)]
+
+
+WIDENED = [
+    # (migration, column, a value stored before it, the value it allows, its CHECK's list edited)
+    ("m018_late_attach_missed", "late_attach", "commit", "missed",
+     ("'response', 'commit'", "'commit', 'response'")),
+    ("m019_kind_prerender", "kind", "bfcache", "prerender",
+     ("'soft', 'bfcache'", "'bfcache', 'soft'")),
+]
+
+
+@pytest.mark.parametrize(("migration", "column", "kept", "allowed", "edit"), WIDENED)
+def test_a_widened_check_accepts_its_value_after_its_migration_and_older_rows_are_kept(
+        tmp_path: Path, migration: str, column: str, kept: str, allowed: str,
+        edit: tuple[str, str]) -> None:
+    """m018 (``late_attach`` may be ``missed``) and m019 (``kind`` may be ``prerender``) widen a
+    column's CHECK in place: a row stored before keeps its value, the new value is stored after,
+    anything else is still refused, and the views over ``navigations`` still read."""
     conn = sqlite3.connect(tmp_path / "p.db", isolation_level=None)
-    apply_migrations(conn, NOW, MIGRATIONS[:-1])
+    apply_migrations(conn, NOW, _before(migration))
     old = make_record(2)
-    old["page"]["late_attach"] = "commit"
+    old["page"][column] = kept
     ingest(conn, parse_record(old), {}, NOW)
-    missed = make_record(0)
-    missed["page"]["late_attach"] = "missed"
+    new = make_record(0)
+    new["page"][column] = allowed
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
-        ingest(conn, parse_record(missed), {}, NOW)
-    assert apply_migrations(conn, NOW) == ["m018_late_attach_missed"]
-    ingest(conn, parse_record(missed), {}, NOW)
-    stored = dict(conn.execute("SELECT id, late_attach FROM navigations").fetchall())
-    assert stored == {old["id"]: "commit", missed["id"]: "missed"}
+        ingest(conn, parse_record(new), {}, NOW)
+    assert apply_migrations(conn, NOW, MIGRATIONS[:len(_before(migration)) + 1]) == [migration]
+    ingest(conn, parse_record(new), {}, NOW)
+    stored = dict(conn.execute(f"SELECT id, {column} FROM navigations").fetchall())
+    assert stored == {old["id"]: kept, new["id"]: allowed}
     assert count(conn, "navigation_summary") == 2
     with pytest.raises(sqlite3.IntegrityError, match="CHECK"):
-        conn.execute("UPDATE navigations SET late_attach = 'other' WHERE id = ?", (old["id"],))
+        conn.execute(f"UPDATE navigations SET {column} = 'other' WHERE id = ?", (old["id"],))
     assert [r[0] for r in conn.execute("PRAGMA integrity_check")] == ["ok"]
 
 
-def test_m018_refuses_a_navigations_table_it_does_not_know_and_changes_nothing(
-        tmp_path: Path) -> None:
-    """A ``late_attach`` column defined otherwise than m008 made it (edited by hand): m018 stops
+@pytest.mark.parametrize(("migration", "column", "kept", "allowed", "edit"), WIDENED)
+def test_a_widening_refuses_a_navigations_table_it_does_not_know_and_changes_nothing(
+        tmp_path: Path, migration: str, column: str, kept: str, allowed: str,
+        edit: tuple[str, str]) -> None:
+    """A column defined otherwise than the store made it (edited by hand): the migration stops
     with its error, and its transaction leaves the schema and ``_migrations`` as they were."""
     conn = sqlite3.connect(tmp_path / "p.db", isolation_level=None)
-    apply_migrations(conn, NOW, MIGRATIONS[:-1])
+    apply_migrations(conn, NOW, _before(migration))
     version = conn.execute("PRAGMA schema_version").fetchone()[0]
     conn.execute("PRAGMA writable_schema = ON")
-    conn.execute("UPDATE sqlite_master SET sql = replace(sql, \"'response', 'commit'\", "
-                 "\"'commit', 'response'\") WHERE name = 'navigations'")
+    conn.execute("UPDATE sqlite_master SET sql = replace(sql, ?, ?) WHERE name = 'navigations'",
+                 edit)
     conn.execute(f"PRAGMA schema_version = {version + 1}")
     conn.execute("PRAGMA writable_schema = OFF")
     before = conn.execute("SELECT sql FROM sqlite_master WHERE name = 'navigations'").fetchone()
-    with pytest.raises(sqlite3.DatabaseError, match="late_attach: unexpected definition"):
+    with pytest.raises(sqlite3.DatabaseError, match=f"{column}: unexpected definition"):
         apply_migrations(conn, NOW)
     assert conn.execute("SELECT sql FROM sqlite_master WHERE name = 'navigations'").fetchone() \
         == before
-    assert "m018_late_attach_missed" not in {r[0] for r in conn.execute(
-        "SELECT name FROM _migrations")}
+    assert migration not in {r[0] for r in conn.execute("SELECT name FROM _migrations")}

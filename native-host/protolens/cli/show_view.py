@@ -80,7 +80,9 @@ def show_view(rec: NavigationRecord) -> ShowView:
             ("VC85", m.visual_complete_85_ms), ("VC99", m.visual_complete_99_ms),
             ("last visual change", m.last_visual_change_ms))))
     notes = [x for x in (
-        f"{page.kind} navigation" if page.kind not in (None, "navigation") else None,
+        ("shown from a prerender (its requests came during the prerender, before the attach: "
+         "none recorded, docs/RECORD.md)" if page.kind == "prerender" else
+         f"{page.kind} navigation") if page.kind not in (None, "navigation") else None,
         page.error, "aborted" if page.aborted else None, "warm" if page.warm else None,
         ("late_attach missed (committed and left before the attach: no request seen, "
          "docs/RECORD.md)" if page.late_attach == "missed" else

@@ -22,9 +22,10 @@ FAMILIES = ("h1", "h2", "h3")
 LATE_ATTACH = ("response", "commit", "missed")
 """``page.late_attach`` when not null (docs/RECORD.md "Late attach"); ``missed``: a document
 committed and left while the debugger was attaching, known from webNavigation alone."""
-PAGE_KINDS = ("navigation", "soft", "bfcache")
+PAGE_KINDS = ("navigation", "soft", "bfcache", "prerender")
 """``page.kind``: a document load, a same-document navigation by the History API (a single-page
-app's route change), a back/forward-cache restore (docs/RECORD.md "Kinds")."""
+app's route change), a back/forward-cache restore, a page shown from a prerender (its activation;
+docs/RECORD.md "Kinds")."""
 INCOMPLETE_REASONS = ("aborted", "no_load_event", "load_event_missed", "unfinished_requests",
                       "cap_after_load", "stopped")
 """``page.incomplete_reasons`` items (docs/RECORD.md "Incomplete records")."""

@@ -64,7 +64,8 @@ class Page:
     """``None`` if the main document was seen from its request; ``response`` or ``commit`` if
     the extension attached while the navigation was under way (docs/RECORD.md, "Late attach")."""
     kind: str | None = None
-    """``navigation`` | ``soft`` | ``bfcache`` (docs/RECORD.md "Kinds"); None in older records."""
+    """``navigation`` | ``soft`` | ``bfcache`` | ``prerender`` (docs/RECORD.md "Kinds"); None in
+    older records."""
     incomplete: bool | None = None
     """Something of the load is missing or was cut (``incomplete_reasons``); None in older
     records."""

@@ -20,6 +20,7 @@ from protolens.store.migrations_later import (
     m016_flow_servers,
     m017_fairness_start,
     m018_late_attach_missed,
+    m019_kind_prerender,
 )
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -316,5 +317,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m016_flow_servers", m016_flow_servers),
     ("m017_fairness_start", m017_fairness_start),
     ("m018_late_attach_missed", m018_late_attach_missed),
+    ("m019_kind_prerender", m019_kind_prerender),
 )
 """Every migration in order. Append only."""

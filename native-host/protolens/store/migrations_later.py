@@ -164,12 +164,30 @@ def m018_late_attach_missed(conn: sqlite3.Connection) -> None:
     Schema Changes", the ``writable_schema`` procedure), instead of rebuilding the table and the
     views over it; ``PRAGMA integrity_check`` is run after, and any row it finds fails the
     migration."""
-    old = "CHECK (late_attach IN ('response', 'commit'))"
-    new = "CHECK (late_attach IN ('response', 'commit', 'missed'))"
+    _widen_navigations_check(conn, "late_attach", "m018",
+                             "CHECK (late_attach IN ('response', 'commit'))",
+                             "CHECK (late_attach IN ('response', 'commit', 'missed'))")
+
+
+def m019_kind_prerender(conn: sqlite3.Connection) -> None:
+    """``navigations.kind`` may be ``prerender``: a page shown from a prerender (its activation),
+    recorded from webNavigation alone (docs/RECORD.md "Kinds"). The CHECK is widened in place,
+    as m018 did."""
+    _widen_navigations_check(conn, "kind", "m019",
+                             "CHECK (kind IN ('navigation', 'soft', 'bfcache'))",
+                             "CHECK (kind IN ('navigation', 'soft', 'bfcache', 'prerender'))")
+
+
+def _widen_navigations_check(conn: sqlite3.Connection, column: str, migration: str, old: str,
+                             new: str) -> None:
+    """Rewrites one CHECK of ``navigations`` from ``old`` to ``new`` in place (SQLite's
+    ``writable_schema`` procedure for CHECK changes); stops, changing nothing, unless ``old``
+    occurs exactly once in the table's definition, and fails unless the integrity check after it
+    passes."""
     sql = conn.execute("SELECT sql FROM sqlite_master WHERE type = 'table' "
                        "AND name = 'navigations'").fetchone()[0]
     if sql.count(old) != 1:
-        raise sqlite3.DatabaseError("navigations.late_attach: unexpected definition")
+        raise sqlite3.DatabaseError(f"navigations.{column}: unexpected definition")
     version = conn.execute("PRAGMA schema_version").fetchone()[0]
     conn.execute("PRAGMA writable_schema = ON")
     try:
@@ -180,4 +198,4 @@ def m018_late_attach_missed(conn: sqlite3.Connection) -> None:
         conn.execute("PRAGMA writable_schema = OFF")
     problems = [r[0] for r in conn.execute("PRAGMA integrity_check")]
     if problems != ["ok"]:
-        raise sqlite3.DatabaseError(f"integrity check after m018: {problems[:3]}")
+        raise sqlite3.DatabaseError(f"integrity check after {migration}: {problems[:3]}")
