@@ -211,6 +211,16 @@ Object.assign(SCENARIOS, {
       return [first, await c.settle(`${c.site.origin}/prerender/next.html`)];
     },
   },
+  // a page that sends a beacon and a keepalive fetch at pagehide (analytics' last moment), then a
+  // click to the next page: the two go while next.html loads, after the first page's record
+  "rw-unload": {
+    flags: H2, realweb: true,
+    run: async (c) => {
+      const first = await c.nav(`${c.site.origin}/unload/`);
+      await evaluate(c, "document.getElementById('next').click(), true");
+      return [first, await c.settle(`${c.site.origin}/unload/next.html`)];
+    },
+  },
 } satisfies Record<string, Scenario>);
 
 /** Events the recorder's minifier (src/cdp/minify.ts KEPT_METHODS) drops today but the real-web

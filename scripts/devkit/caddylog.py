@@ -37,6 +37,8 @@ class Hit:
     resumed: bool = False
     """The request came on a TLS session resumed from an earlier one (caddy's
     ``request.tls.resumed``; not logged over HTTP/3)."""
+    referer: str = ""
+    """The request's ``Referer`` header ("" without one): the document that sent it."""
 
 
 def _port(host: str) -> int | None:
@@ -72,7 +74,8 @@ def read_hits(path: Path, start: int = 0, end: int | None = None) -> list[Hit]:
                         duration=float(entry.get("duration", 0.0)),
                         worker_script=(req.get("headers") or {}).get("Service-Worker")
                         == ["script"],
-                        resumed=bool((req.get("tls") or {}).get("resumed", False))))
+                        resumed=bool((req.get("tls") or {}).get("resumed", False)),
+                        referer=((req.get("headers") or {}).get("Referer") or [""])[0]))
     return hits
 
 

@@ -16,7 +16,8 @@ https), 103 Early Hints, preload/prefetch/CORS/data:/blob:, cacheable objects, a
 a soft navigation, a back/forward-cache restore, window.stop(), a page that never loads, a
 download, a page that never stops moving (/anim/), a speculation rule's prerender (/prerender/,
 with a click; auto.html, navigating by script; later.html, adding its rule after its record: a
-debugged tab prefetches instead).
+debugged tab prefetches instead), a page that sends a beacon and a keepalive fetch as it is left
+(/unload/).
 Nothing is cacheable (``no-store``) except /cache/* (max-age=3600) and /bf/* (a no-store document
 is never put in the back/forward cache: web.dev "bfcache", Cache-Control: no-store).
 """
@@ -55,6 +56,7 @@ IMAGES = {
     "a.test/spa/v1.png": 5000, "a.test/spa/v2.png": 6000,
     "a.test/bf/one.png": 5000,
     "a.test/anim/a.png": 5000, "a.test/prerender/next.png": 5000,
+    "a.test/unload/u.png": 4000, "a.test/unload/n.png": 4500,
     "a.test/stop/ok.png": 3000, "a.test/hang/ok.png": 3000,
     **{f"d.test/altsvc/e{n}.png": 6000 for n in (1, 2)},
     **{f"d.test/altsvc/late{n}.png": 12000 for n in (1, 2, 3, 4)},

@@ -65,6 +65,10 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         ("window-stop", nav("/stop/"), 1, 0.0),
         ("user-stop", stop_later, 1, 0.0),
         ("download", nav("/download/"), 1, 1.0),
+        # a page that sends a beacon and a keepalive fetch as it is left (pagehide), then a
+        # click to the next page: those two are the first page's, sent while the next one loads
+        ("unload", nav("/unload/"), 1, 0.0),
+        ("unload-next", lambda: d.js("document.getElementById('next').click(), true"), 1, 0.5),
         # last: while the recorder takes console time for its clock, every record after this
         # page's would end at once (the noisy twin is still compared with the quiet one)
         ("console-noisy", nav("/console/noisy.html"), 1, 0.0),

@@ -19,6 +19,10 @@ from urllib.parse import urlsplit
 from scripts.devkit.caddylog import Hit
 from scripts.devkit.drive import Step
 
+LEFT = ("/beacon?on=pagehide", "/beacon?on=keepalive")
+"""What /unload/ sends at pagehide (a beacon, a keepalive fetch, to e.test): the page being left
+sends them while the next one loads, after its own record ended (realweb_www/a.test/unload)."""
+
 
 @dataclass
 class Page:
@@ -33,6 +37,9 @@ class Page:
     """No record came within the step's time (devkit/drive.py Step.timed_out)."""
     aborted: list[Hit] = field(default_factory=list)
     """Requests the backend got that caddy never logged (aborted responses: no client port)."""
+    left: list[Hit] = field(default_factory=list)
+    """Requests begun during the step that the page before sent as it was left (``LEFT``), not
+    in ``hits``: no record holds them."""
 
     def nav(self, path: str) -> dict[str, Any]:
         """The record whose URL's path (and query) is ``path``."""
@@ -94,11 +101,12 @@ def pages(db: Path, steps: dict[str, Step], hits: list[Hit], aborted: list[Hit]
         # a worker script fetched from a host none of the step's pages is on: the browser
         # checking another site's registration for an update after a load it controlled
         # (Chromium does so a few seconds later), not a request of this step's page
-        out[step.name] = Page(step.name, navs,
-                              [h for h in hits if step.started <= h.start < end
-                               and not (h.worker_script and h.host not in hosts)],
+        during = [h for h in hits if step.started <= h.start < end
+                  and not (h.worker_script and h.host not in hosts)]
+        out[step.name] = Page(step.name, navs, [h for h in during if h.uri not in LEFT],
                               step.ended - step.started, step.timed_out,
-                              [h for h in aborted if step.started <= h.start < end])
+                              [h for h in aborted if step.started <= h.start < end],
+                              [h for h in during if h.uri in LEFT])
     return out
 
 

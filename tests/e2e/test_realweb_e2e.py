@@ -52,7 +52,8 @@ ARMS = ("h1", "h2", "h3")
 ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "frame", "workers",
             "stream", "redirect-script", "redirect-meta", "redirect-chain", "http-to-https",
             "early-hints", "misc", "cache-cold", "cache-memory", "altsvc", "cache-disk", "soft",
-            "bf-one", "bf-two", "bf-back", "window-stop", "user-stop", "download")
+            "bf-one", "bf-two", "bf-back", "window-stop", "user-stop", "download", "unload",
+            "unload-next")
 """Every page step: the requests recorded must be the requests caddy served during it."""
 MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy.html",
         "sw-install": "/sw/", "sw-controlled": "/sw/", "frame": "/frame/",
@@ -61,7 +62,8 @@ MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy
         "cache-cold": "/cache/", "cache-memory": "/cache/", "cache-disk": "/cache/",
         "altsvc": "/altsvc/", "soft": "/spa/", "bf-one": "/bf/one.html", "bf-two": "/bf/two.html",
         "download": "/download/", "redirect-script": "/redir/landing.html?from=script",
-        "redirect-meta": "/redir/landing.html?from=meta"}
+        "redirect-meta": "/redir/landing.html?from=meta", "unload": "/unload/",
+        "unload-next": "/unload/next.html"}
 """The record of the page each step loads (by URL path), whose milestones must be there."""
 
 
@@ -342,6 +344,25 @@ def test_a_download_is_counted_not_navigated(arms: dict[str, Arm], arm: str) -> 
     assert contract(page.navs[0], "downloads") == 1
     assert "download_transfers" in contract(page.navs[0], "not_seen")
     assert [h.size for h in page.hits if h.uri == "/download/file.bin"] == [20_000]
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_beacons_sent_as_a_page_is_left_are_not_the_next_pages(arms: dict[str, Arm],
+                                                                arm: str) -> None:
+    """/unload/ sends a beacon and a keepalive fetch at pagehide, as analytics and RUM scripts
+    do; the click to next.html makes them go while next.html loads. caddy served both, with the
+    first page as their Referer (the document that sent them), during the click's step, and
+    next.html's record holds neither (the general tests hold it to the step's other requests:
+    realweb_truth LEFT). The first page's record had ended (the lab's quiet) and does not take
+    them either."""
+    page = arms[arm].pages["unload-next"]
+    first = arms[arm].site.url("/unload/")
+    assert sorted((h.host, h.uri, h.method, h.status, h.referer) for h in page.left) == [
+        ("e.test", "/beacon?on=keepalive", "POST", 204, first),
+        ("e.test", "/beacon?on=pagehide", "POST", 204, first)]
+    assert [n["url"] for n in page.navs] == [arms[arm].site.url("/unload/next.html")]
+    for name in ("unload", "unload-next"):
+        assert not [r for r in arms[arm].pages[name].requests() if "/beacon" in r["url"]], name
 
 
 @pytest.mark.parametrize("arm", ARMS)

@@ -641,3 +641,22 @@ describe("a speculation rule's prefetch, recorded from the start (fixture rw-pre
     expect(second?.connections.map((c) => c.bytes)).toEqual([image?.encoded_bytes]);
   });
 });
+
+describe("beacons a page sends as it is left (fixture rw-unload: the real-web /unload/, then a click)", () => {
+  const [first, second, ...more] = golden("rw-unload");
+
+  it("each page's record holds its own document and image, on the page's connection, and no beacon", () => {
+    // /unload/ sends a beacon and a keepalive fetch to e.test at pagehide; caddy served both while
+    // next.html loaded (tests/e2e/test_realweb_e2e.py, Referer /unload/), and Chromium 156 did not
+    // report either to the tab's session: the log holds no request of theirs
+    expect(more).toHaveLength(0);
+    expect(readLog("rw-unload").filter((e) => JSON.stringify(e.params).includes("/beacon"))).toEqual([]);
+    for (const [r, page, image] of [[first, "/unload/", "u.png"], [second, "/unload/next.html", "n.png"]] as const) {
+      expect(r?.page).toMatchObject({ kind: "navigation", aborted: false, incomplete: false });
+      expect(new URL(r?.page.url ?? "").pathname).toBe(page);
+      expect(r?.requests.map((q) => new URL(q.url).pathname.split("/").pop())).toEqual([page === "/unload/" ? "" : "next.html", image]);
+      expect(new Set(r?.requests.map((q) => q.connection_id)).size).toBe(1);
+      expect(r?.milestones.load_ms).toBeGreaterThan(0);
+    }
+  });
+});
