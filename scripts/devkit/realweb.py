@@ -17,7 +17,7 @@ a soft navigation, a back/forward-cache restore, window.stop(), a page that neve
 download, a page that never stops moving (/anim/), a speculation rule's prerender (/prerender/,
 with a click; auto.html, navigating by script; later.html, adding its rule after its record: a
 debugged tab prefetches instead), a page that sends a beacon and a keepalive fetch as it is left
-(/unload/).
+(/unload/), compressed text (/gzip/: a stylesheet, a script and a JSON fetch, gzip-encoded).
 Nothing is cacheable (``no-store``) except /cache/* (max-age=3600) and /bf/* (a no-store document
 is never put in the back/forward cache: web.dev "bfcache", Cache-Control: no-store).
 """
@@ -62,6 +62,11 @@ IMAGES = {
     **{f"d.test/altsvc/late{n}.png": 12000 for n in (1, 2, 3, 4)},
 }
 """Generated PNGs (host/path -> approximate bytes): random pixels, so they do not compress."""
+TEXTS = {"a.test/gzip/style.css": 40_000, "a.test/gzip/app.js": 30_000,
+         "a.test/gzip/data.json": 20_000}
+"""Generated text (host/path -> bytes), served gzip-encoded (the Caddyfile's ``encode``): words
+drawn at random from a small vocabulary, so it compresses about as real text does (3-5x) rather
+than to nothing."""
 DOWNLOAD_BYTES = 20_000
 
 CADDYFILE = """{{
@@ -107,6 +112,8 @@ a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port}, e.test:{port}, f.tes
   header @nostore Cache-Control "no-store"
   header /cache/* Cache-Control "max-age=3600"
   header /download/file.bin Content-Disposition "attachment; filename=file.bin"
+  @gzip path /gzip/*
+  encode @gzip gzip
   @backend path /ws /sse /hints/ /slow/* /beacon
   reverse_proxy @backend 127.0.0.1:{backend} {{
     flush_interval -1
@@ -160,6 +167,28 @@ def _png(seed: int, size: int) -> bytes:
     return buf.getvalue()
 
 
+WORDS = ("margin", "padding", "color", "border", "display", "flex", "grid", "none", "auto",
+         "block", "inline", "width", "height", "const", "return", "function", "value", "item",
+         "name", "page", "load", "true", "false", "null", "index", "count", "style", "font")
+
+
+def _text(seed: int, rel: str, size: int) -> str:
+    """``size`` bytes of text for ``rel`` (CSS, JavaScript or a JSON array), deterministic."""
+    rnd = random.Random(seed)
+    if rel.endswith(".json"):
+        item = '{{"{0}": "{1}", "n": {2}}},'
+    elif rel.endswith(".css"):
+        item = ".{0}-{2} {{ {1}: {2}px; }}\n"
+    else:
+        item = "var {0}_{2} = {2}; // {1}\n"
+    parts, length = [], 0
+    while length < size - 64:
+        parts.append(item.format(rnd.choice(WORDS), rnd.choice(WORDS), rnd.randrange(100_000)))
+        length += len(parts[-1])
+    body = "[" + "".join(parts).rstrip(",") + "]" if rel.endswith(".json") else "".join(parts)
+    return body + " " * (size - len(body))
+
+
 def build_www(dest: Path, port: int) -> dict[str, int]:
     """Copy the static tree into ``dest`` with ``{PORT}`` filled in, and generate the binaries."""
     shutil.copytree(WWW, dest)
@@ -170,6 +199,8 @@ def build_www(dest: Path, port: int) -> dict[str, int]:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         (dest / rel).write_bytes(_png(i, size))
     (dest / "a.test/download/file.bin").write_bytes(random.Random(7).randbytes(DOWNLOAD_BYTES))
+    for i, (rel, size) in enumerate(sorted(TEXTS.items())):
+        (dest / rel).write_text(_text(i, rel, size))
     files = {}
     for path in sorted(dest.rglob("*")):
         if path.is_file():

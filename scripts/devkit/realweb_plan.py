@@ -54,6 +54,7 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         ("http-to-https", nav("/redir/plain.html", http=True), 1, 0.0),
         ("early-hints", nav("/hints/"), 1, 0.0),
         ("misc", nav("/misc/"), 1, 0.0),
+        ("gzip", nav("/gzip/"), 1, 0.0),
         ("cache-cold", nav("/cache/"), 1, 0.0),
         ("cache-memory", nav("/cache/"), 1, 0.0),
         ("altsvc", nav("/altsvc/", "d.test"), 1, 0.0),

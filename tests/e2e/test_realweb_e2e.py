@@ -25,13 +25,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
 from scripts.devkit.caddylog import read_hits
 from scripts.devkit.drive import driven_lab
 from scripts.devkit.netlog import WireConn, is_complete, read_connections
-from scripts.devkit.realweb import RealWeb, serve_realweb
+from scripts.devkit.realweb import TEXTS, RealWeb, serve_realweb
 from scripts.devkit.realweb_plan import FIRST, run_plan
 from scripts.devkit.realweb_truth import (
     Page,
@@ -51,14 +52,15 @@ pytestmark = pytest.mark.e2e
 ARMS = ("h1", "h2", "h3")
 ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "frame", "workers",
             "stream", "redirect-script", "redirect-meta", "redirect-chain", "http-to-https",
-            "early-hints", "misc", "cache-cold", "cache-memory", "altsvc", "cache-disk", "soft",
-            "bf-one", "bf-two", "bf-back", "window-stop", "user-stop", "download", "unload",
+            "early-hints", "misc", "gzip", "cache-cold", "cache-memory", "altsvc", "cache-disk",
+            "soft", "bf-one", "bf-two", "bf-back", "window-stop", "user-stop", "download", "unload",
             "unload-next")
 """Every page step: the requests recorded must be the requests caddy served during it."""
 MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy.html",
         "sw-install": "/sw/", "sw-controlled": "/sw/", "frame": "/frame/",
         "workers": "/workers/", "stream": "/stream/", "redirect-chain": "/redir/landing.html",
         "http-to-https": "/redir/plain.html", "early-hints": "/hints/", "misc": "/misc/",
+        "gzip": "/gzip/",
         "cache-cold": "/cache/", "cache-memory": "/cache/", "cache-disk": "/cache/",
         "altsvc": "/altsvc/", "soft": "/spa/", "bf-one": "/bf/one.html", "bf-two": "/bf/two.html",
         "download": "/download/", "redirect-script": "/redir/landing.html?from=script",
@@ -344,6 +346,24 @@ def test_a_download_is_counted_not_navigated(arms: dict[str, Arm], arm: str) -> 
     assert contract(page.navs[0], "downloads") == 1
     assert "download_transfers" in contract(page.navs[0], "not_seen")
     assert [h.size for h in page.hits if h.uri == "/download/file.bin"] == [20_000]
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_compressed_text_is_its_body_decoded_and_smaller_on_the_wire(arms: dict[str, Arm],
+                                                                     arm: str) -> None:
+    """/gzip/'s stylesheet, script and JSON fetch (generated text, realweb.py TEXTS) go
+    gzip-encoded, as real sites send their text. Each request's ``body_bytes`` is the file's own
+    size (decoded), and its ``encoded_bytes`` the compressed body caddy wrote (its log's ``size``)
+    plus the response's headers; the NetLog test above holds the connection's sum to the wire."""
+    page = arms[arm].pages["gzip"]
+    nav = page.nav("/gzip/")
+    written = {h.uri: h.size for h in page.hits}
+    for rel, size in TEXTS.items():
+        path = "/" + rel.split("/", 1)[1]
+        (r,) = [r for r in nav["requests"] if urlsplit(r["url"]).path == path]
+        assert r["body_bytes"] == size == arms[arm].site.files[rel], r
+        assert written[path] < size / 3, (path, written[path])  # it was compressed
+        assert 0 < r["encoded_bytes"] - written[path] < 600, (r, written[path])
 
 
 @pytest.mark.parametrize("arm", ARMS)
