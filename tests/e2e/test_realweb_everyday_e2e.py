@@ -9,7 +9,8 @@ the debugger attached at each navigation and let go once the tab is idle).
   kind "soft" with the requests the new view made;
 - a redirect by script: the page left behind is recorded too, and says so if it never loaded;
   when it committed and was left before the debugger's attach completed (about 1 run in 3 here),
-  its record comes from webNavigation's commit alone (``late_attach`` "missed", no request).
+  its record comes from webNavigation's commit alone (``late_attach`` "missed", no request);
+- gzip-encoded text, whose document may be joined at its commit (from Navigation Timing).
 Each page's requests are also checked against caddy's access log. Cost: one browser start,
 about 25 s.
 """
@@ -29,7 +30,7 @@ from scripts.devkit.realweb_truth import Page, aborted_hits, contract, key, page
 
 pytestmark = pytest.mark.e2e
 
-STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script")
+STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script", "gzip")
 
 
 @pytest.fixture(scope="module")
@@ -47,6 +48,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealWeb, 
             "soft": d.step("soft", nav("/spa/"), 1, settle_s=3.0),
             "redirect-script": d.step("redirect-script", nav("/redir/script.html"), 1,
                                       settle_s=3.0),
+            "gzip": d.step("gzip", nav("/gzip/"), 1),
         }
     hits = read_hits(site.access_log)
     yield site, pages(db, steps, hits, aborted_hits(site.backend_log, hits))
@@ -95,3 +97,31 @@ def test_script_redirect_records_both_documents(loaded: tuple[RealWeb, dict[str,
         # committed and left before the debugger's attach completed (src/cdp/missed.ts)
         assert first["requests"] == [] and first["load_ms"] is None, first
         assert "requests_before_attach" in contract(first, "not_seen")
+
+
+def test_a_compressed_document_is_its_body_decoded_seen_or_joined_late(
+        loaded: tuple[RealWeb, dict[str, Page]]) -> None:
+    """/gzip/'s document goes gzip-encoded (caddy's ``encode``). Its ``body_bytes`` is the file's
+    own size (decoded) however the recorder met it; its ``encoded_bytes`` is the compressed body
+    caddy wrote plus the response's headers when its ``loadingFinished`` was seen, and exactly the
+    compressed body when read from Navigation Timing (``encodedBodySize``: the body only,
+    docs/RECORD.md "Late attach"): always when joined at its commit, and when joined at its
+    response after its end (3 runs: one response join from Navigation Timing, two commit joins).
+    Its subresources, when recorded, are their files decoded."""
+    site, done = loaded
+    page = done["gzip"]
+    nav = page.nav("/gzip/")
+    written = {h.uri: h.size for h in page.hits}
+    (doc,) = [r for r in nav["requests"] if r["is_main_document"]]
+    assert doc["body_bytes"] == site.files["a.test/gzip/"] > written["/gzip/"], doc
+    headers = doc["encoded_bytes"] - written["/gzip/"]
+    if nav["late_attach"] == "commit":
+        assert headers == 0, doc
+    elif nav["late_attach"] == "response":
+        assert 0 <= headers < 600, doc
+    else:
+        assert 0 < headers < 600, doc
+    for r in nav["requests"]:
+        if not r["is_main_document"]:
+            path = key(r["url"], "GET")[2]
+            assert r["body_bytes"] == site.files["a.test" + path] > written[path], r
