@@ -221,6 +221,13 @@ Object.assign(SCENARIOS, {
       return [first, await c.settle(`${c.site.origin}/unload/next.html`)];
     },
   },
+  // objects sent with Cache-Control: no-cache, loaded three times: the later loads revalidate
+  // them (If-None-Match), and the server answers 304 Not Modified
+  "rw-reval": {
+    flags: H2, realweb: true,
+    run: async (c) => [await c.nav(`${c.site.origin}/reval/`), await c.nav(`${c.site.origin}/reval/`),
+      await c.nav(`${c.site.origin}/reval/`)],
+  },
 } satisfies Record<string, Scenario>);
 
 /** Events the recorder's minifier (src/cdp/minify.ts KEPT_METHODS) drops today but the real-web

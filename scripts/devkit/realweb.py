@@ -17,9 +17,11 @@ a soft navigation, a back/forward-cache restore, window.stop(), a page that neve
 download, a page that never stops moving (/anim/), a speculation rule's prerender (/prerender/,
 with a click; auto.html, navigating by script; later.html, adding its rule after its record: a
 debugged tab prefetches instead), a page that sends a beacon and a keepalive fetch as it is left
-(/unload/), compressed text (/gzip/: a stylesheet, a script and a JSON fetch, gzip-encoded).
-Nothing is cacheable (``no-store``) except /cache/* (max-age=3600) and /bf/* (a no-store document
-is never put in the back/forward cache: web.dev "bfcache", Cache-Control: no-store).
+(/unload/), compressed text (/gzip/: a stylesheet, a script and a JSON fetch, gzip-encoded), objects
+revalidated on each reuse (/reval/, Cache-Control no-cache: 304s).
+Nothing is cacheable (``no-store``) except /cache/* (max-age=3600), /reval/* (no-cache) and /bf/*
+(a no-store document is never put in the back/forward cache: web.dev "bfcache", Cache-Control:
+no-store).
 """
 
 from __future__ import annotations
@@ -57,6 +59,7 @@ IMAGES = {
     "a.test/bf/one.png": 5000,
     "a.test/anim/a.png": 5000, "a.test/prerender/next.png": 5000,
     "a.test/unload/u.png": 4000, "a.test/unload/n.png": 4500,
+    "a.test/reval/r1.png": 7000, "a.test/reval/r2.png": 8000,
     "a.test/stop/ok.png": 3000, "a.test/hang/ok.png": 3000,
     **{f"d.test/altsvc/e{n}.png": 6000 for n in (1, 2)},
     **{f"d.test/altsvc/late{n}.png": 12000 for n in (1, 2, 3, 4)},
@@ -108,9 +111,10 @@ a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port}, e.test:{port}, f.tes
   header @api Access-Control-Allow-Origin "https://a.test:{port}"
   header @api Access-Control-Allow-Headers "x-proto"
   respond @preflight 204
-  @nostore not path /cache/* /bf/*
+  @nostore not path /cache/* /bf/* /reval/*
   header @nostore Cache-Control "no-store"
   header /cache/* Cache-Control "max-age=3600"
+  header /reval/* Cache-Control "no-cache"
   header /download/file.bin Content-Disposition "attachment; filename=file.bin"
   @gzip path /gzip/*
   encode @gzip gzip

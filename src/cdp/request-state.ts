@@ -38,6 +38,9 @@ export interface Hop {
   endFromFrame?: boolean;
   /** A WebSocket's handshake status (its response is not a Network.Response). */
   handshakeStatus?: number;
+  /** The wire's answer was 304 Not Modified (Network.responseReceivedExtraInfo `statusCode`):
+   * Chromium reports a revalidated document's response as the cached 200 it shows. */
+  notModified?: boolean;
   /** A worker's script, fetched for the page (no loader of its own): its response and end come
    * on the worker's target, which the tab's session sees for a dedicated worker only. */
   workerScript?: boolean;
@@ -162,7 +165,7 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
     method: h.method,
     // 0 (no status, no port: e.g. a data: or opaque response) is null: the host takes 100-599
     // and 1-65535 (docs/RECORD.md "Limits")
-    status: r && r.status > 0 ? r.status : t && t.status > 0 ? t.status : h.handshakeStatus ?? null,
+    status: h.notModified === true ? 304 : r && r.status > 0 ? r.status : t && t.status > 0 ? t.status : h.handshakeStatus ?? null,
     mime_type: r?.mimeType || t?.mimeType || null,
     protocol: r?.protocol || t?.protocol || null,
     family: familyOf(r?.protocol || t?.protocol),

@@ -74,6 +74,11 @@ export class TabState {
    * before the Page event that caused them. */
   readonly orphans = new Map<string, Hop[]>();
 
+  /** Requests (by key) whose wire status was 304 before their response event came
+   * (Network.responseReceivedExtraInfo can come first, even before the request): their hop is
+   * marked `notModified` at its response. A few at a time; cleared past NOT_MODIFIED_KEPT. */
+  readonly notModified = new Set<string>();
+
   /** The unreduced URL of each record built (by id), the latest FULL_URLS_KEPT: the session
    * matches webNavigation's commits to its records by it (src/cdp/missed.ts). */
   readonly fullUrls = new Map<string, string>();

@@ -52,7 +52,8 @@ pytestmark = pytest.mark.e2e
 ARMS = ("h1", "h2", "h3")
 ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "frame", "workers",
             "stream", "redirect-script", "redirect-meta", "redirect-chain", "http-to-https",
-            "early-hints", "misc", "gzip", "cache-cold", "cache-memory", "altsvc", "cache-disk",
+            "early-hints", "misc", "gzip", "reval-cold", "reval-warm", "cache-cold", "cache-memory",
+            "altsvc", "cache-disk",
             "soft", "bf-one", "bf-two", "bf-back", "window-stop", "user-stop", "download", "unload",
             "unload-next")
 """Every page step: the requests recorded must be the requests caddy served during it."""
@@ -127,9 +128,13 @@ def _pairs(page: Page) -> list[tuple[dict[str, Any], Any]]:
 
 
 @pytest.mark.parametrize("arm", ARMS)
-def test_protocol_of_each_request_is_caddys(arms: dict[str, Arm], arm: str) -> None:
-    wrong = [(name, r["url"], r["family"], h.family) for name, page in arms[arm].pages.items()
-             for r, h in _pairs(page) if r["family"] != h.family]
+def test_protocol_and_status_of_each_request_are_caddys(arms: dict[str, Arm], arm: str) -> None:
+    """Each request's protocol and HTTP status against caddy's line for it: a revalidated
+    document's status included (/reval/'s second load: the wire's 304, where Chromium reports
+    the cached 200 it shows)."""
+    wrong = [(name, r["url"], r["family"], h.family, r["status"], h.status)
+             for name, page in arms[arm].pages.items() for r, h in _pairs(page)
+             if r["family"] != h.family or r["status"] != h.status]
     assert not wrong
     # every page's requests are checked above; this says the pairing found them: 91 network
     # requests per arm with a caddy hit (measured, all three arms)
@@ -364,6 +369,24 @@ def test_compressed_text_is_its_body_decoded_and_smaller_on_the_wire(arms: dict[
         assert r["body_bytes"] == size == arms[arm].site.files[rel], r
         assert written[path] < size / 3, (path, written[path])  # it was compressed
         assert 0 < r["encoded_bytes"] - written[path] < 600, (r, written[path])
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_a_revalidated_load_is_304s_with_the_cached_bodies(arms: dict[str, Arm], arm: str) -> None:
+    """/reval/ (Cache-Control no-cache) loaded twice: the second load revalidates its document
+    and objects, and caddy answers each with 304 Not Modified and no body. The record says 304
+    for each, the document too (Chromium reports it as the cached 200: the recorder reads the
+    wire's status from Network.responseReceivedExtraInfo), bytes on the wire the headers' only,
+    and the body each request got from the cache, the first load's."""
+    cold, warm = arms[arm].pages["reval-cold"], arms[arm].pages["reval-warm"]
+    assert sorted((h.uri, h.status) for h in warm.hits) == [
+        ("/reval/", 304), ("/reval/r.css", 304), ("/reval/r1.png", 304), ("/reval/r2.png", 304)]
+    body = {urlsplit(r["url"]).path: r["body_bytes"] for r in cold.nav("/reval/")["requests"]}
+    requests = warm.nav("/reval/")["requests"]
+    assert sorted((urlsplit(r["url"]).path, r["status"]) for r in requests) == sorted(
+        (h.uri, h.status) for h in warm.hits)
+    for r in requests:
+        assert 0 < r["encoded_bytes"] < 400 and r["body_bytes"] == body[urlsplit(r["url"]).path], r
 
 
 @pytest.mark.parametrize("arm", ARMS)

@@ -660,3 +660,49 @@ describe("beacons a page sends as it is left (fixture rw-unload: the real-web /u
     }
   });
 });
+
+describe("objects revalidated with the server (fixture rw-reval: the real-web /reval/, Cache-Control no-cache, loaded three times)", () => {
+  const loads = golden("rw-reval");
+
+  it("the later loads' requests say the wire's 304, with the headers' bytes on the wire and the cached body", () => {
+    expect(loads).toHaveLength(3);
+    const [cold, ...warm] = loads;
+    const body = new Map(cold?.requests.map((q) => [new URL(q.url).pathname, q.body_bytes]));
+    expect(cold?.requests.map((q) => q.status)).toEqual([200, 200, 200, 200]);
+    for (const r of warm) {
+      expect(r.requests.map((q) => [new URL(q.url).pathname, q.status])).toEqual(
+        ["/reval/", "/reval/r.css", "/reval/r1.png", "/reval/r2.png"].map((p) => [p, 304]));
+      for (const q of r.requests) {
+        expect(q.encoded_bytes).toBeLessThan(60); // the 304's HTTP/2 headers: no body crossed
+        expect(q.body_bytes).toBe(body.get(new URL(q.url).pathname));
+      }
+    }
+    // what Chromium reported for the revalidated documents: the cached 200 (their wire status is
+    // in Network.responseReceivedExtraInfo)
+    const docs = readLog("rw-reval").filter((e) => e.method === "Network.responseReceived" && e.params.type === "Document");
+    expect(docs.map((e) => e.method === "Network.responseReceived" ? e.params.response.status : 0)).toEqual([200, 200, 200]);
+  });
+});
+
+describe("the wire's 304 (Network.responseReceivedExtraInfo), whichever order it comes in", () => {
+  const extra = (id: string, statusCode: number): RawEvent =>
+    ({ method: "Network.responseReceivedExtraInfo", params: { requestId: id, statusCode, headers: {}, blockedCookies: [], resourceIPAddressSpace: "Loopback" } } as unknown as RawEvent);
+  const statuses = (events: RawEvent[]): Record<string, number | null> => {
+    const rec = new Recorder(options());
+    for (const ev of [...events, lifecycle("load", "L1", 100.5)]) rec.push(ev);
+    const [r] = rec.poll(103);
+    return Object.fromEntries((r?.requests ?? []).map((q) => [`${new URL(q.url).pathname}:${q.request_id.split(":")[1] ?? ""}`, q.status]));
+  };
+
+  it("before the response, after the body's end, before the request itself: the hop says 304; a redirect keeps its own status", () => {
+    expect(statuses([
+      navigation("L1", PAGE, 100), committed("L1", PAGE), extra("L1", 304), received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 38),
+      request("a", `${PAGE}a.png`, 100.03), received("a", 100.04, response(`${PAGE}a.png`)), finished("a", 100.05, 15), extra("a", 304),
+      extra("b", 304), request("b", `${PAGE}b.png`, 100.06), received("b", 100.07, response(`${PAGE}b.png`)), finished("b", 100.08, 15),
+      request("c", `${PAGE}old.png`, 100.09), extra("c", 301), extra("c", 304),
+      request("c", `${PAGE}c.png`, 100.1, { redirect: response(`${PAGE}old.png`, { status: 301 }) }),
+      received("c", 100.11, response(`${PAGE}c.png`)), finished("c", 100.12, 15),
+      ...fetched("d", `${PAGE}d.png`, 100.13, 500), extra("d", 200),
+    ])).toEqual({ "/page/:0": 304, "/page/a.png:0": 304, "/page/b.png:0": 304, "/page/old.png:0": 301, "/page/c.png:1": 304, "/page/d.png:0": 200 });
+  });
+});

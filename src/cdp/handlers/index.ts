@@ -7,7 +7,7 @@ import type { TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
 import {
   onDataReceived, onLoadingFailed, onLoadingFinished, onRequestServedFromCache, onRequestWillBeSent,
-  onResponseReceived, onResponseReceivedEarlyHints,
+  onResponseReceived, onResponseReceivedEarlyHints, onResponseReceivedExtraInfo,
 } from "./network.ts";
 import {
   onAttachedToTarget, onDomContentEventFired, onDownloadWillBegin, onFrameAttached, onFrameNavigated, onFrameStoppedLoading,
@@ -31,6 +31,7 @@ export const HANDLERS = {
   "Network.loadingFailed": onLoadingFailed,
   "Network.requestServedFromCache": onRequestServedFromCache,
   "Network.responseReceivedEarlyHints": onResponseReceivedEarlyHints,
+  "Network.responseReceivedExtraInfo": onResponseReceivedExtraInfo,
   "Network.webSocketCreated": onWebSocketCreated,
   "Network.webSocketWillSendHandshakeRequest": onWebSocketWillSendHandshakeRequest,
   "Network.webSocketHandshakeResponseReceived": onWebSocketHandshakeResponseReceived,

@@ -109,7 +109,33 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
   if (h) {
     h.response = p.response;
     h.responseAt = p.timestamp;
+    if (s.notModified.delete(s.key(ev, p.requestId))) h.notModified = true;
     activity(s, ev, h, p.timestamp);
+  }
+  return [];
+}
+
+const isRedirect = (status: number): boolean => status >= 300 && status < 400 && status !== 304;
+
+/** How many 304s waiting for their response event are kept (TabState.notModified): the
+ * revalidations of one page's burst of requests; more means responses that never came. */
+const NOT_MODIFIED_KEPT = 256;
+
+/** The raw response's status, as it came on the wire. Only a 304 is read: Chromium reports a
+ * revalidated document's response (Network.responseReceived) as the cached 200 the page shows,
+ * where the server answered 304 Not Modified without the body (a subresource's says 304 itself;
+ * the real-web /reval/, fixture rw-reval). Its hop takes the wire's status; this event may come
+ * before or after the response event, and before the request's own. */
+export function onResponseReceivedExtraInfo(s: TabState, ev: EventOf<"Network.responseReceivedExtraInfo">): Out {
+  if (ev.params.statusCode !== 304) return [];
+  const h = s.hopOf(ev, ev.params.requestId);
+  // a hop with its response (the 304's own, or the 200 shown), not one a redirect ended: the
+  // next hop's request may not have come yet
+  if (h?.response != null && !isRedirect(h.response.status)) {
+    h.notModified = true;
+  } else {
+    if (s.notModified.size >= NOT_MODIFIED_KEPT) s.notModified.clear();
+    s.notModified.add(s.key(ev, ev.params.requestId));
   }
   return [];
 }
