@@ -370,11 +370,18 @@ def test_a_schedule_that_plays_once_restarts_for_every_load_and_keeps_its_timeli
     sent = [(t - r / 1000 - 0.005, t, r) for t, r in shaped.pings]
     ramp = [(s, t, r) for s, t, r in sent if s >= start + 0.3]
     assert len([1 for s, _, _ in ramp if s - start < 1.9]) >= 20, ramp
+    over = []
     for s, t, r in ramp:  # the stand-in's path adds about 1 ms, the page's bytes their queue;
         # a reply printed late (ping descheduled on a busy machine: a CI run read 148 ms where
         # the timeline gave 155 at the estimated send) makes its send look later: PRINT_S
-        assert slowdown_rtt(s - start - PRINT_S) - 1.0 <= r <= \
-            slowdown_rtt(t - start) + 2.0 + QUEUE_MS, (s, t, r)
+        bound = slowdown_rtt(t - start) + 2.0 + QUEUE_MS
+        assert slowdown_rtt(s - start - PRINT_S) - 1.0 <= r <= bound + PRINT_S * 1000, (s, t, r)
+        if r > bound:
+            over.append((s, t, r))
+    # ping reads a reply's RTT when it gets to it: descheduled then, the RTT it prints is that
+    # much longer (a CI run, 2026-11-29: 330 ms on the 300 ms plateau, bound 321): one reply in
+    # twenty may be over the bound, by no more than PRINT_S
+    assert len(over) <= max(1, len(ramp) // 20), (over, len(ramp))
     loads = campaign_loads(shaped.db, "sched")
     assert len(loads) == 2
     assert all(20.0 <= load["rtts"]["www.example.com"] < 285.0 for load in loads), loads
