@@ -18,7 +18,8 @@ download, a page that never stops moving (/anim/), a speculation rule's prerende
 with a click; auto.html, navigating by script; later.html, adding its rule after its record: a
 debugged tab prefetches instead), a page that sends a beacon and a keepalive fetch as it is left
 (/unload/), compressed text (/gzip/: a stylesheet, a script and a JSON fetch, gzip-encoded), objects
-revalidated on each reuse (/reval/, Cache-Control no-cache: 304s).
+revalidated on each reuse (/reval/, Cache-Control no-cache: 304s), an audio element fetching its
+file by Range (/media/: 206).
 Nothing is cacheable (``no-store``) except /cache/* (max-age=3600), /reval/* (no-cache) and /bf/*
 (a no-store document is never put in the back/forward cache: web.dev "bfcache", Cache-Control:
 no-store).
@@ -31,6 +32,7 @@ import io
 import random
 import shutil
 import threading
+import wave
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -59,7 +61,7 @@ IMAGES = {
     "a.test/bf/one.png": 5000,
     "a.test/anim/a.png": 5000, "a.test/prerender/next.png": 5000,
     "a.test/unload/u.png": 4000, "a.test/unload/n.png": 4500,
-    "a.test/reval/r1.png": 7000, "a.test/reval/r2.png": 8000,
+    "a.test/reval/r1.png": 7000, "a.test/reval/r2.png": 8000, "a.test/media/m.png": 5000,
     "a.test/stop/ok.png": 3000, "a.test/hang/ok.png": 3000,
     **{f"d.test/altsvc/e{n}.png": 6000 for n in (1, 2)},
     **{f"d.test/altsvc/late{n}.png": 12000 for n in (1, 2, 3, 4)},
@@ -71,6 +73,9 @@ TEXTS = {"a.test/gzip/style.css": 40_000, "a.test/gzip/app.js": 30_000,
 drawn at random from a small vocabulary, so it compresses about as real text does (3-5x) rather
 than to nothing."""
 DOWNLOAD_BYTES = 20_000
+AUDIO_SECONDS = 60
+"""/media/a.wav: this many seconds of 16-bit mono noise at 22,050 Hz (2.6 MB), longer than a
+browser buffers ahead of playback."""
 
 CADDYFILE = """{{
   admin off
@@ -193,6 +198,18 @@ def _text(seed: int, rel: str, size: int) -> str:
     return body + " " * (size - len(body))
 
 
+def _wav(seconds: int, rate: int = 22_050) -> bytes:
+    """A PCM WAV file of noise (RIFF, 16-bit mono), deterministic."""
+    frames = random.Random(3).randbytes(seconds * rate * 2)
+    buf = io.BytesIO()
+    with wave.open(buf, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(frames)
+    return buf.getvalue()
+
+
 def build_www(dest: Path, port: int) -> dict[str, int]:
     """Copy the static tree into ``dest`` with ``{PORT}`` filled in, and generate the binaries."""
     shutil.copytree(WWW, dest)
@@ -203,6 +220,7 @@ def build_www(dest: Path, port: int) -> dict[str, int]:
         (dest / rel).parent.mkdir(parents=True, exist_ok=True)
         (dest / rel).write_bytes(_png(i, size))
     (dest / "a.test/download/file.bin").write_bytes(random.Random(7).randbytes(DOWNLOAD_BYTES))
+    (dest / "a.test/media/a.wav").write_bytes(_wav(AUDIO_SECONDS))
     for i, (rel, size) in enumerate(sorted(TEXTS.items())):
         (dest / rel).write_text(_text(i, rel, size))
     files = {}

@@ -58,6 +58,7 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         # Cache-Control no-cache: the second load revalidates (If-None-Match) and gets 304s
         ("reval-cold", nav("/reval/"), 1, 0.0),
         ("reval-warm", nav("/reval/"), 1, 0.0),
+        ("media", nav("/media/"), 1, 0.0),
         ("cache-cold", nav("/cache/"), 1, 0.0),
         ("cache-memory", nav("/cache/"), 1, 0.0),
         ("altsvc", nav("/altsvc/", "d.test"), 1, 0.0),

@@ -52,8 +52,8 @@ pytestmark = pytest.mark.e2e
 ARMS = ("h1", "h2", "h3")
 ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "frame", "workers",
             "stream", "redirect-script", "redirect-meta", "redirect-chain", "http-to-https",
-            "early-hints", "misc", "gzip", "reval-cold", "reval-warm", "cache-cold", "cache-memory",
-            "altsvc", "cache-disk",
+            "early-hints", "misc", "gzip", "reval-cold", "reval-warm", "media", "cache-cold",
+            "cache-memory", "altsvc", "cache-disk",
             "soft", "bf-one", "bf-two", "bf-back", "window-stop", "user-stop", "download", "unload",
             "unload-next")
 """Every page step: the requests recorded must be the requests caddy served during it."""
@@ -61,7 +61,7 @@ MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy
         "sw-install": "/sw/", "sw-controlled": "/sw/", "frame": "/frame/",
         "workers": "/workers/", "stream": "/stream/", "redirect-chain": "/redir/landing.html",
         "http-to-https": "/redir/plain.html", "early-hints": "/hints/", "misc": "/misc/",
-        "gzip": "/gzip/",
+        "gzip": "/gzip/", "media": "/media/",
         "cache-cold": "/cache/", "cache-memory": "/cache/", "cache-disk": "/cache/",
         "altsvc": "/altsvc/", "soft": "/spa/", "bf-one": "/bf/one.html", "bf-two": "/bf/two.html",
         "download": "/download/", "redirect-script": "/redir/landing.html?from=script",
@@ -387,6 +387,18 @@ def test_a_revalidated_load_is_304s_with_the_cached_bodies(arms: dict[str, Arm],
         (h.uri, h.status) for h in warm.hits)
     for r in requests:
         assert 0 < r["encoded_bytes"] < 400 and r["body_bytes"] == body[urlsplit(r["url"]).path], r
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_media_is_fetched_by_range_and_recorded_whole(arms: dict[str, Arm], arm: str) -> None:
+    """/media/'s audio element (preload "auto", a 2.6 MB WAV) is fetched with a Range request,
+    answered 206 Partial Content: one request of resource type Media, status 206, its body the
+    bytes caddy wrote (the whole file, on loopback), on the page's record."""
+    page = arms[arm].pages["media"]
+    (hit,) = [h for h in page.hits if h.uri == "/media/a.wav"]
+    (media,) = [r for r in page.nav("/media/")["requests"] if r["url"].endswith("/media/a.wav")]
+    assert (hit.status, media["status"], media["resource_type"]) == (206, 206, "Media"), media
+    assert media["body_bytes"] == hit.size == arms[arm].site.files["a.test/media/a.wav"], media
 
 
 @pytest.mark.parametrize("arm", ARMS)
