@@ -12,7 +12,8 @@ export const URL_DETAILS = ["origin", "path", "full"] as const;
 export const SOURCES = ["passive", "lab", "experiment"] as const;
 export const LATE_ATTACH = ["response", "commit", "missed"] as const;
 /** A document load, a same-document navigation by the History API (a single-page app's route
- * change), or a page restored from the back/forward cache (docs/RECORD.md "Kinds"). */
+ * change), a page restored from the back/forward cache, or a page shown from a prerender (its
+ * activation) (docs/RECORD.md "Kinds"). */
 export const PAGE_KINDS = ["navigation", "soft", "bfcache", "prerender"] as const;
 /** Why a record is incomplete (docs/RECORD.md "Incomplete records"). */
 export const INCOMPLETE_REASONS = [

@@ -71,9 +71,10 @@ export function onCommitted(o: Out, ev: Ev<"committed">): void {
   if (wanted(o.s, ev.tab.url, ev.tab.incognito, o.now)) o.attach(tabId, true, null, [commit]);
 }
 
-/** Prerendered documents kept per tab: a page prerenders a few at most (Chromium 156 limits
- * speculation rules to 2 eager and 2 moderate prerenders at once, chrome://flags'
- * "prerender2"), so 8 are enough and the state stays small. */
+/** Prerendered documents kept per tab, the latest first kept: chosen by ProtoLens to keep the
+ * worker's state small (the real-web /prerender/ pages prerender one page; Chromium also caps how
+ * many prerenders a page may hold at once). An activation of one dropped from the list gets a
+ * `missed` record, as every activation did before 2026-11-29. */
 const MAX_PRERENDERED = 8;
 
 /** A document committed in the tab's prerendering frame: remembered for its activation. */
