@@ -705,4 +705,12 @@ describe("the wire's 304 (Network.responseReceivedExtraInfo), whichever order it
       ...fetched("d", `${PAGE}d.png`, 100.13, 500), extra("d", 200),
     ])).toEqual({ "/page/:0": 304, "/page/a.png:0": 304, "/page/b.png:0": 304, "/page/old.png:0": 301, "/page/c.png:1": 304, "/page/d.png:0": 200 });
   });
+
+  it("304s whose requests never come are let go (past 256 waiting), and the next still counts", () => {
+    const lost = Array.from({ length: 300 }, (_, i) => extra(`gone${String(i)}`, 304));
+    expect(statuses([
+      navigation("L1", PAGE, 100), committed("L1", PAGE), received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500),
+      ...lost, extra("e", 304), request("e", `${PAGE}e.png`, 100.03), received("e", 100.04, response(`${PAGE}e.png`)), finished("e", 100.05, 15),
+    ])).toEqual({ "/page/:0": 200, "/page/e.png:0": 304 });
+  });
 });
