@@ -133,6 +133,15 @@ const H2 = (): string[] => ["--disable-quic"];
 const rw = (path: string): Scenario => ({ flags: H2, realweb: true, run: (c) => one(c, `${c.site.origin}${path}`) });
 const evaluate = (c: Ctx, expression: string): Promise<unknown> =>
   c.cdp.send("Runtime.evaluate", { expression, awaitPromise: true, returnByValue: true }, c.session);
+/** A real-web page, then a click on its link `#next`: the page it leads to is recorded too. */
+const clickNext = (path: string, next: string): Scenario => ({
+  flags: H2, realweb: true,
+  run: async (c) => {
+    const first = await c.nav(`${c.site.origin}${path}`);
+    await evaluate(c, "document.getElementById('next').click(), true");
+    return [first, await c.settle(`${c.site.origin}${next}`)];
+  },
+});
 const SW_READY = `Promise.race([navigator.serviceWorker.ready.then(() => true),
   new Promise((done) => setTimeout(() => done(window.swError || 'not ready in 10 s'), 10000))])`;
 Object.assign(SCENARIOS, {
@@ -203,24 +212,10 @@ Object.assign(SCENARIOS, {
   "rw-animation": { ...rw("/anim/"), visual: true },
   // a speculation rule's prerender, which Chromium makes a prefetch while DevTools is attached
   // (PrerenderingDisabledByDevTools), then a click to the prefetched page: recorded from its start
-  "rw-prefetch": {
-    flags: H2, realweb: true, preloading: true,
-    run: async (c) => {
-      const first = await c.nav(`${c.site.origin}/prerender/`);
-      await evaluate(c, "document.getElementById('next').click(), true");
-      return [first, await c.settle(`${c.site.origin}/prerender/next.html`)];
-    },
-  },
+  "rw-prefetch": { ...clickNext("/prerender/", "/prerender/next.html"), preloading: true },
   // a page that sends a beacon and a keepalive fetch at pagehide (analytics' last moment), then a
   // click to the next page: the two go while next.html loads, after the first page's record
-  "rw-unload": {
-    flags: H2, realweb: true,
-    run: async (c) => {
-      const first = await c.nav(`${c.site.origin}/unload/`);
-      await evaluate(c, "document.getElementById('next').click(), true");
-      return [first, await c.settle(`${c.site.origin}/unload/next.html`)];
-    },
-  },
+  "rw-unload": clickNext("/unload/", "/unload/next.html"),
   // objects sent with Cache-Control: no-cache, loaded three times: the later loads revalidate
   // them (If-None-Match), and the server answers 304 Not Modified
   "rw-reval": {
