@@ -53,9 +53,8 @@ ARMS = ("h1", "h2", "h3")
 ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "frame", "workers",
             "stream", "redirect-script", "redirect-meta", "redirect-chain", "http-to-https",
             "early-hints", "misc", "gzip", "reval-cold", "reval-warm", "media", "cache-cold",
-            "cache-memory", "altsvc", "cache-disk",
-            "soft", "bf-one", "bf-two", "bf-back", "window-stop", "user-stop", "download", "unload",
-            "unload-next")
+            "cache-memory", "altsvc", "cache-disk", "soft", "bf-one", "bf-two", "bf-back",
+            "window-stop", "user-stop", "download", "unload", "unload-next")
 """Every page step: the requests recorded must be the requests caddy served during it."""
 MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy.html",
         "sw-install": "/sw/", "sw-controlled": "/sw/", "frame": "/frame/",

@@ -706,6 +706,25 @@ describe("the wire's 304 (Network.responseReceivedExtraInfo), whichever order it
     ])).toEqual({ "/page/:0": 304, "/page/a.png:0": 304, "/page/b.png:0": 304, "/page/old.png:0": 301, "/page/c.png:1": 304, "/page/d.png:0": 200 });
   });
 
+  it("a navigation joined at its response takes the 304 too, its document and a request seen only from its response", () => {
+    const TIMING = (t: number): Protocol.Network.ResourceTiming => ({
+      requestTime: t - 0.005, proxyStart: -1, proxyEnd: -1, dnsStart: -1, dnsEnd: -1, connectStart: -1, connectEnd: -1, sslStart: -1,
+      sslEnd: -1, workerStart: -1, workerReady: -1, workerFetchStart: -1, workerRespondWithSettled: -1, sendStart: 0.1, sendEnd: 0.2,
+      pushStart: 0, pushEnd: 0, receiveHeadersStart: 4, receiveHeadersEnd: 5,
+    });
+    // attached after the requests were sent (src/cdp/late.ts "response"): no requestWillBeSent
+    const late = (id: string, url: string, type: Protocol.Network.ResourceType, t: number): RawEvent =>
+      ({ method: "Network.responseReceived", params: { requestId: id, loaderId: "L9", frameId: FRAME, timestamp: t, type, hasExtraInfo: true,
+        // its wall clock (src/cdp/late.ts wallFromResponse): a late join without one makes no record
+        response: { ...response(url), responseTime: 1_700_000_100_000 + (t - 100) * 1000, timing: TIMING(t) } } });
+    const rec = new Recorder(options());
+    for (const ev of [extra("L9", 304), late("L9", PAGE, "Document", 100.01), finished("L9", 100.02, 38),
+      extra("i", 304), late("i", `${PAGE}i.png`, "Image", 100.03), finished("i", 100.04, 15), lifecycle("load", "L9", 100.5)]) rec.push(ev);
+    const [r] = rec.poll(103);
+    expect(r?.page.late_attach).toBe("response");
+    expect(r?.requests.map((q) => [new URL(q.url).pathname, q.status])).toEqual([["/page/", 304], ["/page/i.png", 304]]);
+  });
+
   it("304s whose requests never come are let go (past 256 waiting), and the next still counts", () => {
     const lost = Array.from({ length: 300 }, (_, i) => extra(`gone${String(i)}`, 304));
     expect(statuses([

@@ -84,24 +84,27 @@ function startNavigation(s: TabState, ev: EventOf<"Network.requestWillBeSent">, 
 
 export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseReceived">): Out {
   const p = ev.params;
+  const k = s.key(ev, p.requestId);
+  // the wire said 304 before this response came (onResponseReceivedExtraInfo): whichever way the
+  // hop is met, it takes it
+  const notModified = s.notModified.delete(k);
   const nav = s.navFor(p.loaderId);
   if (nav?.loaderId !== p.loaderId && s.pending === null &&
       // a response has no documentURL: only a request whose id is its loader's counts
       s.isMainNavigation(ev.sessionId, p.type, p.requestId, p.loaderId, p.frameId, "", p.response.url)) {
     // attached after this navigation's request was sent (src/cdp/late.ts, "response")
     const out = s.finish(true);
-    const hop = hopFromResponse(p, true);
+    const hop = { ...hopFromResponse(p, true), ...(notModified ? { notModified } : {}) };
     s.mainFrameId = p.frameId ?? null;
     s.begin(new Navigation(hop.start, wallFromResponse(p.response, hop.start, NaN), p.loaderId,
-      p.frameId ?? "", s.key(ev, p.requestId), "response"), false);
-    s.nav?.requests.set(s.key(ev, p.requestId), [hop]);
+      p.frameId ?? "", k, "response"), false);
+    s.nav?.requests.set(k, [hop]);
     return out;
   }
   const h = s.hopOf(ev, p.requestId) ?? orphan(s, ev, p.requestId);
   if (nav?.late && !h && isHttp(p.response.url)) {
     // joined late: a request sent before the renderer's agent was enabled
-    const k = s.key(ev, p.requestId);
-    nav.requests.set(k, [hopFromResponse(p, false)]);
+    nav.requests.set(k, [{ ...hopFromResponse(p, false), ...(notModified ? { notModified } : {}) }]);
     if (!s.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
     nav.touch(p.timestamp);
     return [];
@@ -109,7 +112,7 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
   if (h) {
     h.response = p.response;
     h.responseAt = p.timestamp;
-    if (s.notModified.delete(s.key(ev, p.requestId))) h.notModified = true;
+    if (notModified) h.notModified = true;
     activity(s, ev, h, p.timestamp);
   }
   return [];
