@@ -93,7 +93,14 @@ def test_the_prefetch_is_the_first_pages_request_on_its_connection(
         return
     doc, prefetch = _one(page, "/prerender/"), _one(page, "/prerender/next.html")
     assert prefetch["resource_type"] == "Prefetch", prefetch
-    assert prefetch["connection_id"] == doc["connection_id"] is not None
+    assert prefetch["connection_id"] is not None, prefetch
+    if contract(nav, "late_attach") == "commit":
+        # the attach took effect after the commit, before the prefetch (seen once in CI): the
+        # document comes from Navigation Timing, which names no connection (docs/RECORD.md
+        # "Late attach"), so only the prefetch's own connection can be held to the wire
+        assert doc["connection_id"] is None, doc
+    else:
+        assert prefetch["connection_id"] == doc["connection_id"], (doc, prefetch)
     # the prefetched page's body is 215 bytes (scripts/devkit/realweb_www), its headers on top
     assert prefetch["encoded_bytes"] > 215, prefetch
 
