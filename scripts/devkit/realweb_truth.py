@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections import Counter
+from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,6 +165,23 @@ def unseen_hits(page: Page) -> list[Hit]:
                if unseen_request(n, r)}
     return [h for h in page.hits if h.uri in paths or hit_key(h) in answered or
             hit_key(h) in sockets]
+
+
+def served_pairs(page: Page) -> list[tuple[dict[str, Any], Hit]]:
+    """(recorded request, caddy's hit for it) pairs, in order of start per request key; requests
+    the record says it could not see on the wire (``unseen_request``) and those that did not go
+    to the network are left out."""
+    hits: dict[Any, list[Hit]] = defaultdict(list)
+    for h in sorted(page.hits, key=lambda h: h.start):
+        hits[hit_key(h)].append(h)
+    out = []
+    for n in page.navs:
+        for r in n["requests"]:
+            if unseen_request(n, r):
+                continue
+            if on_network(r) and hits.get(k := key(r["url"], r["method"] or "GET")):
+                out.append((r, hits[k].pop(0)))
+    return out
 
 
 def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:

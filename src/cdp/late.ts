@@ -50,6 +50,36 @@ export interface NavTiming {
   /** Served from a speculation rule's prefetch (`deliveryType` "navigational-prefetch", Navigation
    * Timing Level 2): the bytes crossed the wire in the prefetching page's load, not in this one. */
   prefetched: boolean;
+  /** Served from the cache after a revalidation (`revalidated`): the wire carried a 304 and no
+   * body; the body shown is the cache's. */
+  revalidated: boolean;
+  /** Answered by a service worker (`fromWorker`): its bytes crossed the wire in the worker's own
+   * fetch, which the tab's session does not see. */
+  fromServiceWorker: boolean;
+}
+
+/** Chromium's fixed guess at a response's header size in Resource Timing's `transferSize`: a
+ * response fetched over the network reports its encoded body plus this, one served from the cache
+ * after a revalidation this alone, one from the cache without asking 0 (Resource Timing Level 2
+ * "transferSize", Chromium's `kHeaderSize`). Measured on Chromium 156 (/reval/ loaded three
+ * times, 2026-11-29): the network load 842 = 542 + 300; the revalidated one (caddy logged 304)
+ * 300, with `responseStatus` 200 and `encodedBodySize` 542, the cached body's. */
+export const TRANSFER_HEADER_GUESS = 300;
+
+/** A document the cache served after the server said 304 Not Modified: its transferSize is the
+ * header guess alone, though it has a body. An empty body revalidated cannot be told from an
+ * empty one fetched (both 300): it keeps the status Chromium reports. */
+/** A document a service worker answered: a worker was started for its fetch (`workerStart`) and
+ * no network protocol is named. Measured on Chromium 156 (fixture sw-controlled-joined-late, the
+ * real-web /sw/ page's controlled load): workerStart 9.8, nextHopProtocol "", where the response
+ * event says fromServiceWorker. A worker that lets the request go to the network names its
+ * protocol: the document is the network's. */
+export function fromWorker(t: Pick<NavTiming, "protocol"> & { workerStart: number | null }): boolean {
+  return (t.workerStart ?? 0) > 0 && t.protocol === "";
+}
+
+export function revalidated(t: Pick<NavTiming, "transferSize" | "encodedBodySize">): boolean {
+  return t.transferSize === TRANSFER_HEADER_GUESS && t.encodedBodySize > 0;
 }
 
 /** The relayed result as an event; `json` is NAV_TIMING_EXPRESSION's value, `loaderId` the main
@@ -83,11 +113,14 @@ export function parseNavTiming(payload: string): NavTiming | null {
     const [fetchStart, responseStart, responseEnd, transferSize, encodedBodySize, decodedBodySize, status] = fields;
     if (timeOrigin === null || url === null || fetchStart == null || responseStart == null || responseEnd == null ||
         transferSize == null || encodedBodySize == null || decodedBodySize == null || status == null) return null;
+    const protocol = str(e, "nextHopProtocol") ?? "";
     return {
-      loaderId: outer.loaderId, timeOrigin, url, protocol: str(e, "nextHopProtocol") ?? "",
+      loaderId: outer.loaderId, timeOrigin, url, protocol,
       status, contentType: str(e, "contentType") ?? "", fetchStart, responseStart, responseEnd,
       transferSize, encodedBodySize, decodedBodySize, fcp: num(inner, "fcp"),
       prefetched: str(e, "deliveryType") === "navigational-prefetch",
+      revalidated: revalidated({ transferSize, encodedBodySize }),
+      fromServiceWorker: fromWorker({ protocol, workerStart: num(e, "workerStart") }),
     };
   } catch {
     return null;
@@ -113,6 +146,13 @@ export function wallFromResponse(r: Protocol.Network.Response, t0: number, fallb
   return r.responseTime / 1000 - (r.timing.requestTime + r.timing.receiveHeadersEnd / 1000 - t0);
 }
 
+/** No byte of the document's body crossed the wire in this load's own requests: a prefetch
+ * brought it earlier, the cache had it (304), or a service worker's fetch brought it (a fully seen
+ * worker-answered document's loadingFinished says 0 too, fixture rw-sw). */
+function noWireBody(t: NavTiming): boolean {
+  return t.prefetched || t.revalidated || t.fromServiceWorker;
+}
+
 /** Completes a main document hop whose Network.loadingFinished was missed (its body ended
  * before the renderer's agent was enabled) from Navigation Timing; body bytes only. */
 export function endFromTiming(h: Hop, t: NavTiming, zero: number): void {
@@ -120,7 +160,7 @@ export function endFromTiming(h: Hop, t: NavTiming, zero: number): void {
   const end = t.responseEnd > 0 ? t.responseEnd : t.prefetched ? t.responseStart : 0;
   if (h.end !== null || end <= 0) return;
   h.end = zero + end / 1000;
-  h.encodedBytes = t.prefetched ? 0 : t.encodedBodySize;
+  h.encodedBytes = noWireBody(t) ? 0 : t.encodedBodySize;
   if (h.bodyBytes === 0) h.bodyBytes = t.decodedBodySize;
 }
 
@@ -141,7 +181,8 @@ export function endFromFrameTiming(h: Hop, t: NavTiming, zero: number, zeroWall:
 }
 
 /** The main document's hop from Navigation Timing ("commit" case); `zero` = timeOrigin in CDP
- * seconds. encoded bytes are the body's only (transferSize adds a fixed 300-byte header guess).
+ * seconds. encoded bytes are the body's only (transferSize adds a fixed 300-byte header guess); a
+ * revalidated document's are 0 and its status the wire's 304 (Chromium reports the cached 200).
  * A document from a speculation rule's prefetch: no byte of it crossed the wire in this load (the
  * prefetching page's record has them, its request of type Prefetch), and its responseEnd is 0
  * (Chromium 156): it ends at its response's start, when the prefetch handed it over. */
@@ -151,9 +192,12 @@ export function hopFromTiming(t: NavTiming, frameId: string, zero: number): Hop 
   return {
     requestId: t.loaderId, hop: 0, url: t.url, method: "", type: "Document", frameId, priority: null,
     start: at(t.fetchStart), response: null, responseAt: t.responseStart > 0 ? at(t.responseStart) : null,
-    end: end === null ? null : at(end), encodedBytes: t.prefetched ? 0 : t.encodedBodySize, bodyBytes: t.decodedBodySize,
+    end: end === null ? null : at(end), encodedBytes: noWireBody(t) ? 0 : t.encodedBodySize,
+    bodyBytes: t.decodedBodySize,
     // Chromium reports transferSize 0 for a response from the HTTP cache
     servedFromCache: t.transferSize === 0 && t.decodedBodySize > 0, failure: null, isMain: true,
-    fromTiming: { protocol: t.protocol, status: t.status, mimeType: t.contentType, prefetched: t.prefetched },
+    fromTiming: { protocol: t.protocol, status: t.status, mimeType: t.contentType, prefetched: t.prefetched,
+      fromServiceWorker: t.fromServiceWorker },
+    ...(t.revalidated ? { notModified: true } : {}),
   };
 }

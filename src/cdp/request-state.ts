@@ -32,7 +32,7 @@ export interface Hop {
   failure: string | null;
   isMain: boolean;
   /** Set only for a main document known from the page's Navigation Timing (src/cdp/late.ts). */
-  fromTiming: { protocol: string; status: number; mimeType: string; prefetched: boolean } | null;
+  fromTiming: { protocol: string; status: number; mimeType: string; prefetched: boolean; fromServiceWorker: boolean } | null;
   /** Its end and bytes came from its frame's Navigation Timing (late.ts endFromFrameTiming): a
    * Network.loadingFinished that comes after all the same replaces them. */
   endFromFrame?: boolean;
@@ -177,7 +177,7 @@ export function toEntry(h: Hop, t0: number, detail: UrlDetail): RequestEntry {
     body_bytes: h.bodyBytes,
     from_disk_cache: diskCache,
     from_memory_cache: memoryCache,
-    from_service_worker: r?.fromServiceWorker === true,
+    from_service_worker: r?.fromServiceWorker === true || t?.fromServiceWorker === true,
     priority: h.priority,
     alternate_protocol_usage: r?.alternateProtocolUsage ?? null,
     start_ms: ms(h.start, t0),

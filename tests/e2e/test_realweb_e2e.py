@@ -43,8 +43,8 @@ from scripts.devkit.realweb_truth import (
     on_network,
     pages,
     request_diff,
+    served_pairs,
     unseen_hits,
-    unseen_request,
 )
 
 pytestmark = pytest.mark.e2e
@@ -111,34 +111,19 @@ def test_requests_recorded_are_the_requests_caddy_served(arms: dict[str, Arm], a
     assert not missing and not extra, f"not recorded: {dict(missing)}; not served: {dict(extra)}"
 
 
-def _pairs(page: Page) -> list[tuple[dict[str, Any], Any]]:
-    """(recorded request, caddy hit) pairs, in order per request key."""
-    hits: dict[Any, list[Any]] = defaultdict(list)
-    for h in sorted(page.hits, key=lambda h: h.start):
-        hits[hit_key(h)].append(h)
-    out = []
-    for n in page.navs:
-        for r in n["requests"]:
-            if unseen_request(n, r):  # the record says the wire is not its to show
-                continue
-            if on_network(r) and hits.get(k := key(r["url"], r["method"] or "GET")):
-                out.append((r, hits[k].pop(0)))
-    return out
-
-
 @pytest.mark.parametrize("arm", ARMS)
 def test_protocol_and_status_of_each_request_are_caddys(arms: dict[str, Arm], arm: str) -> None:
     """Each request's protocol and HTTP status against caddy's line for it: a revalidated
     document's status included (/reval/'s second load: the wire's 304, where Chromium reports
     the cached 200 it shows)."""
     wrong = [(name, r["url"], r["family"], h.family, r["status"], h.status)
-             for name, page in arms[arm].pages.items() for r, h in _pairs(page)
+             for name, page in arms[arm].pages.items() for r, h in served_pairs(page)
              if r["family"] != h.family or r["status"] != h.status]
     assert not wrong
     # every page's requests are checked above; this says the pairing found them: 91 network
     # requests per arm with a caddy hit (measured, all three arms)
-    assert sum(len(_pairs(p)) for p in arms[arm].pages.values()) >= 85, \
-        {name: len(_pairs(p)) for name, p in arms[arm].pages.items()}
+    assert sum(len(served_pairs(p)) for p in arms[arm].pages.values()) >= 85, \
+        {name: len(served_pairs(p)) for name, p in arms[arm].pages.items()}
 
 
 @pytest.mark.parametrize("arm", ARMS)
@@ -147,7 +132,7 @@ def test_connections_are_caddys_client_ports(arms: dict[str, Arm], arm: str) -> 
     ports: dict[int, set[int]] = defaultdict(set)
     ids: dict[int, set[int]] = defaultdict(set)
     for page in arms[arm].pages.values():
-        for r, h in _pairs(page):
+        for r, h in served_pairs(page):
             if r["connection_id"] is not None:
                 ports[r["connection_id"]].add(h.client_port)
                 ids[h.client_port].add(r["connection_id"])
@@ -179,9 +164,9 @@ def test_bytes_per_connection_agree_with_the_wire(arms: dict[str, Arm], arm: str
     recorded: dict[int, int] = defaultdict(int)
     streams: set[int] = set()
     port_of = {r["connection_id"]: h.client_port for page in arms[arm].pages.values()
-               for r, h in _pairs(page) if r["connection_id"] is not None}
+               for r, h in served_pairs(page) if r["connection_id"] is not None}
     for page in arms[arm].pages.values():
-        for r, h in _pairs(page):
+        for r, h in served_pairs(page):
             recorded[h.client_port] += r["encoded_bytes"]
         # what a response cut short (stop) brought before it was cut: no caddy line, its
         # connection known by the id

@@ -10,9 +10,11 @@ the debugger attached at each navigation and let go once the tab is idle).
 - a redirect by script: the page left behind is recorded too, and says so if it never loaded;
   when it committed and was left before the debugger's attach completed (about 1 run in 3 here),
   its record comes from webNavigation's commit alone (``late_attach`` "missed", no request);
-- gzip-encoded text, whose document may be joined at its commit (from Navigation Timing).
-Each page's requests are also checked against caddy's access log. Cost: one browser start,
-about 25 s.
+- gzip-encoded text, whose document may be joined at its commit (from Navigation Timing);
+- a revalidated page (/reval/ loaded twice, Cache-Control no-cache): the second load's document is
+  the wire's 304 however it was joined (Chromium reports the cached 200, in Navigation Timing too).
+Each page's requests, their protocol and status, are also checked against caddy's access log.
+Cost: one browser start, about 25 s.
 """
 
 from __future__ import annotations
@@ -26,11 +28,20 @@ from scripts.devkit.caddylog import read_hits
 from scripts.devkit.drive import driven_everyday
 from scripts.devkit.realweb import RealWeb, serve_realweb
 from scripts.devkit.realweb_plan import SW_READY, await_js
-from scripts.devkit.realweb_truth import Page, aborted_hits, contract, key, pages, request_diff
+from scripts.devkit.realweb_truth import (
+    Page,
+    aborted_hits,
+    contract,
+    key,
+    pages,
+    request_diff,
+    served_pairs,
+)
 
 pytestmark = pytest.mark.e2e
 
-STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script", "gzip")
+STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script", "gzip", "reval-cold",
+         "reval-warm")
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +60,8 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealWeb, 
             "redirect-script": d.step("redirect-script", nav("/redir/script.html"), 1,
                                       settle_s=3.0),
             "gzip": d.step("gzip", nav("/gzip/"), 1),
+            "reval-cold": d.step("reval-cold", nav("/reval/"), 1),
+            "reval-warm": d.step("reval-warm", nav("/reval/"), 1),
         }
     hits = read_hits(site.access_log)
     yield site, pages(db, steps, hits, aborted_hits(site.backend_log, hits))
@@ -125,3 +138,46 @@ def test_a_compressed_document_is_its_body_decoded_seen_or_joined_late(
         if not r["is_main_document"]:
             path = key(r["url"], "GET")[2]
             assert r["body_bytes"] == site.files["a.test" + path] > written[path], r
+
+
+def test_protocol_and_status_of_each_request_are_caddys(
+        loaded: tuple[RealWeb, dict[str, Page]]) -> None:
+    """Each recorded request's protocol and HTTP status against caddy's line for it, joined late
+    or not: a document joined at its commit has them from Navigation Timing."""
+    done = loaded[1]
+    wrong = [(name, r["url"], r["family"], h.family, r["status"], h.status)
+             for name in STEPS for r, h in served_pairs(done[name])
+             if r["family"] != h.family or r["status"] != h.status]
+    assert not wrong
+    # the pairing found them: every step's document at least, but the worker's (from the worker)
+    # and the revalidated one's joined at its commit (no byte on the wire: not a network request
+    # to the pairing; test_a_revalidated_document_is_the_wires_304_however_it_was_joined)
+    assert all(served_pairs(done[name]) for name in STEPS
+               if name not in ("sw-controlled", "reval-warm")), \
+        {name: len(served_pairs(done[name])) for name in STEPS}
+
+
+def test_a_revalidated_document_is_the_wires_304_however_it_was_joined(
+        loaded: tuple[RealWeb, dict[str, Page]]) -> None:
+    """/reval/'s second load: caddy answers the document and its objects with 304 and no body.
+    The document's record says 304 and has the cached body (the first load's), its wire bytes the
+    headers' when its end was seen, none when read from Navigation Timing (body only: joined at its
+    commit, or at its response after its end). Chromium reports the cached 200 in the response
+    event and in Navigation Timing; the wire's 304 is in Network.responseReceivedExtraInfo, or,
+    when that came before the attach, Navigation Timing's transferSize (the 300-byte header guess
+    alone, src/cdp/late.ts ``revalidated``)."""
+    site, done = loaded
+    cold, warm = done["reval-cold"], done["reval-warm"]
+    assert [(h.uri, h.status) for h in warm.hits if h.uri == "/reval/"] == [("/reval/", 304)]
+    assert all(h.status == 304 for h in warm.hits), warm.hits
+    nav = warm.nav("/reval/")
+    (doc,) = [r for r in nav["requests"] if r["is_main_document"]]
+    (before,) = [r for r in cold.nav("/reval/")["requests"] if r["is_main_document"]]
+    assert doc["status"] == 304, (nav["late_attach"], doc)
+    assert doc["body_bytes"] == before["body_bytes"] == site.files["a.test/reval/"], doc
+    if nav["late_attach"] == "commit":
+        assert doc["encoded_bytes"] == 0 and doc["connection_id"] is None, doc
+    else:
+        assert 0 <= doc["encoded_bytes"] < 400, (nav["late_attach"], doc)
+    for r in nav["requests"]:
+        assert r["status"] == 304, r

@@ -48,6 +48,14 @@ describe("a late join's requests known only by their bodies", () => {
     expect(rec?.page.not_seen).toContain("service_worker_fetches");
   });
 
+  it("its document, answered by the worker, has no byte on the wire however its end was read", () => {
+    const [rec] = replay(events());
+    // its loadingFinished came before the attach: end and bytes from Navigation Timing (workerStart
+    // 9.8, nextHopProtocol ""), as a fully seen worker-answered document's loadingFinished says 0
+    expect(rec?.requests[0]).toMatchObject({ is_main_document: true, from_service_worker: true, encoded_bytes: 0,
+      body_bytes: 257, connection_id: null });
+  });
+
   it("and without them too (the same log less those two requests' events): a request can go unseen with no event at all", () => {
     const [rec] = replay(events().filter((ev) => !unseenBodies(ev)));
     expect(rec?.page.late_attach).toBe("response");

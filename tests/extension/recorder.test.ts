@@ -390,6 +390,49 @@ describe("late attach (src/cdp/late.ts)", () => {
     expect(run(false)).toEqual([]);
   });
 
+  it("a revalidated document (the cache's body after a 304) is the wire's 304 with no body byte, however it was joined", () => {
+    // Navigation Timing of /reval/'s document, Chromium 156 (scripts/devkit/realweb_www): fetched,
+    // 842 = 542 + the 300-byte header guess; revalidated (caddy logged 304), 300 alone, status 200
+    const fetched200 = { responseStatus: 200, transferSize: 842, encodedBodySize: 542, decodedBodySize: 542 };
+    const reval = { ...fetched200, transferSize: 300 };
+    const doc = (events: RawEvent[]) => {
+      const rec = late();
+      for (const ev of events) rec.push(ev);
+      return rec.poll(53)[0]?.requests.find((q) => q.is_main_document);
+    };
+    const commit = (entry: Record<string, unknown>) => doc([lifecycle("commit", "L1", 50.04), lifecycle("load", "L1", 50.3),
+      navStart, timing("L1", entry)]);
+    expect(commit(reval)).toMatchObject({ status: 304, encoded_bytes: 0, body_bytes: 542, from_disk_cache: false });
+    expect(commit(fetched200)).toMatchObject({ status: 200, encoded_bytes: 542, body_bytes: 542 });
+    // joined at its response (Chromium's cached 200), its end missed: end and bytes from the timing
+    const response = (entry: Record<string, unknown>, more: RawEvent[] = []) => doc([docResponse("L1", 50.004, 50.03),
+      ...more, lifecycle("load", "L1", 50.2), navStart, timing("L1", entry)]);
+    expect(response(reval)).toMatchObject({ status: 304, encoded_bytes: 0 });
+    expect(response(fetched200)).toMatchObject({ status: 200, encoded_bytes: 542 });
+    // its end seen (the headers' 30 bytes), the ExtraInfo that said 304 gone before the attach
+    expect(response(reval, [finished("L1", 50.04, 30)])).toMatchObject({ status: 304, encoded_bytes: 30 });
+    expect(response(fetched200, [finished("L1", 50.04, 842)])).toMatchObject({ status: 200, encoded_bytes: 842 });
+    // an empty body fetched and one revalidated both say 300: Chromium's status stands
+    expect(commit({ ...reval, encodedBodySize: 0, decodedBodySize: 0 })).toMatchObject({ status: 200, encoded_bytes: 0 });
+  });
+
+  it("a document its service worker answered, joined at its commit, is the worker's: no connection, no wire byte", () => {
+    // Navigation Timing of the real-web /sw/ page's controlled load (fixture sw-controlled-joined-late)
+    const worker = { workerStart: 9.8, nextHopProtocol: "", transferSize: 557, encodedBodySize: 257, decodedBodySize: 257 };
+    const run = (entry: Record<string, unknown>) => {
+      const rec = late();
+      for (const ev of [lifecycle("commit", "L1", 50.04), lifecycle("load", "L1", 50.3), navStart, timing("L1", entry)]) rec.push(ev);
+      return rec.poll(53)[0];
+    };
+    const r = run(worker);
+    expect(r?.requests[0]).toMatchObject({ from_service_worker: true, encoded_bytes: 0, body_bytes: 257, connection_id: null,
+      family: null });
+    expect(r?.page.not_seen).toContain("service_worker_fetches");
+    // a worker that let the request go to the network: the network's document, with its protocol
+    expect(run({ ...worker, nextHopProtocol: "h2" })?.requests[0]).toMatchObject({ from_service_worker: false,
+      encoded_bytes: 257, family: "h2" });
+  });
+
   it("a document from the HTTP cache (transferSize 0) is marked so", () => {
     const rec = late();
     for (const ev of [lifecycle("commit", "L1", 50.04), lifecycle("load", "L1", 50.3), navStart,

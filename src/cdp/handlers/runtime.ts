@@ -64,6 +64,8 @@ function lateTiming(s: TabState, payload: string): void {
   const t = parseNavTiming(payload);
   if (!nav?.late || nav.navStart === null || t === null || t.loaderId !== nav.loaderId || !isHttp(t.url)) return;
   const main = nav.current(nav.mainKey);
+  // the wire's 304, when the response's ExtraInfo that says so came before the attach
+  if (main && t.revalidated) main.notModified = true;
   // the page's own paint timing, when the lifecycle events (live or replayed) did not carry it
   if (t.fcp !== null) nav.fcpAt ??= nav.navStart + t.fcp / 1000;
   if (nav.zeroWall !== null) {
