@@ -178,6 +178,7 @@ Object.assign(SCENARIOS, {
     realweb: true, run: (c) => one(c, `https://d.test:${c.site.port}/altsvc/`),
   },
   "rw-soft": rw("/spa/"),
+  "rw-state": rw("/state/"),
   "rw-bfcache": {
     flags: H2, realweb: true,
     run: async (c) => {

@@ -58,6 +58,7 @@ IMAGES = {
     "a.test/misc/preloaded.png": 6000,
     "a.test/cache/c1.png": 7000, "a.test/cache/c2.png": 8000, "a.test/cache/c3.png": 9000,
     "a.test/spa/v1.png": 5000, "a.test/spa/v2.png": 6000,
+    "a.test/state/first.png": 5000, "a.test/state/later.png": 6000,
     "a.test/bf/one.png": 5000,
     "a.test/anim/a.png": 5000, "a.test/prerender/next.png": 5000,
     "a.test/unload/u.png": 4000, "a.test/unload/n.png": 4500,

@@ -64,6 +64,9 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         ("altsvc", nav("/altsvc/", "d.test"), 1, 0.0),
         ("cache-disk", nav("/cache/"), 1, 0.0),
         ("soft", nav("/spa/"), 1, 2.0),
+        # replaceState after load that keeps the URL (a router's state, scroll restoration), then
+        # an image: one record; the settle would take in a soft record, were one made
+        ("state", nav("/state/"), 1, 1.0),
         ("bf-one", nav("/bf/one.html"), 1, 0.0),
         ("bf-two", nav("/bf/two.html"), 1, 0.0),
         ("bf-back", lambda: d.js("history.back(), true"), 0, 3.0),

@@ -66,6 +66,9 @@ export class TabState {
   wallOffset: number | null = null;
   /** The main frame's committed document (its loader id), for same-document navigations. */
   documentLoaderId: string | null = null;
+  /** The main frame's URL as last seen (its commit, fragment included, then each same-document
+   * navigation's): a History API call that leaves it as it is changes no route. */
+  documentUrl: string | null = null;
   /** WebSocket URLs by request key, from Network.webSocketCreated until their handshake. */
   readonly sockets = new Map<string, string>();
   /** Requests the tab made while no navigation was being recorded (after one was), kept a short

@@ -53,7 +53,7 @@ ARMS = ("h1", "h2", "h3")
 ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "frame", "workers",
             "stream", "redirect-script", "redirect-meta", "redirect-chain", "http-to-https",
             "early-hints", "misc", "gzip", "reval-cold", "reval-warm", "media", "cache-cold",
-            "cache-memory", "altsvc", "cache-disk", "soft", "bf-one", "bf-two", "bf-back",
+            "cache-memory", "altsvc", "cache-disk", "soft", "state", "bf-one", "bf-two", "bf-back",
             "window-stop", "user-stop", "download", "unload", "unload-next")
 """Every page step: the requests recorded must be the requests caddy served during it."""
 MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy.html",
@@ -62,7 +62,8 @@ MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy
         "http-to-https": "/redir/plain.html", "early-hints": "/hints/", "misc": "/misc/",
         "gzip": "/gzip/", "media": "/media/",
         "cache-cold": "/cache/", "cache-memory": "/cache/", "cache-disk": "/cache/",
-        "altsvc": "/altsvc/", "soft": "/spa/", "bf-one": "/bf/one.html", "bf-two": "/bf/two.html",
+        "altsvc": "/altsvc/", "soft": "/spa/", "state": "/state/", "bf-one": "/bf/one.html",
+        "bf-two": "/bf/two.html",
         "download": "/download/", "redirect-script": "/redir/landing.html?from=script",
         "redirect-meta": "/redir/landing.html?from=meta", "unload": "/unload/",
         "unload-next": "/unload/next.html"}
@@ -274,6 +275,21 @@ def test_soft_navigation_is_a_record_of_its_own_kind(arms: dict[str, Arm], arm: 
     assert contract(soft, "kind") == "soft"
     assert {key(r["url"], "GET")[2] for r in soft["requests"]} >= {"/spa/view2.json",
                                                                     "/spa/v2.png"}
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_history_state_that_keeps_the_url_is_no_navigation(arms: dict[str, Arm], arm: str) -> None:
+    """/state/ calls history.replaceState twice 100 ms after its load, keeping its URL (a router's
+    state once hydrated, scroll restoration), then loads an image 100 ms later, inside the quiet:
+    one record of kind navigation, which holds that image (caddy served it during the step), and
+    no soft one (until 2026-11-29 the first call ended the page's record and began a soft record
+    of the same URL, which took the image)."""
+    page = arms[arm].pages["state"]
+    assert "/state/later.png" in {h.uri for h in page.hits}, page.hits
+    assert len(page.navs) == 1, [(n["kind"], n["url"]) for n in page.navs]
+    nav = page.nav("/state/")
+    assert contract(nav, "kind") == "navigation"
+    assert "/state/later.png" in {key(r["url"], "GET")[2] for r in nav["requests"]}
 
 
 @pytest.mark.parametrize("arm", ARMS)

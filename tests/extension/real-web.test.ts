@@ -136,6 +136,28 @@ describe("navigations without a document", () => {
     expect((soft?.page.started_at_ms ?? 0) - (first?.page.started_at_ms ?? 0)).toBeCloseTo(1000, 3);
   });
 
+  it("a History API call after load that keeps the URL (a router's or scroll restoration's state) is no navigation", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    // the real-web /state/: replaceState of the state alone, then of location.href, then an image
+    expect(rec.push(pushState(PAGE), 100.2)).toEqual([]);
+    expect(rec.push(pushState(PAGE), 100.2)).toEqual([]);
+    for (const ev of fetched("later", `${PAGE}later.png`, 100.3, 600)) expect(rec.push(ev)).toEqual([]);
+    const [r, ...more] = rec.poll(102.4);
+    expect(more).toEqual([]);
+    expect(r?.page).toMatchObject({ kind: "navigation", url: PAGE });
+    expect(r?.requests.map((q) => q.url)).toEqual([PAGE, `${PAGE}a.png`, `${PAGE}later.png`]);
+    // a route that changes is one, and a call that keeps the new route's URL is not another
+    const next = new Recorder(options());
+    loaded(next);
+    const [page] = next.push(pushState(`${PAGE}route/2`), 101);
+    expect(page?.page.kind).toBe("navigation");
+    expect(next.push(pushState(`${PAGE}route/2`), 101.1)).toEqual([]);
+    const [soft, ...after] = next.poll(103.2);
+    expect(soft?.page).toMatchObject({ kind: "soft", url: `${PAGE}route/2` });
+    expect(after).toEqual([]);
+  });
+
   it("a History API navigation while the document loads is part of that load; a fragment is nothing", () => {
     const rec = new Recorder(options());
     rec.push(navigation("L1", PAGE, 100));
@@ -731,5 +753,20 @@ describe("the wire's 304 (Network.responseReceivedExtraInfo), whichever order it
       navigation("L1", PAGE, 100), committed("L1", PAGE), received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500),
       ...lost, extra("e", 304), request("e", `${PAGE}e.png`, 100.03), received("e", 100.04, response(`${PAGE}e.png`)), finished("e", 100.05, 15),
     ])).toEqual({ "/page/:0": 200, "/page/e.png:0": 304 });
+  });
+});
+
+describe("history state written after load, the URL kept (fixture rw-state: the real-web /state/)", () => {
+  it("is no navigation: one record, which holds the image the page loaded after it", () => {
+    // Chromium 156 reports each of /state/'s two replaceState calls (the state alone; location.href)
+    // as a History API same-document navigation to the page's own URL
+    const calls = readLog("rw-state").filter((e) => e.method === "Page.navigatedWithinDocument");
+    expect(calls.map((e) => [new URL((e.params as { url: string }).url).pathname, (e.params as { navigationType: string }).navigationType]))
+      .toEqual([["/state/", "historyApi"], ["/state/", "historyApi"]]);
+    const records = golden("rw-state");
+    expect(records).toHaveLength(1);
+    expect(records[0]?.page).toMatchObject({ kind: "navigation", aborted: false, incomplete: false });
+    expect(records[0]?.requests.map((q) => new URL(q.url).pathname)).toEqual(
+      ["/state/", "/state/state.js", "/state/first.png", "/state/later.png"]);
   });
 });

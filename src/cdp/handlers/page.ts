@@ -31,6 +31,7 @@ export function onFrameNavigated(s: TabState, ev: EventOf<"Page.frameNavigated">
   s.mainFrameId ??= f.id;
   if (f.id !== s.mainFrameId) return [];
   s.documentLoaderId = f.loaderId;
+  s.documentUrl = f.url + (f.urlFragment ?? "");
   if (ev.params.type === "BackForwardCacheRestore") return startWithoutDocument(s, "bfcache", f.url, f.loaderId);
   const out = s.pending?.loaderId === f.loaderId ? s.commitPending() : [];
   if (s.nav && f.loaderId === s.nav.loaderId) s.commit(s.nav);
@@ -68,9 +69,13 @@ function startWithoutDocument(s: TabState, kind: "soft" | "bfcache", url: string
 
 export function onNavigatedWithinDocument(s: TabState, ev: EventOf<"Page.navigatedWithinDocument">): Out {
   const p = ev.params;
-  // a fragment (#anchor) scrolls; only the History API (pushState, replaceState, traversal)
-  // is how single-page apps change route
-  if (ev.sessionId !== undefined || p.frameId !== s.mainFrameId || p.navigationType !== "historyApi") return [];
+  if (ev.sessionId !== undefined || p.frameId !== s.mainFrameId) return [];
+  const before = s.documentUrl;
+  s.documentUrl = p.url;
+  // a fragment (#anchor) scrolls; only the History API (pushState, replaceState, traversal) is
+  // how single-page apps change route, and only when the URL changes: a call that keeps it (a
+  // router writing its state into the entry once hydrated, scroll restoration) is no navigation
+  if (p.navigationType !== "historyApi" || p.url === before) return [];
   // the document's loader, when seen (a replayed log may begin at this event: its requests then
   // go to it whatever their loader, as every request of a committed navigation does)
   return startWithoutDocument(s, "soft", p.url, s.documentLoaderId ?? s.nav?.loaderId ?? "");
