@@ -144,9 +144,16 @@ const clickNext = (path: string, next: string): Scenario => ({
 });
 const SW_READY = `Promise.race([navigator.serviceWorker.ready.then(() => true),
   new Promise((done) => setTimeout(() => done(window.swError || 'not ready in 10 s'), 10000))])`;
+/** The real-web pages recorded as one plain load each: scenario -> path. */
+const RW_PAGES: Record<string, string> = {
+  "rw-console-quiet": "/console/quiet.html", "rw-console-noisy": "/console/noisy.html", "rw-frame": "/frame/",
+  "rw-workers": "/workers/", "rw-stream": "/stream/", "rw-redirect-script": "/redir/script.html",
+  "rw-redirect-meta": "/redir/meta.html", "rw-redirect-chain": "/redir/chain", "rw-early-hints": "/hints/",
+  "rw-misc": "/misc/", "rw-soft": "/spa/", "rw-state": "/state/", "rw-window-stop": "/stop/",
+  "rw-download": "/download/", "rw-errors": "/errors/",
+};
 Object.assign(SCENARIOS, {
-  "rw-console-quiet": rw("/console/quiet.html"),
-  "rw-console-noisy": rw("/console/noisy.html"),
+  ...Object.fromEntries(Object.entries(RW_PAGES).map(([name, path]) => [name, rw(path)])),
   "rw-sw": {
     flags: H2, realweb: true,
     run: async (c) => {
@@ -156,17 +163,9 @@ Object.assign(SCENARIOS, {
       return [first, await c.nav(sw)];
     },
   },
-  "rw-frame": rw("/frame/"),
-  "rw-workers": rw("/workers/"),
-  "rw-stream": rw("/stream/"),
-  "rw-redirect-script": rw("/redir/script.html"),
-  "rw-redirect-meta": rw("/redir/meta.html"),
-  "rw-redirect-chain": rw("/redir/chain"),
   "rw-http-to-https": {
     flags: H2, realweb: true, run: (c) => one(c, `http://a.test:${String(c.site.httpPort)}/redir/plain.html`),
   },
-  "rw-early-hints": rw("/hints/"),
-  "rw-misc": rw("/misc/"),
   "rw-cache": {
     flags: H2, realweb: true,
     run: async (c) => [await c.nav(`${c.site.origin}/cache/`), await c.nav(`${c.site.origin}/cache/`),
@@ -177,8 +176,6 @@ Object.assign(SCENARIOS, {
     flags: (s) => ["--enable-quic", `--origin-to-force-quic-on=${["a", "b", "c"].map((h) => `${h}.test:${s.port}`).join(",")}`],
     realweb: true, run: (c) => one(c, `https://d.test:${c.site.port}/altsvc/`),
   },
-  "rw-soft": rw("/spa/"),
-  "rw-state": rw("/state/"),
   "rw-bfcache": {
     flags: H2, realweb: true,
     run: async (c) => {
@@ -189,7 +186,6 @@ Object.assign(SCENARIOS, {
       return [one_, two, { url: `${c.site.origin}/bf/one.html`, timing: {} }];
     },
   },
-  "rw-window-stop": rw("/stop/"),
   "rw-user-stop": {
     flags: H2, realweb: true,
     run: async (c) => {
@@ -208,7 +204,6 @@ Object.assign(SCENARIOS, {
       return [{ url: `${c.site.origin}/hang/`, timing: {} }];
     },
   },
-  "rw-download": rw("/download/"),
   // a page that never stops moving, with paint capture on: its frames keep coming after load
   "rw-animation": { ...rw("/anim/"), visual: true },
   // a speculation rule's prerender, which Chromium makes a prefetch while DevTools is attached

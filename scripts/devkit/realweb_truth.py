@@ -68,9 +68,18 @@ def hit_key(h: Hit) -> tuple[str, int | None, str, str]:
     return (h.host, h.port, h.uri, h.method)
 
 
+NEVER_SENT = ("blocked:", "net::ERR_BLOCKED_BY_", "net::ERR_CONNECTION_REFUSED",
+              "net::ERR_UNSAFE_PORT", "net::ERR_NAME_NOT_RESOLVED")
+"""How a request that reached no server fails: the browser blocked it (a page's
+Content-Security-Policy, an extension), or nothing took its connection (realweb_www/.../errors)."""
+
+
 def on_network(req: dict[str, Any]) -> bool:
     """A request that reached a server (not a cache hit, not data: or blob:, not a document a
-    speculation rule's prefetch served: no connection and no byte on the wire, docs/RECORD.md)."""
+    speculation rule's prefetch served: no connection and no byte on the wire, docs/RECORD.md;
+    not one that failed before it left, ``NEVER_SENT``)."""
+    if req["failed"] and (req["failure"] or "").startswith(NEVER_SENT):
+        return False
     return (urlsplit(req["url"]).scheme in ("http", "https", "ws", "wss")
             and not req["from_memory_cache"] and not req["from_disk_cache"]
             and not (req["from_service_worker"] and req["connection_id"] is None)

@@ -53,8 +53,9 @@ ARMS = ("h1", "h2", "h3")
 ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "frame", "workers",
             "stream", "redirect-script", "redirect-meta", "redirect-chain", "http-to-https",
             "early-hints", "misc", "gzip", "reval-cold", "reval-warm", "media", "cache-cold",
-            "cache-memory", "altsvc", "cache-disk", "soft", "state", "bf-one", "bf-two", "bf-back",
-            "window-stop", "user-stop", "download", "unload", "unload-next")
+            "cache-memory", "altsvc", "cache-disk", "soft", "state", "errors", "not-found",
+            "bf-one", "bf-two", "bf-back", "window-stop", "user-stop", "download", "unload",
+            "unload-next")
 """Every page step: the requests recorded must be the requests caddy served during it."""
 MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy.html",
         "sw-install": "/sw/", "sw-controlled": "/sw/", "frame": "/frame/",
@@ -62,7 +63,8 @@ MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy
         "http-to-https": "/redir/plain.html", "early-hints": "/hints/", "misc": "/misc/",
         "gzip": "/gzip/", "media": "/media/",
         "cache-cold": "/cache/", "cache-memory": "/cache/", "cache-disk": "/cache/",
-        "altsvc": "/altsvc/", "soft": "/spa/", "state": "/state/", "bf-one": "/bf/one.html",
+        "altsvc": "/altsvc/", "soft": "/spa/", "state": "/state/", "errors": "/errors/",
+        "not-found": "/errors/gone.html", "bf-one": "/bf/one.html",
         "bf-two": "/bf/two.html",
         "download": "/download/", "redirect-script": "/redir/landing.html?from=script",
         "redirect-meta": "/redir/landing.html?from=meta", "unload": "/unload/",
@@ -290,6 +292,32 @@ def test_history_state_that_keeps_the_url_is_no_navigation(arms: dict[str, Arm],
     nav = page.nav("/state/")
     assert contract(nav, "kind") == "navigation"
     assert "/state/later.png" in {key(r["url"], "GET")[2] for r in nav["requests"]}
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_broken_objects_are_recorded_as_the_wire_and_the_browser_had_them(
+        arms: dict[str, Arm], arm: str) -> None:
+    """/errors/: a missing script and image (caddy's 404s), an API's 500, an image the page's own
+    Content-Security-Policy does not allow and one whose host refuses the connection. Those two
+    never left the browser: no caddy line, and their records say why, with no connection and no
+    byte. The statuses are caddy's (test_protocol_and_status_of_each_request_are_caddys); the page
+    loads and its record is complete. A document answered 404 (with a body, as real sites' are) is
+    a load like any other, its status 404."""
+    page = arms[arm].pages["errors"]
+    assert sorted((h.uri, h.status) for h in page.hits) == [
+        ("/errors/", 200), ("/errors/fail", 500), ("/errors/gone.png", 404),
+        ("/errors/missing.js", 404), ("/errors/ok.png", 200)], page.hits
+    nav = page.nav("/errors/")
+    assert nav["load_ms"] is not None and not contract(nav, "incomplete"), nav
+    failed = {urlsplit(r["url"]).path: r for r in nav["requests"] if r["failed"]}
+    blocked, refused = failed["/errors/blocked.png"], failed["/errors/refused.png"]
+    assert blocked["failure"] == "blocked:csp", blocked
+    assert refused["failure"] == "net::ERR_CONNECTION_REFUSED", refused
+    for r in (blocked, refused):
+        assert (r["status"], r["connection_id"], r["encoded_bytes"]) == (None, None, 0), r
+    gone = arms[arm].pages["not-found"].nav("/errors/gone.html")
+    (doc,) = [r for r in gone["requests"] if r["is_main_document"]]
+    assert doc["status"] == 404 and doc["body_bytes"] == 60 and gone["load_ms"] is not None, doc
 
 
 @pytest.mark.parametrize("arm", ARMS)

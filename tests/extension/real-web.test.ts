@@ -770,3 +770,21 @@ describe("history state written after load, the URL kept (fixture rw-state: the 
       ["/state/", "/state/state.js", "/state/first.png", "/state/later.png"]);
   });
 });
+
+describe("broken objects (fixture rw-errors: the real-web /errors/)", () => {
+  it("each says what the wire or the browser did: 404s and a 500 as answered, a blocked and a refused one with why", () => {
+    const [r, ...more] = golden("rw-errors");
+    expect(more).toEqual([]);
+    expect(r?.page).toMatchObject({ kind: "navigation", aborted: false, incomplete: false });
+    const by = new Map(r?.requests.map((q) => [new URL(q.url).pathname, q]));
+    // Chromium cancels a script answered 404 once its headers came (net::ERR_ABORTED): the status stays
+    expect(by.get("/errors/missing.js")).toMatchObject({ status: 404, failed: true, failure: "net::ERR_ABORTED" });
+    expect(by.get("/errors/gone.png")).toMatchObject({ status: 404, failed: false });
+    expect(by.get("/errors/fail")).toMatchObject({ status: 500, failed: false, body_bytes: 6 });
+    // never left the browser: Network.loadingFailed with errorText "" and blockedReason "csp"
+    expect(by.get("/errors/blocked.png")).toMatchObject({ status: null, failed: true, failure: "blocked:csp", connection_id: null,
+      encoded_bytes: 0 });
+    expect(by.get("/errors/refused.png")).toMatchObject({ status: null, failed: true, failure: "net::ERR_CONNECTION_REFUSED",
+      connection_id: null, encoded_bytes: 0 });
+  });
+});

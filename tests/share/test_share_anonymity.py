@@ -133,3 +133,17 @@ def test_an_old_stores_out_of_range_values_export_as_null_so_the_bundle_merges(
                               contributor_id="ab" * 16), out, NOW)
     statuses = read_bundle(out).tables["requests"].column("status").to_pylist()
     assert statuses[1] is None and statuses[0] == 200
+
+
+def test_a_failure_is_exported_as_a_closed_word_or_other() -> None:
+    """Chromium's net errors, a request the browser blocked (``blocked:`` and CDP's reason,
+    fixture rw-errors) and the recorder's own words go as they are; any other text, which could
+    carry a page's words, is ``other``."""
+    from protolens.share.anonymize import net_error
+
+    for kept in ("net::ERR_ABORTED", "net::ERR_CONNECTION_REFUSED", "blocked:csp",
+                 "blocked:mixed-content", "aborted", "canceled", "failed", None):
+        assert net_error(kept) == kept
+    for text in ("blocked:https://a.example/x", "net::ERR_x y", "Failed to fetch", "blocked:",
+                 "blocked:" + "a" * 81):
+        assert net_error(text) == "other", text

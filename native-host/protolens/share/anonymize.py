@@ -34,6 +34,11 @@ from protolens.share import tags
 
 MINUTE_MS = 60_000
 _NET_ERROR = re.compile(r"^net::ERR_[A-Z0-9_]{1,60}$")
+_BLOCKED = re.compile(r"^blocked:[a-z-]{1,80}$")
+"""A request the browser blocked before it left: CDP's ``blockedReason``, a closed list of words
+(``csp``, ``mixed-content``, ``inspector``...), no page's text."""
+_RECORDER_FAILURES = frozenset({"aborted", "canceled", "failed"})
+"""The recorder's own words for a failure Chromium named no error for."""
 _DOMAIN = re.compile(r"^[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?)+$")
 
 
@@ -68,10 +73,12 @@ def major_version(version: str) -> str:
 
 
 def net_error(text: str | None) -> str | None:
-    """A Chromium ``net::ERR_*`` code as is; any other text becomes ``other``."""
+    """A Chromium ``net::ERR_*`` code, a ``blocked:<reason>`` and the recorder's own words as
+    they are; any other text becomes ``other``."""
     if text is None:
         return None
-    return text if _NET_ERROR.match(text) or text == "aborted" else "other"
+    known = _NET_ERROR.match(text) or _BLOCKED.match(text) or text in _RECORDER_FAILURES
+    return text if known else "other"
 
 
 @dataclass(frozen=True)

@@ -173,12 +173,21 @@ export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinis
   return [];
 }
 
+/** What a failed request's record says: Chromium's net error, or, for a request the browser
+ * itself blocked before it left (a Content-Security-Policy, mixed content, an extension such as an
+ * ad blocker: `errorText` empty, Chromium 156, fixture rw-errors), DevTools' own "blocked:<why>". */
+export function failureOf(p: EventOf<"Network.loadingFailed">["params"]): string {
+  if (p.errorText) return p.errorText;
+  if (p.blockedReason) return `blocked:${p.blockedReason}`;
+  return p.canceled ? "canceled" : "failed";
+}
+
 export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed">): Out {
   const h = s.hopOf(ev, ev.params.requestId);
   const nav = h?.isMain && s.pending?.current(s.pending.mainKey) === h ? s.pending : s.nav;
   if (nav && h && h.end === null) {
     h.end = ev.params.timestamp;
-    h.failure = ev.params.errorText || (ev.params.canceled ? "canceled" : "failed");
+    h.failure = failureOf(ev.params);
     // what came before the failure was on the wire: the response's headers (its
     // encodedDataLength, bytes received when it was reported) and the body's chunks
     // (HTTP/1.1 chunks come with encodedDataLength 0, Chromium 156: without a content
