@@ -59,7 +59,7 @@ IMAGES = {
     "a.test/cache/c1.png": 7000, "a.test/cache/c2.png": 8000, "a.test/cache/c3.png": 9000,
     "a.test/spa/v1.png": 5000, "a.test/spa/v2.png": 6000,
     "a.test/state/first.png": 5000, "a.test/state/later.png": 6000,
-    "a.test/errors/ok.png": 5000, "c.test/errors/blocked.png": 5000,
+    "a.test/errors/ok.png": 5000, "c.test/errors/blocked.png": 5000, "a.test/form/r.png": 5000,
     "a.test/bf/one.png": 5000,
     "a.test/anim/a.png": 5000, "a.test/prerender/next.png": 5000,
     "a.test/unload/u.png": 4000, "a.test/unload/n.png": 4500,
@@ -123,6 +123,11 @@ a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port}, e.test:{port}, f.tes
   header /cache/* Cache-Control "max-age=3600"
   header /reval/* Cache-Control "no-cache"
   header /download/file.bin Content-Disposition "attachment; filename=file.bin"
+  @submit {{
+    method POST
+    path /form/submit
+  }}
+  redir @submit /form/result.html 303
   respond /errors/fail "failed" 500
   respond /errors/gone.html "<!doctype html><title>gone</title><h1>not here any more</h1>" 404
   @gzip path /gzip/*

@@ -53,9 +53,9 @@ ARMS = ("h1", "h2", "h3")
 ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "frame", "workers",
             "stream", "redirect-script", "redirect-meta", "redirect-chain", "http-to-https",
             "early-hints", "misc", "gzip", "reval-cold", "reval-warm", "media", "cache-cold",
-            "cache-memory", "altsvc", "cache-disk", "soft", "state", "errors", "not-found",
-            "bf-one", "bf-two", "bf-back", "window-stop", "user-stop", "download", "unload",
-            "unload-next")
+            "cache-memory", "altsvc", "cache-disk", "reload", "soft", "state", "form",
+            "form-post", "errors", "not-found", "bf-one", "bf-two", "bf-back", "window-stop",
+            "user-stop", "download", "unload", "unload-next")
 """Every page step: the requests recorded must be the requests caddy served during it."""
 MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy.html",
         "sw-install": "/sw/", "sw-controlled": "/sw/", "frame": "/frame/",
@@ -63,7 +63,8 @@ MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy
         "http-to-https": "/redir/plain.html", "early-hints": "/hints/", "misc": "/misc/",
         "gzip": "/gzip/", "media": "/media/",
         "cache-cold": "/cache/", "cache-memory": "/cache/", "cache-disk": "/cache/",
-        "altsvc": "/altsvc/", "soft": "/spa/", "state": "/state/", "errors": "/errors/",
+        "altsvc": "/altsvc/", "soft": "/spa/", "state": "/state/", "reload": "/cache/",
+        "form": "/form/", "form-post": "/form/result.html", "errors": "/errors/",
         "not-found": "/errors/gone.html", "bf-one": "/bf/one.html",
         "bf-two": "/bf/two.html",
         "download": "/download/", "redirect-script": "/redir/landing.html?from=script",
@@ -292,6 +293,47 @@ def test_history_state_that_keeps_the_url_is_no_navigation(arms: dict[str, Arm],
     nav = page.nav("/state/")
     assert contract(nav, "kind") == "navigation"
     assert "/state/later.png" in {key(r["url"], "GET")[2] for r in nav["requests"]}
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_a_posted_form_is_a_redirect_hop_of_its_results_page(arms: dict[str, Arm],
+                                                              arm: str) -> None:
+    """/form/'s button posts the form; caddy answers the POST 303 See Other to the results page,
+    which the browser gets with a GET (Post/Redirect/Get). One record, of the results page: its
+    first hop the POST (status 303), then the GET (200), its image after."""
+    page = arms[arm].pages["form-post"]
+    assert [(h.method, h.uri, h.status) for h in page.hits] == [
+        ("POST", "/form/submit", 303), ("GET", "/form/result.html", 200),
+        ("GET", "/form/r.png", 200)], page.hits
+    nav = page.nav("/form/result.html")
+    assert [urlsplit(u).path for u in _redirects(nav)] == ["/form/submit"], nav
+    assert [(r["method"], urlsplit(r["url"]).path, r["status"], r["is_main_document"])
+            for r in nav["requests"]] == [("POST", "/form/submit", 303, True),
+                                          ("GET", "/form/result.html", 200, True),
+                                          ("GET", "/form/r.png", 200, False)]
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_a_reload_revalidates_the_document_and_takes_its_objects_from_the_cache(
+        arms: dict[str, Arm], arm: str) -> None:
+    """The user reloads /cache/ (its objects max-age 3600): Chromium asks caddy for the document
+    again, conditionally (304, no body), and takes every object from its cache. The record says
+    304 for the document (the wire's: Chromium reports the cached 200), with the cached body, and
+    each object from the cache with no connection and no byte on the wire."""
+    page = arms[arm].pages["reload"]
+    assert [(h.uri, h.status) for h in page.hits] == [("/cache/", 304)], page.hits
+    before = arms[arm].pages["cache-cold"].nav("/cache/")
+    body = {urlsplit(r["url"]).path: r["body_bytes"] for r in before["requests"]}
+    nav = page.nav("/cache/")
+    for r in nav["requests"]:
+        path = urlsplit(r["url"]).path
+        assert r["body_bytes"] == body[path], r
+        if r["is_main_document"]:
+            assert r["status"] == 304 and 0 < r["encoded_bytes"] < 400, r
+        else:
+            assert r["from_memory_cache"] or r["from_disk_cache"], r
+            assert (r["connection_id"], r["encoded_bytes"]) == (None, 0), r
+    assert len(nav["requests"]) == len(before["requests"]), nav["requests"]
 
 
 @pytest.mark.parametrize("arm", ARMS)
