@@ -1,0 +1,236 @@
+/**
+ * The recorder core replaying logs of real Chromium 156 loading the real-web pages
+ * (scripts/devkit/realweb.py, recorded by scripts/record-fixtures.ts): each rw-* fixture's record
+ * against what the page did and what its server's log said (tests/e2e/test_realweb_e2e.py holds
+ * the same pages to caddy live). The synthetic shapes are in real-web.test.ts.
+ */
+import { describe, expect, it } from "vitest";
+import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
+import { monotonicTime } from "../../src/cdp/event-clock.ts";
+import type { NavigationRecord } from "../../src/record/types.ts";
+import { golden, goldenOptions, readLog, readMeta } from "../../scripts/fixture-io.ts";
+import { Recorder } from "../../src/cdp/recorder.ts";
+
+describe("a real page that never stops moving (fixture rw-animation: the real-web /anim/, paint capture on)", () => {
+  const log = readLog("rw-animation");
+  const QUIET_MS = 200; // the lab's quiet for corpus pages (native-host/protolens/lab/runner.py)
+  // the page's load event: the log's last (its first is the blank page's the tab started on)
+  const mainLoad = [...log].reverse().find((ev) => ev.method === "Page.lifecycleEvent" && ev.sessionId === undefined &&
+    (ev.params as { name: string }).name === "load");
+  const firstRequest = log.find((ev) => ev.method === "Network.requestWillBeSent");
+  const { wallTime, timestamp } = (firstRequest?.params ?? {}) as { wallTime: number; timestamp: number };
+  /** A frame's display time on the CDP clock (the log's first request maps wall to monotonic). */
+  const cdpTime = (ev: RawEvent): number | null => monotonicTime(ev) ??
+    (ev.method === FRAME_EVENT ? (ev.params as { wallTime: number }).wallTime - (wallTime - timestamp) : null);
+
+  /** Replays the log with the lab's quiet, polling as the adapter does between events; the CDP
+   * time of the poll that ended the record (null: it never ended on its own). */
+  function replay(): { at: number | null; records: NavigationRecord[] } {
+    const rec = new Recorder({ ...goldenOptions("rw-animation"), limits: { quietMs: QUIET_MS } });
+    const records: NavigationRecord[] = [];
+    let at: number | null = null;
+    for (const ev of log) {
+      const t = cdpTime(ev);
+      if (t !== null && at === null) {
+        const done = rec.poll(t);
+        if (done.length > 0) at = t;
+        records.push(...done);
+      }
+      records.push(...rec.push(ev));
+    }
+    return { at, records: [...records, ...rec.flush()] };
+  }
+
+  it("changes its picture after load, with no network activity", () => {
+    const load = (mainLoad?.params as { timestamp: number }).timestamp;
+    const frames = log.filter((ev) => ev.method === FRAME_EVENT).map((ev) => cdpTime(ev) ?? NaN);
+    expect(frames.filter((t) => t > load + 2 * QUIET_MS / 1000).length).toBeGreaterThanOrEqual(5);
+    const network = log.filter((ev) => ev.method.startsWith("Network.")).map((ev) => monotonicTime(ev) ?? 0);
+    expect(Math.max(...network)).toBeLessThanOrEqual(load);
+  });
+
+  it("still ends on its own: at the network's quiet twice over, its image and visual metrics in it", () => {
+    const load = (mainLoad?.params as { timestamp: number }).timestamp;
+    const { at, records } = replay();
+    expect(at).not.toBeNull();
+    expect((at ?? 0) - load).toBeGreaterThanOrEqual(2 * QUIET_MS / 1000);
+    expect((at ?? 0) - load).toBeLessThan(2 * QUIET_MS / 1000 + 0.15); // the next poll after it: a frame ~0.1 s apart
+    const [r] = records;
+    expect(records).toHaveLength(1);
+    expect(r?.page).toMatchObject({ incomplete: false, aborted: false });
+    expect(r?.requests.map((q) => q.url.replace(/^https:\/\/[^/]+/, ""))).toEqual(["/anim/", "/anim/a.png"]);
+    expect(r?.milestones.speed_index_ms).toEqual(expect.any(Number));
+  });
+});
+
+describe("a speculation rule's prefetch, everyday (fixtures rw-late-prefetch, rw-late-prefetched: the real-web /prerender/, preloading on)", () => {
+  interface Timing { timeOrigin: number; responseStart: number; loadEventEnd: number; encodedBodySize: number; decodedBodySize: number }
+  const timing = (name: string): Timing =>
+    (readMeta(name) as { navigations: [{ timing: Timing }] }).navigations[0].timing;
+  /** The log's own account of a request's wire bytes: its Network.loadingFinished. */
+  const wireBytes = (name: string, requestId: string): number | undefined => readLog(name).flatMap((ev) =>
+    ev.method === "Network.loadingFinished" && ev.params.requestId === requestId ? [ev.params.encodedDataLength] : [])[0];
+  const path = (url: string): string => url.replace(/^https:\/\/[^/]+/, "");
+
+  it("the page that prefetches: its document ends, and the prefetch is its request, on its connection", () => {
+    // joined at the document's response, whose loadingFinished came before the attach took effect;
+    // the prefetch began after the document's commit, whose lifecycle event is replayed after it
+    const [r, ...more] = golden("rw-late-prefetch");
+    expect(more).toHaveLength(0);
+    expect(r?.page).toMatchObject({ late_attach: "response", incomplete: false, incomplete_reasons: [] });
+    const [doc, prefetch, ...rest] = r?.requests ?? [];
+    expect(rest).toHaveLength(0);
+    const t = timing("rw-late-prefetch");
+    expect(doc).toMatchObject({ is_main_document: true, encoded_bytes: t.encodedBodySize, body_bytes: t.decodedBodySize });
+    expect(typeof doc?.end_ms).toBe("number");
+    // the prefetch: the log's bytes, over the document's h2 connection (caddy: one connection)
+    expect(prefetch?.url).toMatch(/\/prerender\/next\.html$/);
+    const bytes = wireBytes("rw-late-prefetch", (prefetch?.request_id ?? "").split(":")[0] ?? "");
+    expect(bytes).toBe(256);
+    expect(prefetch).toMatchObject({ resource_type: "Prefetch", status: 200, encoded_bytes: bytes, connection_id: doc?.connection_id,
+      is_main_document: false });
+    expect(r?.connections).toHaveLength(1);
+    expect(r?.connections[0]?.bytes).toBe(t.encodedBodySize + 256);
+  });
+
+  it("the page the prefetch served: a record of its own, timed from its navigation start, no byte on the wire", () => {
+    // joined at its commit, whose replayed lifecycle event carries the prefetch's time, 5.2 s
+    // before the page's own NavigationStart
+    const [r, ...more] = golden("rw-late-prefetched");
+    expect(more).toHaveLength(0);
+    const t = timing("rw-late-prefetched");
+    expect(r?.page.url).toMatch(/\/prerender\/next\.html$/);
+    expect(r?.page).toMatchObject({ late_attach: "commit", aborted: false, incomplete: false });
+    expect(r?.page.started_at_ms).toBeCloseTo(t.timeOrigin, 0);
+    expect(Math.abs((r?.milestones.load_ms ?? NaN) - t.loadEventEnd)).toBeLessThanOrEqual(5);
+    expect(r?.page.not_seen).toContain("requests_before_attach"); // joined late, it says so
+    const doc = r?.requests.find((q) => q.is_main_document);
+    // the prefetch's bytes are the first page's (its Prefetch request): none crossed the wire here
+    expect(doc).toMatchObject({ connection_id: null, encoded_bytes: 0, body_bytes: t.decodedBodySize, status: 200 });
+    expect(doc?.end_ms).toBeCloseTo(t.responseStart, 0);
+    // its image, whose response came after the attach took effect (the same connection as the prefetch)
+    expect(r?.requests.map((q) => path(q.url)).sort()).toEqual(["/prerender/next.html", "/prerender/next.png"]);
+    const image = r?.requests.find((q) => !q.is_main_document);
+    expect(image).toMatchObject({ status: 200, encoded_bytes: wireBytes("rw-late-prefetched", (image?.request_id ?? "").split(":")[0] ?? "") });
+    expect(r?.connections.map((c) => [c.connection_id, c.bytes])).toEqual([[image?.connection_id, image?.encoded_bytes]]);
+  });
+});
+
+describe("a speculation rule's prefetch, recorded from the start (fixture rw-prefetch: the real-web /prerender/, preloading on)", () => {
+  const [first, second, ...more] = golden("rw-prefetch");
+
+  it("the prefetch is the first page's request, with the wire's bytes, on the page's connection", () => {
+    expect(more).toHaveLength(0);
+    const doc = first?.requests.find((q) => q.is_main_document);
+    const prefetch = first?.requests.find((q) => q.resource_type === "Prefetch");
+    expect(prefetch?.url).toMatch(/\/prerender\/next\.html$/);
+    expect(prefetch?.encoded_bytes).toBeGreaterThan(215); // the page's body is 215 bytes, plus its headers
+    expect(prefetch?.connection_id).toBe(doc?.connection_id);
+  });
+
+  it("the page it served: its document came from the prefetch, no byte and no time of the prefetch's", () => {
+    // Chromium gives the served document the prefetch's response timing and loadingFinished
+    // (its time 2.6 s before this navigation, its 256 bytes)
+    const doc = second?.requests.find((q) => q.is_main_document);
+    expect(second?.page.url).toMatch(/\/prerender\/next\.html$/);
+    expect(second?.page).toMatchObject({ late_attach: null, incomplete: false });
+    expect(doc).toMatchObject({ connection_id: null, encoded_bytes: 0, body_bytes: 215, status: 200, wait_ms: null });
+    const { start_ms: start, first_byte_ms: firstByte, end_ms: end } = doc ?? { start_ms: NaN, first_byte_ms: null, end_ms: null };
+    expect(firstByte).toBeGreaterThanOrEqual(start);
+    expect(end).toBeGreaterThanOrEqual(firstByte ?? Infinity);
+    expect(second?.milestones.ttfb_ms).toBe(firstByte);
+    expect(end).toBeLessThanOrEqual(second?.milestones.dcl_ms ?? -Infinity); // the body was parsed before DOMContentLoaded
+    // the page's only bytes on the wire are its image's
+    const image = second?.requests.find((q) => !q.is_main_document);
+    expect(second?.connections.map((c) => c.bytes)).toEqual([image?.encoded_bytes]);
+  });
+});
+
+describe("beacons a page sends as it is left (fixture rw-unload: the real-web /unload/, then a click)", () => {
+  const [first, second, ...more] = golden("rw-unload");
+
+  it("each page's record holds its own document and image, on the page's connection, and no beacon", () => {
+    // /unload/ sends a beacon and a keepalive fetch to e.test at pagehide; caddy served both while
+    // next.html loaded (tests/e2e/test_realweb_e2e.py, Referer /unload/), and Chromium 156 did not
+    // report either to the tab's session: the log holds no request of theirs
+    expect(more).toHaveLength(0);
+    expect(readLog("rw-unload").filter((e) => JSON.stringify(e.params).includes("/beacon"))).toEqual([]);
+    for (const [r, page, image] of [[first, "/unload/", "u.png"], [second, "/unload/next.html", "n.png"]] as const) {
+      expect(r?.page).toMatchObject({ kind: "navigation", aborted: false, incomplete: false });
+      expect(new URL(r?.page.url ?? "").pathname).toBe(page);
+      expect(r?.requests.map((q) => new URL(q.url).pathname.split("/").pop())).toEqual([page === "/unload/" ? "" : "next.html", image]);
+      expect(new Set(r?.requests.map((q) => q.connection_id)).size).toBe(1);
+      expect(r?.milestones.load_ms).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("objects revalidated with the server (fixture rw-reval: the real-web /reval/, Cache-Control no-cache, loaded three times)", () => {
+  const loads = golden("rw-reval");
+
+  it("the later loads' requests say the wire's 304, with the headers' bytes on the wire and the cached body", () => {
+    expect(loads).toHaveLength(3);
+    const [cold, ...warm] = loads;
+    const body = new Map(cold?.requests.map((q) => [new URL(q.url).pathname, q.body_bytes]));
+    expect(cold?.requests.map((q) => q.status)).toEqual([200, 200, 200, 200]);
+    for (const r of warm) {
+      expect(r.requests.map((q) => [new URL(q.url).pathname, q.status])).toEqual(
+        ["/reval/", "/reval/r.css", "/reval/r1.png", "/reval/r2.png"].map((p) => [p, 304]));
+      for (const q of r.requests) {
+        expect(q.encoded_bytes).toBeLessThan(60); // the 304's HTTP/2 headers: no body crossed
+        expect(q.body_bytes).toBe(body.get(new URL(q.url).pathname));
+      }
+    }
+    // what Chromium reported for the revalidated documents: the cached 200 (their wire status is
+    // in Network.responseReceivedExtraInfo)
+    const docs = readLog("rw-reval").filter((e) => e.method === "Network.responseReceived" && e.params.type === "Document");
+    expect(docs.map((e) => e.method === "Network.responseReceived" ? e.params.response.status : 0)).toEqual([200, 200, 200]);
+  });
+});
+
+describe("history state written after load, the URL kept (fixture rw-state: the real-web /state/)", () => {
+  it("is no navigation: one record, which holds the image the page loaded after it", () => {
+    // Chromium 156 reports each of /state/'s two replaceState calls (the state alone; location.href)
+    // as a History API same-document navigation to the page's own URL
+    const calls = readLog("rw-state").filter((e) => e.method === "Page.navigatedWithinDocument");
+    expect(calls.map((e) => [new URL((e.params as { url: string }).url).pathname, (e.params as { navigationType: string }).navigationType]))
+      .toEqual([["/state/", "historyApi"], ["/state/", "historyApi"]]);
+    const records = golden("rw-state");
+    expect(records).toHaveLength(1);
+    expect(records[0]?.page).toMatchObject({ kind: "navigation", aborted: false, incomplete: false });
+    expect(records[0]?.requests.map((q) => new URL(q.url).pathname)).toEqual(
+      ["/state/", "/state/state.js", "/state/first.png", "/state/later.png"]);
+  });
+});
+
+describe("broken objects (fixture rw-errors: the real-web /errors/)", () => {
+  it("each says what the wire or the browser did: 404s and a 500 as answered, a blocked and a refused one with why", () => {
+    const [r, ...more] = golden("rw-errors");
+    expect(more).toEqual([]);
+    expect(r?.page).toMatchObject({ kind: "navigation", aborted: false, incomplete: false });
+    const by = new Map(r?.requests.map((q) => [new URL(q.url).pathname, q]));
+    // Chromium cancels a script answered 404 once its headers came (net::ERR_ABORTED): the status stays
+    expect(by.get("/errors/missing.js")).toMatchObject({ status: 404, failed: true, failure: "net::ERR_ABORTED" });
+    expect(by.get("/errors/gone.png")).toMatchObject({ status: 404, failed: false });
+    expect(by.get("/errors/fail")).toMatchObject({ status: 500, failed: false, body_bytes: 6 });
+    // never left the browser: Network.loadingFailed with errorText "" and blockedReason "csp"
+    expect(by.get("/errors/blocked.png")).toMatchObject({ status: null, failed: true, failure: "blocked:csp", connection_id: null,
+      encoded_bytes: 0 });
+    expect(by.get("/errors/refused.png")).toMatchObject({ status: null, failed: true, failure: "net::ERR_CONNECTION_REFUSED",
+      connection_id: null, encoded_bytes: 0 });
+  });
+});
+
+describe("a frame in a frame (fixture rw-frame: the real-web /frame/, a b.test frame holding a c.test one)", () => {
+  it("each of the three documents and their objects is the page's, on its own frame", () => {
+    const [r, ...more] = golden("rw-frame");
+    expect(more).toEqual([]);
+    const docs = r?.requests.filter((q) => q.resource_type === "Document") ?? [];
+    expect(docs.map((q) => new URL(q.url).host.split(":")[0])).toEqual(["a.test", "b.test", "c.test"]);
+    expect(new Set(docs.map((q) => q.frame_id)).size).toBe(3);
+    // the nested frame's image, on its frame (its session is the b.test session's child)
+    const nested = r?.requests.find((q) => q.url.endsWith("/frame/nested.png"));
+    expect(nested).toMatchObject({ status: 200, failed: false });
+    expect(nested?.frame_id).toBe(docs[2]?.frame_id);
+  });
+});
