@@ -59,7 +59,7 @@ IMAGES = {
     "a.test/cache/c1.png": 7000, "a.test/cache/c2.png": 8000, "a.test/cache/c3.png": 9000,
     "a.test/spa/v1.png": 5000, "a.test/spa/v2.png": 6000,
     "a.test/state/first.png": 5000, "a.test/state/later.png": 6000,
-    "a.test/errors/ok.png": 5000, "c.test/errors/blocked.png": 5000, "a.test/form/r.png": 5000,
+    "a.test/errors/ok.png": 5000, "c.test/errors/blocked.png": 5000, "a.test/form/r.png": 5000, "a.test/misc/px.png": 3000,
     "c.test/frame/nested.png": 5000,
     "a.test/bf/one.png": 5000,
     "a.test/anim/a.png": 5000, "a.test/prerender/next.png": 5000,
@@ -124,6 +124,16 @@ a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port}, e.test:{port}, f.tes
   header /cache/* Cache-Control "max-age=3600"
   header /reval/* Cache-Control "no-cache"
   header /download/file.bin Content-Disposition "attachment; filename=file.bin"
+  @px1 {{
+    host b.test
+    path /px/1
+  }}
+  redir @px1 https://c.test:{port}/px/2 302
+  @px2 {{
+    host c.test
+    path /px/2
+  }}
+  redir @px2 https://a.test:{port}/misc/px.png 302
   @submit {{
     method POST
     path /form/submit

@@ -94,12 +94,14 @@ def test_bytes_per_connection_agree_with_the_wire(arms: dict[str, Arm], arm: str
     record has ended, and so are those that carried requests a record declared unseen (the
     service worker's own fetches, on f.test)."""
     recorded: dict[int, int] = defaultdict(int)
+    carried: dict[int, list[tuple[str, str, str, int, int]]] = defaultdict(list)  # for the message
     streams: set[int] = set()
     port_of = {r["connection_id"]: h.client_port for page in arms[arm].pages.values()
                for r, h in served_pairs(page) if r["connection_id"] is not None}
     for page in arms[arm].pages.values():
         for r, h in served_pairs(page):
             recorded[h.client_port] += r["encoded_bytes"]
+            carried[h.client_port].append((page.name, h.host, h.uri, h.status, r["encoded_bytes"]))
         # what a response cut short (stop) brought before it was cut: no caddy line, its
         # connection known by the id
         aborted = {hit_key(h) for h in page.aborted}
@@ -115,7 +117,7 @@ def test_bytes_per_connection_agree_with_the_wire(arms: dict[str, Arm], arm: str
         if port in streams:
             continue
         wire = arms[arm].wire[port]
-        assert 0 <= wire.app_in - got <= 0.005 * got + 500, (port, got, wire)
+        assert 0 <= wire.app_in - got <= 0.005 * got + 500, (port, got, wire, carried[port])
         checked += 1
     assert checked >= 3
 

@@ -237,6 +237,26 @@ def _redirects(nav: dict[str, Any]) -> list[str]:
 
 
 @pytest.mark.parametrize("arm", ARMS)
+def test_an_objects_redirects_across_hosts_are_its_hops(arms: dict[str, Arm], arm: str) -> None:
+    """/misc/'s pixel is redirected twice across hosts, as ad and measurement tags are: b.test
+    answers 302 to c.test, which answers 302 to a.test's image. The record has the three hops,
+    in order, each with caddy's status and protocol, one request id with three hop numbers."""
+    page = arms[arm].pages["misc"]
+    port = arms[arm].site.port
+    wire = [(h.host, h.uri, h.status) for h in sorted(page.hits, key=lambda h: h.start)
+            if h.uri in ("/px/1", "/px/2", "/misc/px.png")]
+    assert wire == [("b.test", "/px/1", 302), ("c.test", "/px/2", 302),
+                    ("a.test", "/misc/px.png", 200)], wire
+    hops = [r for r in page.nav("/misc/")["requests"]
+            if key(r["url"], "GET")[1:3] in ((port, "/px/1"), (port, "/px/2"),
+                                             (port, "/misc/px.png"))]
+    assert [(urlsplit(r["url"]).hostname, r["status"], r["resource_type"]) for r in hops] == [
+        ("b.test", 302, "Image"), ("c.test", 302, "Image"), ("a.test", 200, "Image")], hops
+    ids = [r["request_id"].rsplit(":", 1) for r in hops]
+    assert len({i for i, _ in ids}) == 1 and [n for _, n in ids] == ["0", "1", "2"], ids
+
+
+@pytest.mark.parametrize("arm", ARMS)
 def test_warm_loads_are_cache_hits(arms: dict[str, Arm], arm: str) -> None:
     for name, flag in (("cache-memory", "from_memory_cache"), ("cache-disk", "from_disk_cache")):
         page = arms[arm].pages[name]
