@@ -69,10 +69,10 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         # replaceState after load that keeps the URL (a router's state, scroll restoration), then
         # an image: one record; the settle would take in a soft record, were one made
         ("state", nav("/state/"), 1, 1.0),
-        # broken objects (404s, a 500, one blocked by the page's CSP, one refused), then a 404 page
         # a form posted (a click on its button), answered 303 to its results page
         ("form", nav("/form/"), 1, 0.0),
         ("form-post", lambda: d.js("document.getElementById('go').click(), true"), 1, 0.0),
+        # broken objects (404s, a 500, one blocked by the page's CSP, one refused), then a 404 page
         ("errors", nav("/errors/"), 1, 0.0),
         ("not-found", nav("/errors/gone.html"), 1, 0.0),
         ("bf-one", nav("/bf/one.html"), 1, 0.0),

@@ -66,18 +66,19 @@ export interface NavTiming {
  * 300, with `responseStatus` 200 and `encodedBodySize` 542, the cached body's. */
 export const TRANSFER_HEADER_GUESS = 300;
 
-/** A document the cache served after the server said 304 Not Modified: its transferSize is the
- * header guess alone, though it has a body. An empty body revalidated cannot be told from an
- * empty one fetched (both 300): it keeps the status Chromium reports. */
 /** A document a service worker answered: a worker was started for its fetch (`workerStart`) and
  * no network protocol is named. Measured on Chromium 156 (fixture sw-controlled-joined-late, the
  * real-web /sw/ page's controlled load): workerStart 9.8, nextHopProtocol "", where the response
- * event says fromServiceWorker. A worker that lets the request go to the network names its
- * protocol: the document is the network's. */
+ * event says fromServiceWorker. A worker that lets the request go to the network (no
+ * respondWith) should name the network's protocol, and the document is then the network's: that
+ * case was not measured here. */
 export function fromWorker(t: Pick<NavTiming, "protocol"> & { workerStart: number | null }): boolean {
   return (t.workerStart ?? 0) > 0 && t.protocol === "";
 }
 
+/** A document the cache served after the server said 304 Not Modified: its transferSize is the
+ * header guess alone, though it has a body. An empty body revalidated cannot be told from an
+ * empty one fetched (both 300): it keeps the status Chromium reports. */
 export function revalidated(t: Pick<NavTiming, "transferSize" | "encodedBodySize">): boolean {
   return t.transferSize === TRANSFER_HEADER_GUESS && t.encodedBodySize > 0;
 }

@@ -9,6 +9,7 @@ import type { Protocol } from "devtools-protocol";
 import type { RawEvent } from "../../src/cdp/raw-event.ts";
 import { LCP_BINDING } from "../../src/cdp/enable-commands.ts";
 import { Recorder } from "../../src/cdp/recorder.ts";
+import { failureOf } from "../../src/cdp/handlers/network.ts";
 import { FRAME, committed, failed, fetched, finished, lifecycle, navigation, options, received, request, response } from "./events.ts";
 
 const PAGE = "https://a.test/page/";
@@ -573,5 +574,16 @@ describe("the wire's 304 (Network.responseReceivedExtraInfo), whichever order it
       navigation("L1", PAGE, 100), committed("L1", PAGE), received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500),
       ...lost, extra("e", 304), request("e", `${PAGE}e.png`, 100.03), received("e", 100.04, response(`${PAGE}e.png`)), finished("e", 100.05, 15),
     ])).toEqual({ "/page/:0": 200, "/page/e.png:0": 304 });
+  });
+});
+
+describe("what a failed request's record says (network.ts failureOf)", () => {
+  it("Chromium's error, else the browser's block as DevTools shows it, else canceled or failed", () => {
+    const base = { requestId: "r1", timestamp: 1, type: "Image" as const, errorText: "", canceled: false };
+    expect(failureOf({ ...base, errorText: "net::ERR_CONNECTION_REFUSED" })).toBe("net::ERR_CONNECTION_REFUSED");
+    expect(failureOf({ ...base, errorText: "net::ERR_BLOCKED_BY_CLIENT", blockedReason: "inspector" })).toBe("net::ERR_BLOCKED_BY_CLIENT");
+    expect(failureOf({ ...base, blockedReason: "mixed-content" })).toBe("blocked:mixed-content");
+    expect(failureOf({ ...base, canceled: true })).toBe("canceled");
+    expect(failureOf(base)).toBe("failed");
   });
 });
