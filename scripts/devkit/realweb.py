@@ -60,7 +60,7 @@ IMAGES = {
     "a.test/spa/v1.png": 5000, "a.test/spa/v2.png": 6000,
     "a.test/state/first.png": 5000, "a.test/state/later.png": 6000,
     "a.test/errors/ok.png": 5000, "c.test/errors/blocked.png": 5000, "a.test/form/r.png": 5000,
-    "a.test/misc/px.png": 3000,
+    "a.test/misc/px.png": 3000, "c.test/frame/nested.png": 5000,
     "a.test/bf/one.png": 5000,
     "a.test/anim/a.png": 5000, "a.test/prerender/next.png": 5000,
     "a.test/unload/u.png": 4000, "a.test/unload/n.png": 4500,

@@ -116,6 +116,24 @@ def test_history_state_that_keeps_the_url_is_no_navigation(arms: dict[str, Arm],
 
 
 @pytest.mark.parametrize("arm", ARMS)
+def test_frames_in_frames_are_the_pages(arms: dict[str, Arm], arm: str) -> None:
+    """/frame/ holds a b.test frame which holds a c.test frame (an ad slot and its creative):
+    three sites, three renderer processes. Each frame's document and image are in the page's
+    record, as caddy served them, the nested one's too (the child session attaches its own
+    children: CHILD_COMMANDS' auto-attach)."""
+    page = arms[arm].pages["frame"]
+    frames = {(h.host, h.uri) for h in page.hits}
+    nested = {("b.test", "/frame/inner.html"), ("b.test", "/frame/inner.png"),
+              ("c.test", "/frame/nested.html"), ("c.test", "/frame/nested.png")}
+    assert nested <= frames, frames
+    recorded = {key(r["url"], "GET")[::2] for r in page.nav("/frame/")["requests"]}
+    assert nested <= recorded, recorded
+    # each frame's document is on its own frame
+    docs = [r for r in page.nav("/frame/")["requests"] if r["resource_type"] == "Document"]
+    assert len({r["frame_id"] for r in docs}) == 3, docs
+
+
+@pytest.mark.parametrize("arm", ARMS)
 def test_a_posted_form_is_a_redirect_hop_of_its_results_page(arms: dict[str, Arm],
                                                               arm: str) -> None:
     """/form/'s button posts the form; caddy answers the POST 303 See Other to the results page,

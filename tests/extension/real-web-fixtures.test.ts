@@ -220,3 +220,17 @@ describe("broken objects (fixture rw-errors: the real-web /errors/)", () => {
       connection_id: null, encoded_bytes: 0 });
   });
 });
+
+describe("a frame in a frame (fixture rw-frame: the real-web /frame/, a b.test frame holding a c.test one)", () => {
+  it("each of the three documents and their objects is the page's, on its own frame", () => {
+    const [r, ...more] = golden("rw-frame");
+    expect(more).toEqual([]);
+    const docs = r?.requests.filter((q) => q.resource_type === "Document") ?? [];
+    expect(docs.map((q) => new URL(q.url).host.split(":")[0])).toEqual(["a.test", "b.test", "c.test"]);
+    expect(new Set(docs.map((q) => q.frame_id)).size).toBe(3);
+    // the nested frame's image, on its frame (its session is the b.test session's child)
+    const nested = r?.requests.find((q) => q.url.endsWith("/frame/nested.png"));
+    expect(nested).toMatchObject({ status: 200, failed: false });
+    expect(nested?.frame_id).toBe(docs[2]?.frame_id);
+  });
+});
