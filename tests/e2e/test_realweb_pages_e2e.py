@@ -257,6 +257,24 @@ def test_an_objects_redirects_across_hosts_are_its_hops(arms: dict[str, Arm], ar
 
 
 @pytest.mark.parametrize("arm", ARMS)
+def test_a_cors_preflight_is_a_request_of_its_own(arms: dict[str, Arm], arm: str) -> None:
+    """/misc/'s script fetches b.test's API with a header of its own (X-Proto), which a browser
+    asks the server about first: caddy answered the OPTIONS 204, then the GET 200. The record
+    has both, the preflight as DevTools shows it (type Preflight) with the bytes its response
+    brought (Chromium ends a preflight with 0 bytes: the per-connection check against the NetLog
+    holds the figure)."""
+    page = arms[arm].pages["misc"]
+    wire = [(h.method, h.status) for h in sorted(page.hits, key=lambda h: h.start)
+            if h.uri == "/api/cors.json"]
+    assert wire == [("OPTIONS", 204), ("GET", 200)], wire
+    api = {r["method"]: r for r in page.nav("/misc/")["requests"]
+           if urlsplit(r["url"]).path == "/api/cors.json"}
+    assert (api["OPTIONS"]["resource_type"], api["OPTIONS"]["status"]) == ("Preflight", 204), api
+    assert api["OPTIONS"]["encoded_bytes"] > 0, api
+    assert api["OPTIONS"]["connection_id"] == api["GET"]["connection_id"], api
+
+
+@pytest.mark.parametrize("arm", ARMS)
 def test_warm_loads_are_cache_hits(arms: dict[str, Arm], arm: str) -> None:
     for name, flag in (("cache-memory", "from_memory_cache"), ("cache-disk", "from_disk_cache")):
         page = arms[arm].pages[name]

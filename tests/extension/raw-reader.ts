@@ -14,7 +14,9 @@
  * - per hop: protocol and connection from its response (the redirect response for a redirected
  *   hop); no connection for a response from a cache (fromDiskCache, fromPrefetchCache,
  *   Network.requestServedFromCache) or with connectionId 0; encoded bytes from loadingFinished
- *   (the redirect response's for a redirected hop), unknown when the hop never finished;
+ *   (the redirect response's for a redirected hop), unknown when the hop never finished; a CORS
+ *   preflight (answered as type Preflight) ends with 0 there: its response's, read by its head
+ *   (the lab's HTTP/1.1 NetLog: the 228 bytes of its connection no record held at 0);
  * - a speculation rule's prefetch (type Prefetch) is flagged fromPrefetchCache but is the fetch
  *   itself: its connection is its response's; a request the prefetch served gets the prefetch's
  *   loadingFinished, bytes that crossed the wire once, for the prefetch: 0 for it (caddy's log of
@@ -109,10 +111,16 @@ export function readTruth(events: readonly Raw[]): TruthNavigation[] {
     // a request the tab sent whose response comes on the child's target (a worker's script, an
     // OOPIF's document: same requestId), read from the child's session
     const h = current.get(key) ?? current.get(`|${str(p.requestId)}`);
-    if (e.method === "Network.responseReceived" && h) { h.response = obj(p.response); responseFacts(h); }
+    if (e.method === "Network.responseReceived" && h) {
+      h.response = obj(p.response);
+      responseFacts(h);
+      if (p.type === "Preflight") h.type = "Preflight";
+    }
     else if (e.method === "Network.requestServedFromCache" && h) { h.cached = true; responseFacts(h); }
     else if (e.method === "Network.loadingFinished" && h && h.bytes === null) {
-      h.bytes = h.response?.fromPrefetchCache === true && h.type !== "Prefetch" ? 0 : Math.round(num(p.encodedDataLength) ?? 0);
+      const finished = Math.round(num(p.encodedDataLength) ?? 0);
+      h.bytes = h.response?.fromPrefetchCache === true && h.type !== "Prefetch" ? 0
+        : h.type === "Preflight" ? Math.round(num(h.response?.encodedDataLength) ?? 0) : finished;
     }
     else if (e.method === "Network.loadingFailed" && h) h.failed = true;
     else if (e.method === "Page.loadEventFired" && isRoot(e) && t !== null) loads.push(t);
