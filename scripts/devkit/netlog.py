@@ -10,7 +10,9 @@ Per connection, keyed by the browser's local port (the client port in caddy's ac
 
 - TCP (h1, h2): ``TCP_CONNECT`` gives the local and remote address; ``SOCKET_BYTES_RECEIVED`` /
   ``_SENT`` are the bytes read from and written to the kernel (TLS records, handshake included);
-  ``SSL_SOCKET_BYTES_RECEIVED`` the plaintext HTTP bytes after TLS;
+  ``SSL_SOCKET_BYTES_RECEIVED`` the plaintext HTTP bytes after TLS; over HTTP/2, the
+  ``HTTP2_SESSION`` source bound to the socket (``HTTP2_SESSION_INITIALIZED``) logs each frame
+  received that carries no response (SETTINGS, PING, WINDOW_UPDATE...: ``H2_CONTROL``);
 - QUIC (h3): a ``QUIC_SESSION`` source per connection, its host; ``QUIC_SESSION_PACKET_RECEIVED``
   carries ``self_address`` (the local port) and each packet's size, ``QUIC_SESSION_PACKET_SENT``
   each sent packet's size, ``QUIC_SESSION_STREAM_FRAME_RECEIVED`` each STREAM frame's data
@@ -29,9 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+H2_CONTROL = {"HTTP2_SESSION_RECV_SETTINGS": 9, "HTTP2_SESSION_RECV_SETTING": 6,
+              "HTTP2_SESSION_RECV_SETTINGS_ACK": 9, "HTTP2_SESSION_RECV_WINDOW_UPDATE": 13,
+              "HTTP2_SESSION_RECV_RST_STREAM": 13, "HTTP2_SESSION_RECV_GOAWAY": 17}
+"""Bytes of each HTTP/2 frame received that carries no response (RFC 9113 6.3-6.9: a 9-byte
+frame header and its payload): SETTINGS logs its header's event then one event per 6-byte
+setting; a GOAWAY's debug data is added to its 17 bytes. A PING (received, an ACK or not) is 17
+bytes (``HTTP2_SESSION_PING``, ``type`` received)."""
+
 KEPT = ("TCP_CONNECT", "SOCKET_BYTES_RECEIVED", "SOCKET_BYTES_SENT", "SSL_SOCKET_BYTES_RECEIVED",
         "QUIC_SESSION", "QUIC_SESSION_PACKET_RECEIVED", "QUIC_SESSION_PACKET_SENT",
-        "QUIC_SESSION_CLOSED", "QUIC_SESSION_STREAM_FRAME_RECEIVED")
+        "QUIC_SESSION_CLOSED", "QUIC_SESSION_STREAM_FRAME_RECEIVED", "HTTP2_SESSION_INITIALIZED",
+        "HTTP2_SESSION_PING", *H2_CONTROL)
 """The event types this reader uses (``trim`` keeps only these)."""
 
 
@@ -57,6 +68,9 @@ class WireConn:
     """QUIC only: the STREAM frames' data (HTTP/3 frames, QPACK and control streams)."""
     stream_ends: dict[int, int] = field(default_factory=dict)
     """QUIC only: per stream id, the furthest byte of data received."""
+    control_in: int = 0
+    """TCP with HTTP/2 only: the bytes of the frames received that carry no response
+    (``H2_CONTROL``)."""
     error: str | None = None
     """QUIC only: why the session closed, when it closed with an error."""
     sources: set[int] = field(default_factory=set)
@@ -68,6 +82,16 @@ class WireConn:
         if self.kind == "quic":
             return self.stream_bytes
         return self.plain_in if self.tls else self.bytes_in
+
+    @property
+    def request_in(self) -> int:
+        """The bytes of the responses alone: ``app_in`` less HTTP/2's control frames, or the
+        data of HTTP/3's request streams (client-initiated bidirectional: RFC 9000 2.1, ids
+        0 mod 4), without its control and QPACK streams: what the records' bytes on the
+        connection add up to."""
+        if self.kind == "quic":
+            return sum(end for stream, end in self.stream_ends.items() if stream % 4 == 0)
+        return self.app_in - self.control_in
 
 
 def read_events(path: Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
@@ -104,6 +128,7 @@ def connections(constants: dict[str, Any], events: Iterable[dict[str, Any]]
                 ) -> dict[int, WireConn]:
     """Every TCP socket that connected and every QUIC session that got a packet, by local port."""
     tcp: dict[int, WireConn] = {}
+    h2: dict[int, WireConn] = {}  # HTTP2_SESSION source -> its socket's connection
     quic: dict[int, WireConn] = {}
     quic_host: dict[int, str] = {}
     for name, ev in _named(constants, events):
@@ -120,6 +145,16 @@ def connections(constants: dict[str, Any], events: Iterable[dict[str, Any]]
             else:
                 tcp[src].plain_in += n
                 tcp[src].tls = True
+        elif name == "HTTP2_SESSION_INITIALIZED":
+            sock = tcp.get(int((params.get("source_dependency") or {}).get("id", -1)))
+            if sock is not None:
+                h2[src] = sock
+                sock.sources.add(src)
+        elif name in H2_CONTROL and src in h2:
+            debug = str(params.get("debug_data", "")) if name == "HTTP2_SESSION_RECV_GOAWAY" else ""
+            h2[src].control_in += H2_CONTROL[name] + len(debug.encode())
+        elif name == "HTTP2_SESSION_PING" and src in h2 and params.get("type") == "received":
+            h2[src].control_in += 17
         elif name == "QUIC_SESSION" and "host" in params:
             quic_host[src] = str(params["host"])
         elif name == "QUIC_SESSION_PACKET_RECEIVED":

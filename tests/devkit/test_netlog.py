@@ -1,6 +1,8 @@
-"""The NetLog reader (scripts/devkit/netlog.py) on a real log: Chromium 156 loading the real-web
+"""The NetLog reader (scripts/devkit/netlog.py) on real logs: Chromium 156 loading the real-web
 site under the h3 arm (tests/fixtures/netlog/realweb-h3.json, cut by ``netlog.trim`` to four
-connections), checked against caddy's access log of the same run (realweb-h3.caddy.log)."""
+connections) and the h2 arm (realweb-h2.json, three connections), each checked against caddy's
+access log of the same run (realweb-h3.caddy.log, realweb-h2.caddy.log: request headers
+dropped)."""
 
 from __future__ import annotations
 
@@ -14,6 +16,17 @@ from scripts.devkit.netlog import is_complete, read_connections, read_events, tr
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/netlog"
 LOG = FIXTURES / "realweb-h3.json"
+H2_LOG = FIXTURES / "realweb-h2.json"
+
+
+def _bodies(log: str) -> tuple[dict[int, int], dict[int, int]]:
+    """Per client port: the body bytes caddy wrote, and its responses."""
+    body: dict[int, int] = defaultdict(int)
+    responses: dict[int, int] = defaultdict(int)
+    for h in read_hits(FIXTURES / log):
+        body[h.client_port] += h.size
+        responses[h.client_port] += 1
+    return body, responses
 
 
 def test_every_client_port_in_caddys_log_is_a_connection_of_the_same_transport() -> None:
@@ -74,3 +87,35 @@ def test_not_a_netlog_is_refused(tmp_path: Path) -> None:
     other.write_text('{"events": []}\n')
     with pytest.raises(ValueError, match="not a NetLog"):
         read_events(other)
+
+
+def test_http2_control_frames_are_not_response_bytes() -> None:
+    conns = read_connections(H2_LOG)
+    body, responses = _bodies("realweb-h2.caddy.log")
+    assert set(body) == set(conns)
+    for port, conn in conns.items():
+        # each connection got the server's SETTINGS (4 settings: 33 bytes), its ACK of ours (9)
+        # and a WINDOW_UPDATE (13); the rest is the responses' HEADERS and DATA frames
+        assert conn.control_in >= 55, conn
+        assert conn.request_in == conn.app_in - conn.control_in
+        # at least the bodies, a 9-byte header for each DATA frame and a HEADERS frame (a 9-byte
+        # header and a payload) for each response
+        assert conn.request_in >= body[port] + 9 * responses[port] + 10 * responses[port], conn
+    # /px/'s connection: two 302s and a 204 beacon, no body; TLS handed up its plaintext in five
+    # reads: 33 (SETTINGS), 22 (WINDOW_UPDATE, SETTINGS ACK), 103 and 40 (the 302s' HEADERS), 68
+    # (a PING ACK of 17, a WINDOW_UPDATE of 13 for the beacon's body, the 204's HEADERS of 38)
+    px = conns[37556]
+    assert (px.app_in, px.control_in, px.request_in) == (266, 85, 103 + 40 + 38)
+
+
+def test_http3_request_streams_are_its_response_bytes() -> None:
+    body, responses = _bodies("realweb-h3.caddy.log")
+    quic = [(p, c) for p, c in read_connections(LOG).items()
+            if c.kind == "quic" and c.stream_frames]
+    assert quic
+    for port, conn in quic:
+        # the client's bidirectional streams (ids 0, 4, ...) carry the responses; the server's
+        # control stream (id 3) carries its SETTINGS, never a response
+        assert set(conn.stream_ends) >= {0, 3}
+        assert body[port] < conn.request_in < conn.stream_bytes, conn
+        assert len([s for s in conn.stream_ends if s % 4 == 0]) == responses[port]

@@ -86,16 +86,24 @@ def test_connections_are_caddys_client_ports(arms: dict[str, Arm], arm: str) -> 
 
 @pytest.mark.parametrize("arm", ARMS)
 def test_bytes_per_connection_agree_with_the_wire(arms: dict[str, Arm], arm: str) -> None:
-    """Summed over the arm's records, each connection's recorded bytes against the NetLog's HTTP
-    bytes on it (devkit/netlog.py ``app_in``: TLS plaintext, or QUIC stream data). Measured
-    with every request recorded: HTTP/1.1 equal to the byte, HTTP/2 55 bytes more (its own
-    SETTINGS and PING frames), HTTP/3 3-443 bytes more (control and QPACK streams). Connections
-    that carried a WebSocket or an EventSource are left out: they keep receiving after every
-    record has ended, and so are those that carried requests a record declared unseen (the
-    service worker's own fetches, on f.test)."""
+    """Summed over the arm's records, each connection's recorded bytes against the NetLog's
+    response bytes on it (devkit/netlog.py ``request_in``: TLS plaintext less HTTP/2's control
+    frames, or HTTP/3's request streams): equal to the byte. Measured so on every connection of
+    the three arms (3 runs by hand), once the frame documents read from their Navigation Timing
+    and CORS preflights were counted as the wire has them; against ``app_in`` (control frames
+    and streams included) HTTP/2 was 55 bytes more a connection, HTTP/3 3 to 443.
+
+    Two kinds of connection carry bytes no record can hold exactly, and are held within 500
+    bytes (and 0.5%), never more than the wire: those that carried a beacon sent as a page was
+    left (``left``: no record holds it), and those that carried a response the browser cut short
+    (stop): what it recorded of it is what came before the cut, and more may have been in
+    flight. Connections that carried a WebSocket or an EventSource are left out: they keep
+    receiving after every record has ended, and so are those that carried requests a record
+    declared unseen (the service worker's own fetches, on f.test)."""
     recorded: dict[int, int] = defaultdict(int)
     carried: dict[int, list[tuple[str, str, str, int, int]]] = defaultdict(list)  # for the message
     streams: set[int] = set()
+    inexact: set[int] = set()
     port_of = {r["connection_id"]: h.client_port for page in arms[arm].pages.values()
                for r, h in served_pairs(page) if r["connection_id"] is not None}
     for page in arms[arm].pages.values():
@@ -110,16 +118,21 @@ def test_bytes_per_connection_agree_with_the_wire(arms: dict[str, Arm], arm: str
                 if (key(r["url"], r["method"] or "GET") in aborted and r["failed"]
                         and r["connection_id"] in port_of):
                     recorded[port_of[r["connection_id"]]] += r["encoded_bytes"]
+                    inexact.add(port_of[r["connection_id"]])
+        inexact |= {h.client_port for h in page.left}
         streams |= {h.client_port for h in page.hits if h.uri in ("/ws", "/sse")}
         streams |= {h.client_port for h in unseen_hits(page)}  # bytes no record can hold
-    checked = 0
+    exact = 0
     for port, got in recorded.items():
         if port in streams:
             continue
         wire = arms[arm].wire[port]
-        assert 0 <= wire.app_in - got <= 0.005 * got + 500, (port, got, wire, carried[port])
-        checked += 1
-    assert checked >= 3
+        if port in inexact:
+            assert 0 <= wire.request_in - got <= 0.005 * got + 500, (port, got, wire, carried[port])
+        else:
+            assert wire.request_in == got, (port, got, wire, carried[port])
+            exact += 1
+    assert exact >= 3
 
 
 @pytest.mark.parametrize("name", sorted(MAIN))
