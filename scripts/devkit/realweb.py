@@ -19,7 +19,7 @@ with a click; auto.html, navigating by script; later.html, adding its rule after
 debugged tab prefetches instead), a page that sends a beacon and a keepalive fetch as it is left
 (/unload/), compressed text (/gzip/: a stylesheet, a script and a JSON fetch, gzip-encoded), objects
 revalidated on each reuse (/reval/, Cache-Control no-cache: 304s), an audio element fetching its
-file by Range (/media/: 206).
+file by Range (/media/: 206), web fonts from another host and the page's own (/fonts/).
 Nothing is cacheable (``no-store``) except /cache/* (max-age=3600), /reval/* (no-cache) and /bf/*
 (a no-store document is never put in the back/forward cache: web.dev "bfcache", Cache-Control:
 no-store).
@@ -40,6 +40,7 @@ from pathlib import Path
 
 from PIL import Image
 
+from protolens.pages.content import font
 from scripts.devkit.realweb_backend import start_backend
 from scripts.devkit.site import free_port, make_cert, run_caddy
 
@@ -60,7 +61,7 @@ IMAGES = {
     "a.test/spa/v1.png": 5000, "a.test/spa/v2.png": 6000,
     "a.test/state/first.png": 5000, "a.test/state/later.png": 6000,
     "a.test/errors/ok.png": 5000, "c.test/errors/blocked.png": 5000, "a.test/form/r.png": 5000,
-    "a.test/misc/px.png": 3000, "c.test/frame/nested.png": 5000,
+    "a.test/misc/px.png": 3000, "c.test/frame/nested.png": 5000, "b.test/fonts/logo.png": 4000,
     "a.test/bf/one.png": 5000,
     "a.test/anim/a.png": 5000, "a.test/prerender/next.png": 5000,
     "a.test/unload/u.png": 4000, "a.test/unload/n.png": 4500,
@@ -75,6 +76,8 @@ TEXTS = {"a.test/gzip/style.css": 40_000, "a.test/gzip/app.js": 30_000,
 """Generated text (host/path -> bytes), served gzip-encoded (the Caddyfile's ``encode``): words
 drawn at random from a small vocabulary, so it compresses about as real text does (3-5x) rather
 than to nothing."""
+FONTS = {"a.test/fonts/own.ttf": 8000, "b.test/fonts/cdn.ttf": 12000}
+"""Generated TrueType fonts (host/path -> bytes; protolens.pages.content.font: a glyph "A")."""
 DOWNLOAD_BYTES = 20_000
 AUDIO_SECONDS = 60
 """/media/a.wav: this many seconds of 16-bit mono noise at 22,050 Hz (2.6 MB), longer than a
@@ -124,6 +127,7 @@ a.test:{port}, b.test:{port}, c.test:{port}, d.test:{port}, e.test:{port}, f.tes
   header /cache/* Cache-Control "max-age=3600"
   header /reval/* Cache-Control "no-cache"
   header /download/file.bin Content-Disposition "attachment; filename=file.bin"
+  header /fonts/* Access-Control-Allow-Origin "*"
   @px1 {{
     host b.test
     path /px/1
@@ -243,6 +247,8 @@ def build_www(dest: Path, port: int) -> dict[str, int]:
     (dest / "a.test/media/a.wav").write_bytes(_wav(AUDIO_SECONDS))
     for i, (rel, size) in enumerate(sorted(TEXTS.items())):
         (dest / rel).write_text(_text(i, rel, size))
+    for rel, size in FONTS.items():
+        (dest / rel).write_bytes(font(size, rel))
     files = {}
     for path in sorted(dest.rglob("*")):
         if path.is_file():

@@ -55,6 +55,7 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         ("early-hints", nav("/hints/"), 1, 0.0),
         ("misc", nav("/misc/"), 1, 0.0),
         ("gzip", nav("/gzip/"), 1, 0.0),
+        ("fonts", nav("/fonts/"), 1, 0.0),
         # Cache-Control no-cache: the second load revalidates (If-None-Match) and gets 304s
         ("reval-cold", nav("/reval/"), 1, 0.0),
         ("reval-warm", nav("/reval/"), 1, 0.0),

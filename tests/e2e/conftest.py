@@ -22,8 +22,8 @@ from scripts.devkit.realweb_truth import Page, aborted_hits, pages
 ARMS = ("h1", "h2", "h3")
 ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "frame", "workers",
             "stream", "redirect-script", "redirect-meta", "redirect-chain", "http-to-https",
-            "early-hints", "misc", "gzip", "reval-cold", "reval-warm", "media", "cache-cold",
-            "cache-memory", "altsvc", "cache-disk", "reload", "soft", "state", "form",
+            "early-hints", "misc", "gzip", "fonts", "reval-cold", "reval-warm", "media",
+            "cache-cold", "cache-memory", "altsvc", "cache-disk", "reload", "soft", "state", "form",
             "form-post", "errors", "not-found", "bf-one", "bf-two", "bf-back", "window-stop",
             "user-stop", "download", "unload", "unload-next")
 """Every page step: the requests recorded must be the requests caddy served during it."""
@@ -31,7 +31,7 @@ MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy
         "sw-install": "/sw/", "sw-controlled": "/sw/", "frame": "/frame/",
         "workers": "/workers/", "stream": "/stream/", "redirect-chain": "/redir/landing.html",
         "http-to-https": "/redir/plain.html", "early-hints": "/hints/", "misc": "/misc/",
-        "gzip": "/gzip/", "media": "/media/",
+        "gzip": "/gzip/", "fonts": "/fonts/", "media": "/media/",
         "cache-cold": "/cache/", "cache-memory": "/cache/", "cache-disk": "/cache/",
         "altsvc": "/altsvc/", "soft": "/spa/", "state": "/state/", "reload": "/cache/",
         "form": "/form/", "form-post": "/form/result.html", "errors": "/errors/",

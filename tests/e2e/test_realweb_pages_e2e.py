@@ -8,6 +8,7 @@ revalidations, media, beacons at pagehide, workers and Early Hints."""
 from __future__ import annotations
 
 import json
+from collections import defaultdict
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -272,6 +273,38 @@ def test_a_cors_preflight_is_a_request_of_its_own(arms: dict[str, Arm], arm: str
     assert (api["OPTIONS"]["resource_type"], api["OPTIONS"]["status"]) == ("Preflight", 204), api
     assert api["OPTIONS"]["encoded_bytes"] > 0, api
     assert api["OPTIONS"]["connection_id"] == api["GET"]["connection_id"], api
+
+
+@pytest.mark.parametrize("arm", ARMS)
+def test_fonts_and_module_scripts_from_another_host_come_on_a_connection_of_their_own(
+        arms: dict[str, Arm], arm: str) -> None:
+    """/fonts/ takes a stylesheet and an image from b.test (as from a font service), the font
+    that stylesheet names and a module script (as from a CDN), and a font of its own from a.test.
+    A font and a module script are fetched in CORS mode, without credentials from another host:
+    caddy served b.test's font and module on client ports that carried neither its stylesheet
+    nor its image, in every arm (Chromium's socket pools and QUIC sessions are keyed by privacy
+    mode), and in h2 and h3 both on one. The record has the same split: b.test on two connections
+    (h2, h3; a.test on one, its own font on the page's), every request on caddy's connection (the
+    general tests hold each id to one client port)."""
+    page = arms[arm].pages["fonts"]
+    port = {(h.host, h.uri): h.client_port for h in page.hits}
+    credentialed = {port[("b.test", "/fonts/fonts.css")], port[("b.test", "/fonts/logo.png")]}
+    anonymous = {port[("b.test", "/fonts/cdn.ttf")], port[("b.test", "/fonts/mod.js")]}
+    assert not credentialed & anonymous, port
+    assert ("a.test", "/fonts/own.ttf") in port, port
+    nav = page.nav("/fonts/")
+    conn = {key(r["url"], "GET")[::2]: r["connection_id"] for r in nav["requests"]}
+    b = {path: conn[("b.test", f"/fonts/{path}")] for path in ("fonts.css", "logo.png",
+                                                                  "cdn.ttf", "mod.js")}
+    assert not {b["fonts.css"], b["logo.png"]} & {b["cdn.ttf"], b["mod.js"]}, b
+    hosts: dict[str, set[int]] = defaultdict(set)
+    for r in nav["requests"]:
+        hosts[key(r["url"], "GET")[0]].add(r["connection_id"])
+    if arm != "h1":
+        assert len(anonymous) == 1 and b["cdn.ttf"] == b["mod.js"], (port, b)
+        assert {h: len(c) for h, c in hosts.items()} == {"a.test": 1, "b.test": 2}, hosts
+    else:
+        assert len(hosts["b.test"]) >= 2, hosts
 
 
 @pytest.mark.parametrize("arm", ARMS)

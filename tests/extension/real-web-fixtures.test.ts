@@ -234,3 +234,21 @@ describe("a frame in a frame (fixture rw-frame: the real-web /frame/, a b.test f
     expect(nested?.frame_id).toBe(docs[2]?.frame_id);
   });
 });
+
+describe("fonts and a module script from another host (fixture rw-fonts: the real-web /fonts/)", () => {
+  it("take a connection of their own, apart from the host's stylesheet and image", () => {
+    const [r, ...more] = golden("rw-fonts");
+    expect(more).toEqual([]);
+    const conn = (path: string): number | null | undefined =>
+      r?.requests.find((q) => q.url.endsWith(path))?.connection_id;
+    // logged: b.test's stylesheet and image on one connection (credentialed), its font and
+    // module script on another (CORS mode, no credentials), a.test's own font on the page's
+    expect(conn("/fonts/fonts.css")).toBe(conn("/fonts/logo.png"));
+    expect(conn("/fonts/cdn.ttf")).toBe(conn("/fonts/mod.js"));
+    expect(conn("/fonts/cdn.ttf")).not.toBe(conn("/fonts/fonts.css"));
+    expect(conn("/fonts/own.ttf")).toBe(conn("/fonts/"));
+    expect(r?.hosts.map((h) => [h.host, h.connections])).toEqual([["a.test", 1], ["b.test", 2]]);
+    const b = r?.connections.filter((c) => c.host === "b.test") ?? [];
+    expect(b.map((c) => c.requests).sort()).toEqual([2, 2]);
+  });
+});
