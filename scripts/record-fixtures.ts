@@ -111,21 +111,22 @@ const SCENARIOS: Record<string, Scenario> = {
       return [await c.settle(c.site.url)];
     },
   },
-  "late-commit": {
-    flags: () => ["--disable-quic"], late: true, committed: true,
-    run: async (c) => {
-      await c.cdp.send("Page.enable", {}, c.driver);
-      let committed = false;
-      c.cdp.onEvent((ev) => {
-        if (ev.sessionId === c.driver && ev.method === "Page.frameNavigated") committed = true;
-      });
-      await c.cdp.send("Page.navigate", { url: c.site.url }, c.driver);
-      for (let i = 0; i < 200 && !committed; i++) await sleep(5);
-      await c.enable();
-      return [await c.settle(c.site.url)];
-    },
-  },
+  "late-commit": { flags: () => ["--disable-quic"], late: true, committed: true, run: (c) => joinAtCommit(c, c.site.url) },
 };
+
+/** The driver navigates to `url`; the recorder's session enables its domains once the page has
+ * committed (everyday recording's attach at webNavigation.onCommitted). */
+async function joinAtCommit(c: Ctx, url: string): Promise<NavMeta[]> {
+  await c.cdp.send("Page.enable", {}, c.driver);
+  let committed = false;
+  c.cdp.onEvent((ev) => {
+    if (ev.sessionId === c.driver && ev.method === "Page.frameNavigated") committed = true;
+  });
+  await c.cdp.send("Page.navigate", { url }, c.driver);
+  for (let i = 0; i < 200 && !committed; i++) await sleep(5);
+  await c.enable();
+  return [await c.settle(url)];
+}
 
 // The real-web site's behaviours (scripts/devkit/realweb.py), one fixture each, named rw-*: the
 // recorder core replays them in unit tests; what it gets wrong is listed in the lead's work list.
@@ -154,6 +155,10 @@ const RW_PAGES: Record<string, string> = {
 };
 Object.assign(SCENARIOS, {
   ...Object.fromEntries(Object.entries(RW_PAGES).map(([name, path]) => [name, rw(path)])),
+  // /workers/ joined at its commit: its workers' script requests (loaderId "") can come before
+  // the replayed commit (everyday recording made no record of the page until 2026-11-29)
+  "rw-late-workers": { flags: H2, realweb: true, late: true, committed: true,
+    run: (c) => joinAtCommit(c, `${c.site.origin}/workers/`) },
   "rw-sw": {
     flags: H2, realweb: true,
     run: async (c) => {
@@ -341,8 +346,12 @@ async function record(name: string, scenario: Scenario): Promise<void> {
       const ev = (wire.sessionId === sessionId ? { method: wire.method, params: wire.params } : wire) as RawEvent;
       void run(tab.onEvent(ev));
     });
+    // where the attach's relays were asked for (session.test.ts replays afterAttach there): the
+    // raw events logged before it
+    let attachedAt: number | null = null;
     const enable = async (): Promise<void> => {
       await runFlow(tab.enable(), io);
+      attachedAt = events.length;
       await run(tab.afterAttach(scenario.committed === true));
     };
     if (!scenario.late) await enable();
@@ -373,10 +382,13 @@ async function record(name: string, scenario: Scenario): Promise<void> {
       return { url, timing: { ...timing, largestContentfulPaint: lcp.result.value } };
     };
     const navigations = await scenario.run({ site, cdp, session: sessionId, nav, enable, driver, settle });
-    const kept = scenario.realweb === true ? minifyRealweb(events, sessionId) : minify(events, sessionId);
+    const shrink = (evs: RawEvent[]): RawEvent[] => scenario.realweb === true ? minifyRealweb(evs, sessionId) : minify(evs, sessionId);
+    const kept = shrink(events);
     writeFileSync(join(OUT, `${name}.jsonl`), kept.map((e) => JSON.stringify(e)).join("\n") + "\n");
     // the tab's target id is its main frame's id, which the adapter passes the recorder
-    const meta = { scenario: name, browser: version, flags, port: site.port, mainFrameId: targetId, navigations };
+    const meta = { scenario: name, browser: version, flags, port: site.port, mainFrameId: targetId, navigations,
+      ...(scenario.late === true && scenario.committed === true && attachedAt !== null
+        ? { after_attach_at: shrink(events.slice(0, attachedAt)).length } : {}) };
     writeFileSync(join(OUT, `${name}.meta.json`), JSON.stringify(meta, null, 2) + "\n");
     console.log(`${name}: ${kept.length} events (${events.length} raw), ${navigations.length} navigation(s)`);
   } finally {

@@ -16,13 +16,16 @@ import type { NavigationRecord } from "../record/types.ts";
 export { MAX_FRAMES, type RecorderOptions } from "./tab-state.ts";
 
 /** Just attached, nothing joined yet: does `ev` show the main frame's document already
- * committed and loading (a subresource request of its own, a lifecycle event past the commit)? */
+ * committed and loading (a subresource request of its own, a lifecycle event past the commit)?
+ * A worker's script is requested in the main frame with no loader (`loaderId` ""): it names no
+ * document (fixture rw-late-workers: /workers/'s two came before the replayed commit, and until
+ * 2026-11-29 began a navigation of no document, so the page had no record). */
 function midLoad(ev: RawEvent, mainFrameId: string | null): { t: number; loaderId: string } | null {
   if (ev.sessionId !== undefined || mainFrameId === null) return null;
   if (ev.method === "Network.requestWillBeSent") {
     const p = ev.params;
-    if (p.frameId !== mainFrameId || p.type === "Document" || p.requestId === p.loaderId || !isHttp(p.documentURL) ||
-        !isHttp(p.request.url)) return null;
+    if (p.frameId !== mainFrameId || p.type === "Document" || p.requestId === p.loaderId || p.loaderId === "" ||
+        !isHttp(p.documentURL) || !isHttp(p.request.url)) return null;
     return { t: p.timestamp, loaderId: p.loaderId };
   }
   if (ev.method === "Page.lifecycleEvent") {

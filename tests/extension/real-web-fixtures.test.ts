@@ -252,3 +252,21 @@ describe("fonts and a module script from another host (fixture rw-fonts: the rea
     expect(b.map((c) => c.requests).sort()).toEqual([2, 2]);
   });
 });
+
+describe("a page with workers joined at its commit (fixture rw-late-workers: the real-web /workers/, everyday's attach)", () => {
+  it("is recorded: its workers' script requests (no loader) before the replayed commit name no document", () => {
+    const log = readLog("rw-late-workers");
+    const first = log.findIndex((ev) => ev.method === "Network.requestWillBeSent");
+    const commit = log.findIndex((ev) => ev.method === "Page.lifecycleEvent" && (ev.params as { name: string }).name === "commit");
+    // logged: the two workers' scripts, requested in the main frame with loaderId "", come first
+    expect(first).toBeGreaterThanOrEqual(0);
+    expect(first).toBeLessThan(commit);
+    expect((log[first]?.params as { loaderId: string; type: string })).toMatchObject({ loaderId: "", type: "Script" });
+    const [r, ...more] = golden("rw-late-workers");
+    expect(more).toEqual([]);
+    expect(new URL(r?.page.url ?? "").pathname).toBe("/workers/");
+    expect(r?.page).toMatchObject({ late_attach: "commit", aborted: false, incomplete: false });
+    expect(r?.page.not_seen).toContain("requests_before_attach");
+    expect(r?.requests.find((q) => q.is_main_document)).toMatchObject({ status: 200, protocol: "h2" });
+  });
+});
