@@ -32,6 +32,12 @@ import type { NavigationRecord } from "../record/types.ts";
 
 /** Attempts per child-session command (a child can refuse a command while it starts up). */
 export const CHILD_ATTEMPTS = 3;
+/** Child commands a kind of target refuses for want of the domain: a dedicated worker has no Page
+ * domain (Chromium 156 answers -32601 "'Page.enable' wasn't found"), and the refusal was retried
+ * while the worker stayed paused: its runIfWaitingForDebugger came 82 ms after its attach (the
+ * real-web /workers/ in an everyday browser), so recording started a page's worker that much
+ * later. */
+const NOT_FOR: Readonly<Record<string, ReadonlySet<string>>> = { worker: new Set(["Page.enable"]) };
 /** The n-th retry waits n times this long. */
 export const CHILD_RETRY_MS = 20;
 /** After starting the screencast, wait this long at most (in steps of FIRST_FRAME_STEP_MS) for
@@ -126,7 +132,7 @@ export class TabSession {
     if (out.length > 0) yield { kind: "records", records: out, busy: this.recorder.active };
     if (ev.method === "Target.attachedToTarget") {
       this.frames.set(ev.params.sessionId, ev.params.targetInfo.targetId);
-      yield* this.enableChild(ev.params.sessionId);
+      yield* this.enableChild(ev.params.sessionId, ev.params.targetInfo.type);
     }
     if (ev.method === "Target.detachedFromTarget" && ev.params.sessionId !== undefined) this.frames.delete(ev.params.sessionId);
     if (ev.method === "Page.loadEventFired") {
@@ -162,9 +168,11 @@ export class TabSession {
   }
 
   /** A child resumed without Network.enable reports none of its requests' ends: its document
-   * would be recorded with 0 bytes and no end. So each command is retried, then it resumes. */
-  private *enableChild(sessionId: string): Flow {
+   * would be recorded with 0 bytes and no end. So each command is retried, then it resumes; a
+   * command its kind of target has no domain for is not sent (NOT_FOR). */
+  private *enableChild(sessionId: string, type: string): Flow {
     for (const c of CHILD_COMMANDS) {
+      if (NOT_FOR[type]?.has(c.method) === true) continue;
       for (let attempt = 1; attempt <= CHILD_ATTEMPTS && !this.closed; attempt++) {
         const r = yield* send(c.method, c.params ?? {}, sessionId);
         if (r?.ok) break;

@@ -31,9 +31,9 @@ function drive(flow: Flow, answer: (w: Io & { kind: "send" }) => Reply = () => O
   return seen;
 }
 const sends = (io: Io[]): string[] => io.flatMap((w) => (w.kind === "send" ? [`${w.sessionId ?? "tab"} ${w.method}`] : []));
-const attached = (sessionId: string): RawEvent => ({
+const attached = (sessionId: string, type = "iframe"): RawEvent => ({
   method: "Target.attachedToTarget",
-  params: { sessionId, targetInfo: { targetId: "t", type: "iframe", title: "", url: "", attached: true, canAccessOpener: false }, waitingForDebugger: true },
+  params: { sessionId, targetInfo: { targetId: "t", type, title: "", url: "", attached: true, canAccessOpener: false }, waitingForDebugger: true },
 });
 
 describe("session core: enable", () => {
@@ -109,6 +109,15 @@ describe("session core: child sessions", () => {
   it("enables an auto-attached child on its own session, then resumes it", () => {
     const io = drive(new TabSession(OPTIONS).onEvent(attached("C1")));
     expect(sends(io)).toEqual(CHILD_COMMANDS.map((c) => `C1 ${c.method}`));
+  });
+
+  it("does not ask a dedicated worker for the Page domain it has not got: no retry keeps it paused", () => {
+    // Chromium 156 refuses Page.enable on a worker's session ("'Page.enable' wasn't found"); the
+    // refused command was retried with waits while the worker stayed paused
+    const refusing = (w: Io & { kind: "send" }): Reply => (w.method === "Page.enable" ? FAIL : OK);
+    const io = drive(new TabSession(OPTIONS).onEvent(attached("W1", "worker")), refusing);
+    expect(sends(io)).toEqual(CHILD_COMMANDS.filter((c) => c.method !== "Page.enable").map((c) => `W1 ${c.method}`));
+    expect(io.filter((w) => w.kind === "sleep")).toEqual([]);
   });
 
   it("retries a refused command with growing waits, then goes on (the frame is always resumed)", () => {
