@@ -41,7 +41,7 @@ from scripts.devkit.realweb_truth import (
 pytestmark = pytest.mark.e2e
 
 STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script", "gzip", "reval-cold",
-         "reval-warm")
+         "reval-warm", "frame", "fonts", "misc", "errors", "workers", "console-noisy")
 
 
 @pytest.fixture(scope="module")
@@ -62,6 +62,14 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[RealWeb, 
             "gzip": d.step("gzip", nav("/gzip/"), 1),
             "reval-cold": d.step("reval-cold", nav("/reval/"), 1),
             "reval-warm": d.step("reval-warm", nav("/reval/"), 1),
+            # the lab's pages, as a user's browser records them: frames in frames (each frame's
+            # session attached by the tab's), fonts and a module script from another host, a
+            # preflight and a pixel redirected across hosts, broken objects, workers, and a page
+            # that logs to the console all the time (last, as in the lab's plan)
+            **{name: d.step(name, nav(path), 1) for name, path in (
+                ("frame", "/frame/"), ("fonts", "/fonts/"), ("misc", "/misc/"),
+                ("errors", "/errors/"), ("workers", "/workers/"),
+                ("console-noisy", "/console/noisy.html"))},
         }
     hits = read_hits(site.access_log)
     yield site, pages(db, steps, hits, aborted_hits(site.backend_log, hits))
