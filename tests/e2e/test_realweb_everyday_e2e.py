@@ -12,9 +12,13 @@ the debugger attached at each navigation and let go once the tab is idle).
   its record comes from webNavigation's commit alone (``late_attach`` "missed", no request);
 - gzip-encoded text, whose document may be joined at its commit (from Navigation Timing);
 - a revalidated page (/reval/ loaded twice, Cache-Control no-cache): the second load's document is
-  the wire's 304 however it was joined (Chromium reports the cached 200, in Navigation Timing too).
+  the wire's 304 however it was joined (Chromium reports the cached 200, in Navigation Timing too);
+- lab pages as a user's browser records them: frames in frames, fonts and a module script from
+  another host, a preflight and a pixel redirected across hosts, broken objects, workers (until
+  2026-11-29 their page joined at its commit had no record: its workers' script requests began a
+  navigation of no document), and a page that logs to the console all the time.
 Each page's requests, their protocol and status, are also checked against caddy's access log.
-Cost: one browser start, about 25 s.
+Cost: one browser start, about 34 s.
 """
 
 from __future__ import annotations
