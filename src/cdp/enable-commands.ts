@@ -66,9 +66,18 @@ export const AUTO_ATTACH = {
   ],
 } as const satisfies CommandParams<"Target.setAutoAttach">;
 
-/** For the tab's own target. */
+/** For the tab's own target. Target.setAutoAttach comes second: a child created before it is
+ * attached already running (`waitingForDebugger` false), and its requests until its own
+ * Network.enable are not seen. An everyday browser attaches at each navigation, when a fast
+ * page's frames may be loading already: with it last (90 ms into the enable on this machine), the
+ * real-web /frame/'s b.test frame lost its stylesheet in CI run 39, and 4 loads of 7 by hand lost
+ * one of its requests or its nested c.test frame's. */
 export const TAB_COMMANDS: readonly Command[] = [
   { method: "Network.enable", params: {} },
+  // Out-of-process iframes and dedicated workers: pause each new child until its domains are
+  // on, then resume it (chrome.debugger can address child sessions via {tabId, sessionId} since
+  // Chrome 125).
+  { method: "Target.setAutoAttach", params: AUTO_ATTACH },
   { method: "Page.enable", params: {} },
   { method: "Page.setLifecycleEventsEnabled", params: { enabled: true } },
   { method: "Performance.enable", params: { timeDomain: "timeTicks" } },
@@ -77,10 +86,6 @@ export const TAB_COMMANDS: readonly Command[] = [
   { method: "Runtime.enable" },
   { method: "Runtime.addBinding", params: { name: LCP_BINDING, executionContextName: LCP_WORLD } },
   { method: "Page.addScriptToEvaluateOnNewDocument", params: { source: LCP_SCRIPT, worldName: LCP_WORLD } },
-  // Out-of-process iframes and dedicated workers: pause each new child until its domains are
-  // on, then resume it (chrome.debugger can address child sessions via {tabId, sessionId} since
-  // Chrome 125).
-  { method: "Target.setAutoAttach", params: AUTO_ATTACH },
 ];
 
 /**
@@ -111,11 +116,12 @@ export const SCREENCAST: Command = {
   params: { format: "jpeg", quality: 80, maxWidth: 800, maxHeight: 800, everyNthFrame: 1 },
 };
 
-/** For each auto-attached child session (OOPIF), before Runtime.runIfWaitingForDebugger. */
+/** For each auto-attached child session (OOPIF), before Runtime.runIfWaitingForDebugger; its own
+ * auto-attach second, as the tab's (a frame in a frame created meanwhile is paused). */
 export const CHILD_COMMANDS: readonly Command[] = [
   { method: "Network.enable", params: {} },
-  { method: "Page.enable", params: {} },
   { method: "Target.setAutoAttach", params: AUTO_ATTACH },
+  { method: "Page.enable", params: {} },
   { method: "Runtime.runIfWaitingForDebugger" },
 ];
 

@@ -325,7 +325,7 @@ describe("runFlow", () => {
       decode: () => Promise.reject(new Error("no frames here")),
       records: () => undefined,
     });
-    expect(calls).toEqual(["Network.enable", "Page.enable", "sleep 20", "Page.enable", "sleep 40", "Page.enable",
-      "Target.setAutoAttach", "Runtime.runIfWaitingForDebugger"]);
+    expect(calls).toEqual(["Network.enable", "Target.setAutoAttach", "Page.enable", "sleep 20", "Page.enable", "sleep 40",
+      "Page.enable", "Runtime.runIfWaitingForDebugger"]);
   });
 });
