@@ -1,0 +1,55 @@
+"""The real-web e2e's reading of caddy's log against the records (scripts/devkit/realweb_truth.py
+``request_diff``), on records and log lines shaped as the everyday e2e stores and reads them:
+what a late join may miss and what it may not."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from scripts.devkit.caddylog import Hit
+from scripts.devkit.realweb_truth import Page, request_diff
+
+T0 = 1_800_000_000.0  # the record's start, epoch seconds
+
+
+def _req(url: str, start_ms: float, frame: str, kind: str = "Image",
+         main: bool = False) -> dict[str, Any]:
+    return {"url": url, "method": "GET", "start_ms": start_ms, "frame_id": frame,
+            "resource_type": kind, "is_main_document": main, "failed": False, "failure": None,
+            "from_memory_cache": False, "from_disk_cache": False, "from_service_worker": False,
+            "connection_id": 7, "encoded_bytes": 100}
+
+
+def _page(not_seen: list[str]) -> Page:
+    """/frame/ joined late, its first request seen 5 ms in: its b.test frame's stylesheet (begun
+    65 ms in) and image (190 ms) were not recorded, its script (77 ms, the first request seen on
+    that frame) was. (Hits begun up to 50 ms after a first request seen are excused: the
+    clocks' slack.)"""
+    nav = {"id": "n", "url": "https://a.test:1/frame/", "started_at_ms": T0 * 1000,
+           "not_seen": json.dumps(not_seen), "requests": [
+               _req("https://a.test:1/frame/", 1.6, "M", "Document", main=True),
+               _req("https://a.test:1/frame/top.png", 5.0, "M"),
+               _req("https://b.test:1/frame/inner.html", 40.0, "B", "Document"),
+               _req("https://b.test:1/frame/inner.js", 77.0, "B", "Script")]}
+    hits = [Hit("a.test", "/frame/", "h2", 5, 200, 300, port=1, start=T0 + 0.0016),
+            Hit("a.test", "/frame/top.png", "h2", 5, 200, 300, port=1, start=T0 + 0.005),
+            Hit("b.test", "/frame/inner.html", "h2", 6, 200, 300, port=1, start=T0 + 0.040),
+            Hit("b.test", "/frame/inner.css", "h2", 6, 200, 300, port=1, start=T0 + 0.065),
+            Hit("b.test", "/frame/inner.js", "h2", 6, 200, 300, port=1, start=T0 + 0.077),
+            Hit("b.test", "/frame/inner.png", "h2", 6, 200, 300, port=1, start=T0 + 0.190)]
+    return Page("frame", [nav], hits)
+
+
+def test_a_late_frame_may_miss_what_began_before_its_first_request_seen_none_after() -> None:
+    missing, extra = request_diff(_page(["requests_before_attach"]))
+    # the stylesheet (65 ms, before the frame's first request seen) is excused; the image
+    # (190 ms, after it) is not
+    assert dict(missing) == {("b.test", 1, "/frame/inner.png", "GET"): 1}
+    assert not extra
+
+
+def test_a_record_that_declares_nothing_misses_nothing() -> None:
+    missing, _ = request_diff(_page([]))
+    assert set(missing) == {("b.test", 1, "/frame/inner.css", "GET"),
+                            ("b.test", 1, "/frame/inner.png", "GET")}
