@@ -23,6 +23,7 @@ import jpeg from "jpeg-js";
 import { CdpClient } from "./cdp-client.ts";
 import { histogramOf } from "../src/visual/histogram.ts";
 import { minify } from "../src/cdp/minify.ts";
+import { minifyRealweb } from "./minify-realweb.ts";
 import type { RawEvent } from "../src/cdp/raw-event.ts";
 import { TabSession, runFlow, type FlowIo } from "../src/cdp/session.ts";
 
@@ -225,36 +226,6 @@ Object.assign(SCENARIOS, {
       await c.nav(`${c.site.origin}/reval/`)],
   },
 } satisfies Record<string, Scenario>);
-
-/** Events the recorder's minifier (src/cdp/minify.ts KEPT_METHODS) drops today but the real-web
- * behaviours are seen by: console and exceptions (their wall-clock `timestamp`), WebSockets and
- * EventSources, soft navigations, downloads, navigations a page schedules, Early Hints, bfcache.
- * Kept in the rw-* fixtures, scrubbed as minify scrubs the events it keeps. */
-const RW_EXTRA: ReadonlySet<string> = new Set([
-  "Runtime.consoleAPICalled", "Runtime.exceptionThrown", "Log.entryAdded",
-  "Network.webSocketCreated", "Network.webSocketWillSendHandshakeRequest",
-  "Network.webSocketHandshakeResponseReceived", "Network.webSocketFrameReceived",
-  "Network.webSocketFrameSent", "Network.webSocketClosed", "Network.eventSourceMessageReceived",
-  "Network.responseReceivedEarlyHints", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
-  "Page.downloadProgress", "Browser.downloadWillBegin", "Browser.downloadProgress",
-  "Page.frameRequestedNavigation", "Page.frameScheduledNavigation",
-  "Page.frameClearedScheduledNavigation", "Page.backForwardCacheNotUsed",
-  "Network.requestWillBeSentExtraInfo", "Network.responseReceivedExtraInfo",
-]);
-
-function minifyRealweb(events: readonly RawEvent[], root: string): RawEvent[] {
-  // minify keeps only its allow-list: an extra event passes under a kept name, then gets its own back
-  const KEY = "__rwMethod";
-  const disguised = events.map((ev) => RW_EXTRA.has(ev.method)
-    ? ({ ...ev, method: "Page.frameAttached", params: { ...(ev.params as object), [KEY]: ev.method } } as unknown as RawEvent)
-    : ev);
-  return minify(disguised, root).map((ev) => {
-    const params = ev.params as unknown as Record<string, unknown>;
-    if (typeof params[KEY] !== "string") return ev;
-    const { [KEY]: method, ...rest } = params;
-    return { ...ev, method, params: rest } as unknown as RawEvent;
-  });
-}
 
 async function one(c: Ctx, url: string): Promise<NavMeta[]> {
   return [await c.nav(url)];
