@@ -16,9 +16,11 @@ the debugger attached at each navigation and let go once the tab is idle).
 - lab pages as a user's browser records them: frames in frames, fonts and a module script from
   another host, a preflight and a pixel redirected across hosts, broken objects, workers (until
   2026-11-29 their page joined at its commit had no record: its workers' script requests began a
-  navigation of no document), and a page that logs to the console all the time.
-Each page's requests, their protocol and status, are also checked against caddy's access log.
-Cost: one browser start, about 34 s.
+  navigation of no document), sockets left open (a WebSocket, an EventSource), 103 Early Hints, a
+  redirect chain across hosts, and a page that logs to the console all the time.
+Each page's requests, their protocol and status, are also checked against caddy's access log, and
+each connection's bytes against the NetLog's.
+Cost: one browser start, about 45 s.
 """
 
 from __future__ import annotations
@@ -51,7 +53,8 @@ Loaded = tuple[RealWeb, dict[str, Page], dict[int, WireConn]]
 """The site, each step's page, and the NetLog's connections by client port."""
 
 STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script", "gzip", "reval-cold",
-         "reval-warm", "frame", "fonts", "misc", "errors", "workers", "console-noisy")
+         "reval-warm", "frame", "fonts", "misc", "errors", "workers", "stream", "early-hints",
+         "redirect-chain", "console-noisy")
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +81,8 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
             # that logs to the console all the time (last, as in the lab's plan)
             **{name: d.step(name, nav(path), 1) for name, path in (
                 ("frame", "/frame/"), ("fonts", "/fonts/"), ("misc", "/misc/"),
-                ("errors", "/errors/"), ("workers", "/workers/"),
+                ("errors", "/errors/"), ("workers", "/workers/"), ("stream", "/stream/"),
+                ("early-hints", "/hints/"), ("redirect-chain", "/redir/chain"),
                 ("console-noisy", "/console/noisy.html"))},
         }
     hits = read_hits(site.access_log)
