@@ -40,6 +40,12 @@ class Hit:
     referer: str = ""
     """The request's ``Referer`` header ("" without one): the document that sent it."""
 
+    @property
+    def conn(self) -> tuple[int, int, bool]:
+        """(client port, server port, HTTP/3): its connection as netlog.Conn names it (the port
+        the Host header names, 0 without one)."""
+        return (self.client_port, self.port or 0, self.family == "h3")
+
 
 def _port(host: str) -> int | None:
     _, sep, port = host.rpartition(":")

@@ -84,6 +84,11 @@ class WireConn:
         return self.plain_in if self.tls else self.bytes_in
 
     @property
+    def conn(self) -> tuple[int, int, bool]:
+        """(local port, server port, QUIC): ``Conn``."""
+        return (self.local_port, _port(self.remote), self.kind == "quic")
+
+    @property
     def request_in(self) -> int:
         """The bytes of the responses alone: ``app_in`` less HTTP/2's control frames, or the
         data of HTTP/3's request streams (client-initiated bidirectional: RFC 9000 2.1, ids
@@ -124,9 +129,25 @@ def _port(address: str) -> int:
     return int(address.rsplit(":", 1)[1])
 
 
+Conn = tuple[int, int, bool]
+"""A connection as both ends name it: (the browser's port, the server's port, QUIC). A local port
+alone can name two: Linux reuses an ephemeral port for another server port (a plain-HTTP and an
+HTTPS connection of the real-web site had the same one once), and UDP's ports are not TCP's."""
+
+
 def connections(constants: dict[str, Any], events: Iterable[dict[str, Any]]
                 ) -> dict[int, WireConn]:
-    """Every TCP socket that connected and every QUIC session that got a packet, by local port."""
+    """Every TCP socket that connected and every QUIC session that got a packet, by local port
+    (the last one of a port: ``read_wire`` keeps them all)."""
+    return {c.local_port: c for c in _all(constants, events)}
+
+
+def read_wire(path: Path) -> dict[Conn, WireConn]:
+    """Every connection of a NetLog file by ``Conn``."""
+    return {c.conn: c for c in _all(*read_events(path))}
+
+
+def _all(constants: dict[str, Any], events: Iterable[dict[str, Any]]) -> list[WireConn]:
     tcp: dict[int, WireConn] = {}
     h2: dict[int, WireConn] = {}  # HTTP2_SESSION source -> its socket's connection
     quic: dict[int, WireConn] = {}
@@ -178,10 +199,10 @@ def connections(constants: dict[str, Any], events: Iterable[dict[str, Any]]
                 conn.stream_ends[stream] = end
         elif name == "QUIC_SESSION_CLOSED" and src in quic and params.get("quic_error"):
             quic[src].error = str(params.get("details", params["quic_error"]))
-    out: dict[int, WireConn] = {}
+    out = []
     for src, conn in [*tcp.items(), *quic.items()]:
         conn.sources.add(src)
-        out[conn.local_port] = conn
+        out.append(conn)
     return out
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections import Counter, defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from urllib.parse import urlsplit
 
 from scripts.devkit.caddylog import Hit
 from scripts.devkit.drive import Step
+from scripts.devkit.netlog import Conn
 
 LEFT = ("/beacon?on=pagehide", "/beacon?on=keepalive")
 """What /unload/ sends at pagehide (a beacon, a keepalive fetch, to e.test): the page being left
@@ -247,6 +249,45 @@ def _child_frames(nav: dict[str, Any]) -> list[tuple[str, str]]:
     return [(r["frame_id"], host) for r in nav["requests"]
             if r["resource_type"] == "Document" and not r["is_main_document"]
             and r["frame_id"] is not None and (host := urlsplit(r["url"]).hostname or "") != main]
+
+
+@dataclass
+class ConnectionBytes:
+    """The records' bytes per connection (caddy's ``Hit.conn``), for the checks against the
+    NetLog."""
+    recorded: dict[Conn, int]
+    carried: dict[Conn, list[tuple[str, str, str, int, int]]]
+    """Per connection, (page, host, uri, status, bytes) of each request it carried: messages."""
+    left_out: set[Conn]
+    """Connections no record can hold exactly: a WebSocket's or EventSource's (they keep
+    receiving after every record has ended) and those that carried requests declared unseen."""
+    inexact: set[Conn]
+    """Connections that carried a beacon sent as a page was left (no record holds it) or a
+    response cut short by a stop (recorded as far as it came; more may have been in flight)."""
+
+
+def connection_bytes(pages: Iterable[Page]) -> ConnectionBytes:
+    """Sums each request's recorded bytes onto the connection caddy logged it on; a response cut
+    short (stop) has no caddy line, and is put on its connection id's."""
+    pages = list(pages)
+    out = ConnectionBytes(defaultdict(int), defaultdict(list), set(), set())
+    conn_of = {r["connection_id"]: h.conn for page in pages
+               for r, h in served_pairs(page) if r["connection_id"] is not None}
+    for page in pages:
+        for r, h in served_pairs(page):
+            out.recorded[h.conn] += r["encoded_bytes"]
+            out.carried[h.conn].append((page.name, h.host, h.uri, h.status,
+                                               r["encoded_bytes"]))
+        aborted = {hit_key(h) for h in page.aborted}
+        for r in page.requests():
+            if (key(r["url"], r["method"] or "GET") in aborted and r["failed"]
+                    and r["connection_id"] in conn_of):
+                out.recorded[conn_of[r["connection_id"]]] += r["encoded_bytes"]
+                out.inexact.add(conn_of[r["connection_id"]])
+        out.inexact |= {h.conn for h in page.left}
+        out.left_out |= {h.conn for h in page.hits if h.uri in ("/ws", "/sse")}
+        out.left_out |= {h.conn for h in unseen_hits(page)}
+    return out
 
 
 def contract(nav: dict[str, Any], field: str) -> Any:

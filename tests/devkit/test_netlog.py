@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from scripts.devkit.caddylog import read_hits
-from scripts.devkit.netlog import is_complete, read_connections, read_events, trim
+from scripts.devkit.netlog import is_complete, read_connections, read_events, read_wire, trim
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures/netlog"
 LOG = FIXTURES / "realweb-h3.json"
@@ -119,3 +119,12 @@ def test_http3_request_streams_are_its_response_bytes() -> None:
         assert set(conn.stream_ends) >= {0, 3}
         assert body[port] < conn.request_in < conn.stream_bytes, conn
         assert len([s for s in conn.stream_ends if s % 4 == 0]) == responses[port]
+
+
+def test_caddys_connections_are_the_netlogs_by_both_ports_and_transport() -> None:
+    # (client port, server port, QUIC): a local port alone can name two connections
+    for log, caddy in ((LOG, "realweb-h3.caddy.log"), (H2_LOG, "realweb-h2.caddy.log")):
+        conns = read_wire(log)
+        hits = read_hits(FIXTURES / caddy)
+        assert {h.conn for h in hits} <= set(conns), (set(conns), {h.conn for h in hits})
+        assert all(conns[h.conn].kind == ("quic" if h.family == "h3" else "tcp") for h in hits)

@@ -14,7 +14,7 @@ import pytest
 
 from scripts.devkit.caddylog import read_hits
 from scripts.devkit.drive import driven_lab
-from scripts.devkit.netlog import WireConn, is_complete, read_connections
+from scripts.devkit.netlog import Conn, WireConn, is_complete, read_wire
 from scripts.devkit.realweb import RealWeb, serve_realweb
 from scripts.devkit.realweb_plan import FIRST, run_plan
 from scripts.devkit.realweb_truth import Page, aborted_hits, pages
@@ -47,7 +47,7 @@ MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy
 class Arm:
     site: RealWeb
     pages: dict[str, Page]
-    wire: dict[int, WireConn]
+    wire: dict[Conn, WireConn]
 
 
 def _run_arm(work: Path, site: RealWeb, arm: str) -> Arm:
@@ -60,7 +60,7 @@ def _run_arm(work: Path, site: RealWeb, arm: str) -> Arm:
     assert is_complete(d.netlog), f"{arm}: the NetLog was not closed by the browser"
     hits = read_hits(site.access_log)
     return Arm(site, pages(db, steps, hits, aborted_hits(site.backend_log, hits)),
-               read_connections(d.netlog))
+               read_wire(d.netlog))
 
 
 @pytest.fixture(scope="package")

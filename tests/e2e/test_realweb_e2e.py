@@ -22,7 +22,9 @@ from collections import defaultdict
 
 import pytest
 
+from scripts.devkit.netlog import Conn
 from scripts.devkit.realweb_truth import (
+    connection_bytes,
     hit_key,
     key,
     on_network,
@@ -60,20 +62,22 @@ def test_protocol_and_status_of_each_request_are_caddys(arms: dict[str, Arm], ar
 
 @pytest.mark.parametrize("arm", ARMS)
 def test_connections_are_caddys_client_ports(arms: dict[str, Arm], arm: str) -> None:
-    """One recorded connection id <-> one client port, in every page (ids live per browser)."""
-    ports: dict[int, set[int]] = defaultdict(set)
-    ids: dict[int, set[int]] = defaultdict(set)
+    """One recorded connection id <-> one connection of caddy's (its client port, with the server
+    port and transport: Linux gave a plain-HTTP and an HTTPS connection the same client port once),
+    in every page (ids live per browser)."""
+    ports: dict[int, set[Conn]] = defaultdict(set)
+    ids: dict[Conn, set[int]] = defaultdict(set)
     for page in arms[arm].pages.values():
         for r, h in served_pairs(page):
             if r["connection_id"] is not None:
-                ports[r["connection_id"]].add(h.client_port)
-                ids[h.client_port].add(r["connection_id"])
+                ports[r["connection_id"]].add(h.conn)
+                ids[h.conn].add(r["connection_id"])
     assert ports
     assert {c: p for c, p in ports.items() if len(p) != 1} == {}
     assert {p: c for p, c in ids.items() if len(c) != 1} == {}
     for name, page in arms[arm].pages.items():
         unseen = {id(h) for h in unseen_hits(page)}
-        served = {h.client_port for h in page.hits if id(h) not in unseen}
+        served = {h.conn for h in page.hits if id(h) not in unseen}
         # a response the browser cut short (stop) is in the backend's log only: caddy logs no
         # client port for it, so its connection is checked by the id's other requests above
         aborted = {hit_key(h) for h in page.aborted}
@@ -81,7 +85,7 @@ def test_connections_are_caddys_client_ports(arms: dict[str, Arm], arm: str) -> 
                     if on_network(r) and r["connection_id"] in ports
                     and key(r["url"], r["method"] or "GET") not in aborted}
         assert recorded == served, (name, sorted(recorded), sorted(served),
-                                    [(h.uri, h.client_port) for h in page.hits])
+                                    [(h.uri, h.conn) for h in page.hits])
 
 
 @pytest.mark.parametrize("arm", ARMS)
@@ -100,37 +104,16 @@ def test_bytes_per_connection_agree_with_the_wire(arms: dict[str, Arm], arm: str
     flight. Connections that carried a WebSocket or an EventSource are left out: they keep
     receiving after every record has ended, and so are those that carried requests a record
     declared unseen (the service worker's own fetches, on f.test)."""
-    recorded: dict[int, int] = defaultdict(int)
-    carried: dict[int, list[tuple[str, str, str, int, int]]] = defaultdict(list)  # for the message
-    streams: set[int] = set()
-    inexact: set[int] = set()
-    port_of = {r["connection_id"]: h.client_port for page in arms[arm].pages.values()
-               for r, h in served_pairs(page) if r["connection_id"] is not None}
-    for page in arms[arm].pages.values():
-        for r, h in served_pairs(page):
-            recorded[h.client_port] += r["encoded_bytes"]
-            carried[h.client_port].append((page.name, h.host, h.uri, h.status, r["encoded_bytes"]))
-        # what a response cut short (stop) brought before it was cut: no caddy line, its
-        # connection known by the id
-        aborted = {hit_key(h) for h in page.aborted}
-        for n in page.navs:
-            for r in n["requests"]:
-                if (key(r["url"], r["method"] or "GET") in aborted and r["failed"]
-                        and r["connection_id"] in port_of):
-                    recorded[port_of[r["connection_id"]]] += r["encoded_bytes"]
-                    inexact.add(port_of[r["connection_id"]])
-        inexact |= {h.client_port for h in page.left}
-        streams |= {h.client_port for h in page.hits if h.uri in ("/ws", "/sse")}
-        streams |= {h.client_port for h in unseen_hits(page)}  # bytes no record can hold
+    tally = connection_bytes(arms[arm].pages.values())
     exact = 0
-    for port, got in recorded.items():
-        if port in streams:
+    for conn, got in tally.recorded.items():
+        if conn in tally.left_out:
             continue
-        wire = arms[arm].wire[port]
-        if port in inexact:
-            assert 0 <= wire.request_in - got <= 0.005 * got + 500, (port, got, wire, carried[port])
+        wire, carried = arms[arm].wire[conn], tally.carried[conn]
+        if conn in tally.inexact:
+            assert 0 <= wire.request_in - got <= 0.005 * got + 500, (conn, got, wire, carried)
         else:
-            assert wire.request_in == got, (port, got, wire, carried[port])
+            assert wire.request_in == got, (conn, got, wire, carried)
             exact += 1
     assert exact >= 3
 

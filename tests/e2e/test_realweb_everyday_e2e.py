@@ -25,7 +25,6 @@ Cost: one browser start, about 45 s.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterator
 from typing import Any
 
@@ -33,23 +32,23 @@ import pytest
 
 from scripts.devkit.caddylog import read_hits
 from scripts.devkit.drive import driven_everyday
-from scripts.devkit.netlog import WireConn, is_complete, read_connections
+from scripts.devkit.netlog import Conn, WireConn, is_complete, read_wire
 from scripts.devkit.realweb import RealWeb, serve_realweb
 from scripts.devkit.realweb_plan import SW_READY, await_js
 from scripts.devkit.realweb_truth import (
     Page,
     aborted_hits,
+    connection_bytes,
     contract,
     key,
     pages,
     request_diff,
     served_pairs,
-    unseen_hits,
 )
 
 pytestmark = pytest.mark.e2e
 
-Loaded = tuple[RealWeb, dict[str, Page], dict[int, WireConn]]
+Loaded = tuple[RealWeb, dict[str, Page], dict[Conn, WireConn]]
 """The site, each step's page, and the NetLog's connections by client port."""
 
 STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script", "gzip", "reval-cold",
@@ -89,7 +88,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
     # closed by the browser itself: every event is in it (devkit/cdp.py close_browser)
     assert is_complete(work / "netlog.json"), "the NetLog was not closed by the browser"
     yield (site, pages(db, steps, hits, aborted_hits(site.backend_log, hits)),
-           read_connections(work / "netlog.json"))
+           read_wire(work / "netlog.json"))
 
 
 @pytest.mark.parametrize("name", STEPS)
@@ -216,20 +215,12 @@ def test_no_connection_holds_more_bytes_in_the_records_than_on_the_wire(loaded: 
     twice (an out-of-process frame's document whose end was read from its Navigation Timing was,
     over h2, until 2026-11-29) would show here. Connections of a WebSocket or an EventSource, and
     those the service worker's own fetches went on, are left out as in the lab's check."""
-    _, done, wire = loaded
-    recorded: dict[int, int] = defaultdict(int)
-    carried: dict[int, list[tuple[str, str, int]]] = defaultdict(list)
-    left_out: set[int] = set()
-    for name in STEPS:
-        page = done[name]
-        for r, h in served_pairs(page):
-            recorded[h.client_port] += r["encoded_bytes"]
-            carried[h.client_port].append((name, h.uri, r["encoded_bytes"]))
-        left_out |= {h.client_port for h in page.hits if h.uri in ("/ws", "/sse")}
-        left_out |= {h.client_port for h in unseen_hits(page)}
-    over = {port: (got, wire[port].request_in, carried[port]) for port, got in recorded.items()
-            if port not in left_out and got > wire[port].request_in}
+    _, done, conns = loaded
+    tally = connection_bytes(done[name] for name in STEPS)
+    over = {conn: (got, conns[conn].request_in, tally.carried[conn])
+            for conn, got in tally.recorded.items()
+            if conn not in tally.left_out and got > conns[conn].request_in}
     assert not over, over
     # the frames' connections were checked: b.test's and c.test's documents are in the records
-    frames = {h.client_port for h in done["frame"].hits if h.host in ("b.test", "c.test")}
-    assert frames and frames <= set(recorded) - left_out, (frames, set(recorded))
+    frames = {h.conn for h in done["frame"].hits if h.host in ("b.test", "c.test")}
+    assert frames and frames <= set(tally.recorded) - tally.left_out, (frames, tally.recorded)
