@@ -6,7 +6,7 @@ within the browser's flow-control windows. The listener and CONNECT handling are
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import h2.config
@@ -17,6 +17,8 @@ import h11
 
 from protolens.proxy.core import (
     ResponseHead,
+    h1_head,
+    is_websocket_upgrade,
     request_from_h1,
     request_from_h2,
     response_to_h2,
@@ -26,7 +28,11 @@ from protolens.proxy.upstream import Pool, Response, UpstreamError
 
 
 async def browser_h1(pool: Pool, host: str, reader: asyncio.StreamReader,
-                      writer: asyncio.StreamWriter) -> None:
+                     writer: asyncio.StreamWriter,
+                     upgrade: Callable[[bytes], Awaitable[None]] | None = None) -> None:
+    """Requests of one browser HTTP/1.1 connection, one after another. A WebSocket handshake
+    goes to ``upgrade`` with its bytes as they came (and whatever followed them), which then owns
+    the connection (``passthrough.relay_upgrade``)."""
     conn = h11.Connection(h11.SERVER)
 
     async def next_event() -> Any:
@@ -46,6 +52,10 @@ async def browser_h1(pool: Pool, host: str, reader: asyncio.StreamReader,
                 body += part.data
             elif isinstance(part, h11.ConnectionClosed):
                 return
+        if upgrade is not None and is_websocket_upgrade(ev.headers):
+            await upgrade(h1_head(ev.method, ev.target, ev.headers.raw_items()) + body
+                          + conn.trailing_data[0])
+            return
         req = request_from_h1(ev.method, ev.target, ev.headers, host.encode())
         try:
             resp = await pool.request(req, body)

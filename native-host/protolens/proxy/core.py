@@ -11,6 +11,7 @@ import hmac
 import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from urllib.parse import urlsplit
 
 from protolens.arms import Arm
 from protolens.policy.rules import PolicyError, Rule, make_rule, match
@@ -220,6 +221,41 @@ def request_to_h2(req: RequestHead) -> list[tuple[bytes, bytes]]:
 def request_to_h1(req: RequestHead) -> tuple[bytes, bytes, list[tuple[bytes, bytes]]]:
     """(method, target, headers) for h11; ``Host`` first (RFC 9112 Sec. 3.2)."""
     return req.method, req.path, [(b"host", req.authority), *req.headers]
+
+
+def is_websocket_upgrade(headers: Iterable[tuple[bytes, bytes]]) -> bool:
+    """An HTTP/1.1 WebSocket opening handshake (RFC 6455 Sec. 4.1: ``Upgrade: websocket``)."""
+    return any(n.lower() == b"upgrade" and v.strip().lower() == b"websocket" for n, v in headers)
+
+
+def h1_head(method: bytes, target: bytes, headers: Iterable[tuple[bytes, bytes]]) -> bytes:
+    """An HTTP/1.1 request head as bytes (RFC 9112 Sec. 3), headers as given: what a
+    pass-through (a WebSocket, a plain-HTTP request) sends upstream before it pipes bytes."""
+    lines = [method + b" " + target + b" HTTP/1.1"]
+    lines += [n + b": " + v for n, v in headers]
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+def absolute_form(target: bytes) -> tuple[str, int, bytes] | None:
+    """(host, port, path?query) of a plain-HTTP request sent to a proxy in absolute form
+    (RFC 9112 Sec. 3.2.2: ``GET http://host:port/path``); None for anything else."""
+    u = urlsplit(target.decode("latin-1"))
+    try:
+        port = 80 if u.port is None else u.port
+    except ValueError:
+        return None
+    if u.scheme.lower() != "http" or not u.hostname or not 0 < port < 65536:
+        return None
+    path = (u.path or "/") + (f"?{u.query}" if u.query else "")
+    return u.hostname.lower().rstrip("."), port, path.encode("latin-1")
+
+
+def forwarded_h1_headers(headers: Iterable[tuple[bytes, bytes]]) -> list[tuple[bytes, bytes]]:
+    """A proxied plain-HTTP request's headers for the origin: the proxy's own fields and the
+    browser's keep-alive wish dropped, ``Connection: close`` added (the response is piped back
+    until the origin closes: one request per upstream connection)."""
+    drop = {b"proxy-authorization", b"proxy-connection", b"connection", b"keep-alive"}
+    return [*((n, v) for n, v in headers if n.lower() not in drop), (b"connection", b"close")]
 
 
 def response_from_h2(headers: Iterable[tuple[bytes, bytes]]) -> ResponseHead:

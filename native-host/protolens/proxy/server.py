@@ -32,12 +32,16 @@ from protolens.proxy.core import (
     Intercept,
     Refuse,
     Tunnel,
+    absolute_form,
     check_basic,
     decide,
+    forwarded_h1_headers,
+    h1_head,
     is_loopback,
     parse_authority,
     with_every_host,
 )
+from protolens.proxy.passthrough import relay_plain, relay_upgrade
 from protolens.proxy.streams import pipe
 from protolens.proxy.targets import Limits, connection_cap, is_numeric_host, usable_addresses
 from protolens.proxy.upstream import Pool, Target, now_ms
@@ -67,6 +71,11 @@ class Config:
     ``configure``; None: such hosts are tunnelled."""
 
 
+PASS_THROUGH = ("tunnel", "websocket", "http")
+"""``ConnStats.family`` of the connections that are not the arm's: a host without a policy, a
+WebSocket, a plain-HTTP request (``passthrough``); ``report`` lists them as ``tunnels``."""
+
+
 class ProxyState:
     """Everything of one proxy process that a load changes; ``reset`` starts a new load."""
 
@@ -75,10 +84,13 @@ class ProxyState:
         self.conn_ids = 0
         self.conns: list[ConnStats] = []
         self.refused: list[dict[str, Any]] = []
-        self.pools: dict[tuple[str, str], Pool] = {}
+        self.pools: dict[tuple[str, int, str], Pool] = {}
         self.leaf_dir = cfg.workdir or Path(tempfile.mkdtemp(prefix="protolens-proxy-"))
         self.contexts: dict[tuple[str, tuple[str, ...]], ssl.SSLContext] = {}
         self.client_ctx = ssl.create_default_context(cafile=cfg.upstream_ca)
+        self.h1_ctx = ssl.create_default_context(cafile=cfg.upstream_ca)
+        self.h1_ctx.set_alpn_protocols(["http/1.1"])
+        """A WebSocket's own upstream connection (``passthrough.relay_upgrade``)."""
         self.limits = cfg.limits
         self.cap = connection_cap(self.limits, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
         self.active = 0
@@ -90,12 +102,12 @@ class ProxyState:
         return s
 
     def report(self, reset: bool) -> dict[str, Any]:
-        up = [c for c in self.conns if c.family != "tunnel"]
+        up = [c for c in self.conns if c.family not in PASS_THROUGH]
         # a connection opened at CONNECT (Pool.warm) that no request used, e.g. for a browser
         # connection Chromium opened and never used, is not one of the navigation's connections
         out = {"connections": [c.as_dict() for c in up if c.requests],
                "idle": [c.as_dict() for c in up if not c.requests],
-               "tunnels": [c.as_dict() for c in self.conns if c.family == "tunnel"],
+               "tunnels": [c.as_dict() for c in self.conns if c.family in PASS_THROUGH],
                "refused": list(self.refused)}
         if reset:
             for pool in self.pools.values():
@@ -126,8 +138,10 @@ class ProxyState:
         return ctx
 
     def shared_pool(self, host: str, d: Intercept) -> Pool:
-        """h2, h2-parallel:N and h3 share one pool per origin across browser connections."""
-        key = (host, str(d.arm))
+        """h2, h2-parallel:N and h3 share one pool per origin (host and port) across browser
+        connections: an origin's anonymous requests (fonts, module scripts) come on a browser
+        connection of their own, and go upstream on the same N connections."""
+        key = (host, d.port, str(d.arm))
         if key not in self.pools:
             family = "h3" if d.arm.name == "h3" else "h2"
             self.pools[key] = Pool(self.target(host, d), family, d.arm.connections,
@@ -154,8 +168,9 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
                 data = await reader.read(65536)
                 conn.receive_data(data)
                 ev = conn.next_event()
-        if not isinstance(ev, h11.Request) or ev.method != b"CONNECT":
-            await _refuse(writer, conn, 405, "only CONNECT is served")
+        plain = absolute_form(ev.target) if isinstance(ev, h11.Request) else None
+        if not isinstance(ev, h11.Request) or (ev.method != b"CONNECT" and plain is None):
+            await _refuse(writer, conn, 405, "only CONNECT and http:// requests are served")
             return
         auth = dict(ev.headers).get(b"proxy-authorization")
         # the /proc scan takes a few ms (3 ms with 65 processes here): off the loop that carries
@@ -164,7 +179,8 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
             state.cfg.check_process and await asyncio.to_thread(
                 peer.process_has_token, (peername[0], peername[1]), (sockname[0], sockname[1]),
                 state.cfg.token))
-        target = ev.target.decode("latin-1")
+        target = ev.target.decode("latin-1") if plain is None else \
+            f"[{plain[0]}]:{plain[1]}" if ":" in plain[0] else f"{plain[0]}:{plain[1]}"
         hosts = await _hosts_for(state.cfg, target) if ok else state.cfg.hosts
         d = decide(target, authorized=ok, hosts=hosts,
                    rules=with_every_host(state.cfg.rules, target, state.cfg.every_host))
@@ -173,6 +189,9 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
             await _refuse(writer, conn, d.status, d.reason)
             return
         host = target.rpartition(":")[0].strip("[]").lower()
+        if plain is not None:
+            await _forward_plain(state, host, d, plain[2], ev, conn, reader, writer)
+            return
         writer.write(conn.send(h11.Response(status_code=200, headers=[],
                                             reason=b"Connection established")))
         await writer.drain()
@@ -246,6 +265,25 @@ async def _tunnel(state: ProxyState, host: str, d: Tunnel, reader: asyncio.Strea
         up_w.close()
 
 
+async def _forward_plain(state: ProxyState, host: str, d: Tunnel | Intercept, path: bytes,
+                         ev: h11.Request, conn: h11.Connection, reader: asyncio.StreamReader,
+                         writer: asyncio.StreamWriter) -> None:
+    """A plain-HTTP request (absolute form) to the host's address, whatever its rule: plain
+    HTTP is HTTP/1.1 in a browser under every arm (a site's redirect to HTTPS comes this way)."""
+    body = bytearray()
+    while not isinstance(part := conn.next_event(), h11.EndOfMessage):
+        if part is h11.NEED_DATA:
+            data = await reader.read(65536)
+            if not data:
+                return
+            conn.receive_data(data)
+        elif isinstance(part, h11.Data):
+            body += part.data
+    head = h1_head(ev.method, path, forwarded_h1_headers(ev.headers.raw_items()))
+    await relay_plain(d.ip, d.port, state.new_stats(host, "http"), head + bytes(body), writer,
+                      _counter)
+
+
 async def _intercept(state: ProxyState, host: str, d: Intercept, reader: asyncio.StreamReader,
                      writer: asyncio.StreamWriter) -> None:
     # h1 policy: each browser connection gets its own upstream HTTP/1.1 connection
@@ -258,7 +296,12 @@ async def _intercept(state: ProxyState, host: str, d: Intercept, reader: asyncio
         if alpn == "h2":
             await BrowserH2(lambda: state.shared_pool(host, d), host, reader, writer).run()
         else:
-            await browser_h1(pool, host, reader, writer)
+            async def upgrade(request: bytes) -> None:
+                target = Target(host, d.ip, d.port, state.h1_ctx)
+                await relay_upgrade(target, state.new_stats(host, "websocket"), request, reader,
+                                    writer, _counter)
+
+            await browser_h1(pool, host, reader, writer, upgrade)
     finally:
         if own is not None:
             own.close()
