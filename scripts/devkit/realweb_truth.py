@@ -76,11 +76,19 @@ NEVER_SENT = ("blocked:", "net::ERR_BLOCKED_BY_", "net::ERR_CONNECTION_REFUSED",
 Content-Security-Policy, an extension), or nothing took its connection (realweb_www/.../errors)."""
 
 
+NOWHERE_PORT = 2
+"""The port nothing listens on, on any host of the site (realweb_www: /errors/'s refused image,
+/stream/'s refused WebSocket): a request to it reached no server, whatever its record calls the
+failure (a WebSocket's is unnamed through chrome.debugger: "failed")."""
+
+
 def on_network(req: dict[str, Any]) -> bool:
     """A request that reached a server (not a cache hit, not data: or blob:, not a document a
     speculation rule's prefetch served: no connection and no byte on the wire, docs/RECORD.md;
     not one that failed before it left, ``NEVER_SENT``)."""
     if req["failed"] and (req["failure"] or "").startswith(NEVER_SENT):
+        return False
+    if urlsplit(req["url"]).port == NOWHERE_PORT:
         return False
     return (urlsplit(req["url"]).scheme in ("http", "https", "ws", "wss")
             and not req["from_memory_cache"] and not req["from_disk_cache"]

@@ -15,6 +15,7 @@ export const KEPT_METHODS: ReadonlySet<string> = new Set([
   "Runtime.bindingCalled", FRAME_EVENT,
   "Network.webSocketCreated", "Network.webSocketWillSendHandshakeRequest",
   "Network.webSocketHandshakeResponseReceived", "Network.webSocketFrameReceived", "Network.webSocketClosed",
+  "Network.webSocketFrameError",
   "Network.responseReceivedEarlyHints", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
   "ServiceWorker.workerVersionUpdated",
   // wall-clock events: kept (without their arguments and stacks) so a replay shows they never

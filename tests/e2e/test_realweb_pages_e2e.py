@@ -79,11 +79,21 @@ def test_service_worker(arms: dict[str, Arm], arm: str) -> None:
 def test_open_streams_end_the_record_and_are_counted(arms: dict[str, Arm], arm: str) -> None:
     page = arms[arm].pages["stream"]
     nav = page.nav("/stream/")
-    ws = [r for r in nav["requests"] if r["resource_type"] == "WebSocket"]
+    sockets = {(urlsplit(r["url"]).hostname, urlsplit(r["url"]).port, urlsplit(r["url"]).path): r
+               for r in nav["requests"] if r["resource_type"] == "WebSocket"}
+    port = arms[arm].site.port
+    opened, gone, refused = ("e.test", port, "/ws"), ("e.test", port, "/gone"), ("a.test", 2, "/ws")
     sse = [r for r in nav["requests"] if r["resource_type"] == "EventSource"]
-    assert len(ws) == 1 and len(sse) == 1, [r["resource_type"] for r in nav["requests"]]
-    for r in ws + sse:
+    assert sorted(sockets) == sorted([opened, gone, refused]) and len(sse) == 1, sockets
+    for r in [sockets[opened], *sse]:
         assert r["end_ms"] is None and not r["failed"], r
+    assert sockets[opened]["status"] == 101
+    # the page's two sockets that fail (e.test/gone answered 404, a.test:2 refused) are failed
+    # requests that ended, not sockets open at the end (until 2026-11-29 the 404 one was recorded
+    # as not failed, and the refused one was in no record)
+    for r in (sockets[gone], sockets[refused]):
+        assert r["failed"] and r["end_ms"] is not None, r
+    assert [h.status for h in page.hits if h.uri == "/gone"] == [404]
     assert contract(nav, "open_at_end") == 2
     # ended at the quiet, not at the 30 s after-load cap (docs/RECORD.md)
     assert page.seconds < 15, page.seconds

@@ -221,6 +221,21 @@ describe("broken objects (fixture rw-errors: the real-web /errors/)", () => {
   });
 });
 
+describe("sockets that open and sockets that fail (fixture rw-stream: the real-web /stream/)", () => {
+  it("a socket answered 404 and one refused are failed requests that ended; the one that opened is open at the end", () => {
+    const [r, ...more] = golden("rw-stream");
+    expect(more).toEqual([]);
+    const sockets = new Map(r?.requests.filter((q) => q.resource_type === "WebSocket").map((q) => [`${new URL(q.url).hostname}${new URL(q.url).pathname}`, q]));
+    expect([...sockets.keys()].sort()).toEqual(["a.test/ws", "e.test/gone", "e.test/ws"]);
+    // this log's errorMessage names both (recorded through a bare DevTools client; chrome.debugger gave "")
+    expect(sockets.get("e.test/gone")).toMatchObject({ status: 404, failed: true, failure: "failed" });
+    expect(sockets.get("a.test/ws")).toMatchObject({ status: null, failed: true, failure: "net::ERR_CONNECTION_REFUSED" });
+    expect(sockets.get("e.test/gone")?.end_ms).not.toBeNull();
+    expect(sockets.get("e.test/ws")).toMatchObject({ status: 101, failed: false, end_ms: null });
+    expect(r?.page.open_at_end).toBe(2); // the socket that opened and the EventSource
+  });
+});
+
 describe("a frame in a frame (fixture rw-frame: the real-web /frame/, a b.test frame holding a c.test one)", () => {
   it("each of the three documents and their objects is the page's, on its own frame", () => {
     const [r, ...more] = golden("rw-frame");

@@ -73,6 +73,66 @@ describe("long-lived streams", () => {
     expect(r?.requests.find((q) => q.resource_type === "WebSocket")?.end_ms).toBeCloseTo(500, 6);
     expect(r?.page.open_at_end).toBe(0);
   });
+
+  // Chromium 156's events for these two (a page opening both, 2026-11-29: scripts/devkit realweb
+  // site, /stream/): the refused one has no handshake request; neither has a handshake response.
+  // A bare DevTools client gets Chromium's words in errorMessage; chrome.debugger got "" for both
+  it("a WebSocket that failed, its error unnamed (chrome.debugger's empty message), is a failed request", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(ws("Network.webSocketCreated", { requestId: "w1", url: "wss://a.test/gone" }));
+    rec.push(ws("Network.webSocketWillSendHandshakeRequest", { requestId: "w1", timestamp: 100.2, wallTime: 1, request: { headers: {} } }));
+    rec.push(ws("Network.webSocketFrameError", { requestId: "w1", timestamp: 100.21, errorMessage: "" }));
+    rec.push(ws("Network.webSocketClosed", { requestId: "w1", timestamp: 100.22 }));
+    const [r] = rec.poll(103);
+    expect(r?.requests.find((q) => q.resource_type === "WebSocket")).toMatchObject({ status: null, failed: true, failure: "failed" });
+    expect(r?.page.open_at_end).toBe(0);
+  });
+
+  it("a WebSocket answered other than 101 is a failed request with that status", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(ws("Network.webSocketCreated", { requestId: "w1", url: "wss://a.test/gone" }));
+    rec.push(ws("Network.webSocketWillSendHandshakeRequest", { requestId: "w1", timestamp: 100.2, wallTime: 1, request: { headers: {} } }));
+    rec.push(ws("Network.webSocketFrameError", {
+      requestId: "w1", timestamp: 100.21, errorMessage: "Error during WebSocket handshake: Unexpected response code: 404",
+    }));
+    rec.push(ws("Network.webSocketClosed", { requestId: "w1", timestamp: 100.22 }));
+    const [r] = rec.poll(103);
+    const sock = r?.requests.find((q) => q.resource_type === "WebSocket");
+    expect(sock).toMatchObject({ status: 404, failed: true, failure: "failed" });
+    expect(sock?.end_ms).toBeCloseTo(210, 6);
+    expect(r?.page.open_at_end).toBe(0);
+  });
+
+  it("a WebSocket refused before its handshake is a failed request with the net error", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(ws("Network.webSocketCreated", { requestId: "w1", url: "wss://a.test:2/socket" }));
+    rec.push(ws("Network.webSocketFrameError", {
+      requestId: "w1", timestamp: 100.3, errorMessage: "Error in connection establishment: net::ERR_CONNECTION_REFUSED",
+    }));
+    rec.push(ws("Network.webSocketClosed", { requestId: "w1", timestamp: 100.31 }));
+    const [r] = rec.poll(103);
+    const sock = r?.requests.find((q) => q.resource_type === "WebSocket");
+    expect(sock).toMatchObject({ url: "wss://a.test:2/socket", status: null, failed: true, failure: "net::ERR_CONNECTION_REFUSED" });
+    expect(sock?.start_ms).toBeCloseTo(300, 6);
+    expect(r?.page.open_at_end).toBe(0);
+  });
+
+  it("an error after a WebSocket opened ends it without failing its request", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(ws("Network.webSocketCreated", { requestId: "w1", url: "wss://a.test/socket" }));
+    rec.push(ws("Network.webSocketWillSendHandshakeRequest", { requestId: "w1", timestamp: 100.2, wallTime: 1, request: { headers: {} } }));
+    rec.push(ws("Network.webSocketHandshakeResponseReceived", {
+      requestId: "w1", timestamp: 100.25, response: { status: 101, statusText: "Switching Protocols", headers: {} },
+    }));
+    rec.push(ws("Network.webSocketFrameError", { requestId: "w1", timestamp: 100.4, errorMessage: "Invalid frame header" }));
+    const [r] = rec.poll(103);
+    expect(r?.requests.find((q) => q.resource_type === "WebSocket")).toMatchObject({ status: 101, failed: false });
+    expect(r?.page.open_at_end).toBe(0);
+  });
 });
 
 describe("incomplete records", () => {

@@ -16,8 +16,8 @@ import {
 import { onFrameHistogram } from "./paint.ts";
 import { onBindingCalled, onMetrics } from "./runtime.ts";
 import {
-  onWebSocketClosed, onWebSocketCreated, onWebSocketFrameReceived, onWebSocketHandshakeResponseReceived,
-  onWebSocketWillSendHandshakeRequest,
+  onWebSocketClosed, onWebSocketCreated, onWebSocketFrameError, onWebSocketFrameReceived,
+  onWebSocketHandshakeResponseReceived, onWebSocketWillSendHandshakeRequest,
 } from "./websocket.ts";
 
 type Handler<M extends RawEvent["method"]> = (s: TabState, ev: Extract<RawEvent, { method: M }>) => NavigationRecord[];
@@ -37,6 +37,7 @@ export const HANDLERS = {
   "Network.webSocketHandshakeResponseReceived": onWebSocketHandshakeResponseReceived,
   "Network.webSocketFrameReceived": onWebSocketFrameReceived,
   "Network.webSocketClosed": onWebSocketClosed,
+  "Network.webSocketFrameError": onWebSocketFrameError,
   "Page.frameAttached": onFrameAttached,
   "Page.frameNavigated": onFrameNavigated,
   "Page.lifecycleEvent": onLifecycleEvent,
