@@ -152,7 +152,7 @@ const RW_PAGES: Record<string, string> = {
   "rw-workers": "/workers/", "rw-stream": "/stream/", "rw-redirect-script": "/redir/script.html",
   "rw-redirect-meta": "/redir/meta.html", "rw-redirect-chain": "/redir/chain", "rw-early-hints": "/hints/",
   "rw-misc": "/misc/", "rw-soft": "/spa/", "rw-state": "/state/", "rw-window-stop": "/stop/",
-  "rw-download": "/download/", "rw-errors": "/errors/", "rw-fonts": "/fonts/",
+  "rw-download": "/download/", "rw-errors": "/errors/", "rw-fonts": "/fonts/", "rw-poll": "/poll/",
 };
 Object.assign(SCENARIOS, {
   ...Object.fromEntries(Object.entries(RW_PAGES).map(([name, path]) => [name, rw(path)])),

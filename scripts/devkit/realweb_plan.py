@@ -86,6 +86,9 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         # click to the next page: those two are the first page's, sent while the next one loads
         ("unload", nav("/unload/"), 1, 0.0),
         ("unload-next", lambda: d.js("document.getElementById('next').click(), true"), 1, 0.5),
+        # a long poll after load (a GET the server answers 20 s on): the record ends about 5 s
+        # after it began, the poll open (navigation.ts LONG_POLL_SILENCE_MS), not at the 30 s cap
+        ("poll", nav("/poll/"), 1, 0.0),
         # last: while the recorder takes console time for its clock, every record after this
         # page's would end at once (the noisy twin is still compared with the quiet one)
         ("console-noisy", nav("/console/noisy.html"), 1, 0.0),

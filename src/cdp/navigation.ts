@@ -16,6 +16,14 @@ export interface Limits {
   maxWithoutLoadMs: number;
 }
 
+/** How long a fetch begun after the load event may be silent (no response, no data) before it is
+ * taken for a long poll (`Navigation.longPolls`). Long enough for a request held up by two
+ * retransmission timeouts in a row on a lossy path (RFC 6298: 1 s, then 2 s), which a lab
+ * profile can cause and which must still be waited for; well below a long poll's own timeout
+ * (CometD's default, 30 s; the record's cap after load is 30 s too). Not from the papers. */
+export const LONG_POLL_SILENCE_MS = 5000;
+const POLL_TYPES: ReadonlySet<string> = new Set(["XHR", "Fetch"]);
+
 export const DEFAULT_LIMITS: Limits = { quietMs: 2000, maxAfterLoadMs: 30000, maxWithoutLoadMs: 120000 };
 
 /** Why a navigation's record ended on its own: the network's quiet after load (complete), or a
@@ -116,6 +124,22 @@ export class Navigation {
     return n;
   }
 
+  /** Requests that hold the record open (`open(false)`) though they are long polls at `now`:
+   * fetches (XHR, Fetch) begun after the navigation settled with no event of their own for
+   * LONG_POLL_SILENCE_MS. A chat's or a live page's hanging GET is answered when the server has
+   * news, or at its own timeout, tens of seconds later: it would hold every such page's record to
+   * the cap after load and mark it incomplete. */
+  longPolls(now: number): Hop[] {
+    return this.afterLoadFetches().filter((h) => (now - (h.lastAt ?? h.start)) * 1000 >= LONG_POLL_SILENCE_MS);
+  }
+
+  /** Fetches (XHR, Fetch) begun after the navigation settled that still hold it open. */
+  private afterLoadFetches(): Hop[] {
+    const settled = this.settled;
+    if (settled === null) return [];
+    return [...this.currentHops()].filter((h) => holdsOpen(h) && POLL_TYPES.has(h.type) && h.start >= settled);
+  }
+
   /** The last hop of every request. */
   *currentHops(): Generator<Hop> {
     for (const hops of this.requests.values()) {
@@ -143,7 +167,12 @@ export class Navigation {
     // most, so that a page that never stops moving (an animation, a video) still ends.
     const netQuietMs = (now - Math.max(this.lastActivity, settled)) * 1000;
     const paintQuietMs = this.lastPaint === null ? Infinity : (now - this.lastPaint) * 1000;
-    const quiet = (this.late !== null || this.open(false) === 0) && netQuietMs >= limits.quietMs &&
+    // a fetch begun after the load event holds it open until it ends or is taken for a long
+    // poll (longPolls), joined late or not
+    const fetches = this.afterLoadFetches();
+    const polls = this.longPolls(now).length;
+    const holding = this.late !== null ? fetches.length - polls : this.open(false) - polls;
+    const quiet = holding === 0 && netQuietMs >= limits.quietMs &&
       (paintQuietMs >= limits.quietMs || netQuietMs >= 2 * limits.quietMs);
     if (quiet) return "quiet";
     return (now - settled) * 1000 >= limits.maxAfterLoadMs ? "cap_after_load" : null;

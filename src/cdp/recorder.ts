@@ -103,6 +103,8 @@ export class Recorder {
     const completion = nav?.completes(now, s.limits) ?? null;
     if (nav === null || completion === null) return stale;
     nav.completion = completion;
+    // open at the end, counted in open_at_end, not unfinished (request-state.ts holdsOpen)
+    if (completion === "quiet") for (const h of nav.longPolls(now)) h.longPoll = true;
     return [...stale, ...s.finish(false)];
   }
 

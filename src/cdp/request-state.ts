@@ -44,6 +44,11 @@ export interface Hop {
   /** A worker's script, fetched for the page (no loader of its own): its response and end come
    * on the worker's target, which the tab's session sees for a dedicated worker only. */
   workerScript?: boolean;
+  /** CDP time of the request's last event of its own (its response, data, end); its start until one comes. */
+  lastAt?: number;
+  /** Open when its record ended, begun after the load event and silent for
+   * navigation.ts LONG_POLL_SILENCE_MS: a long poll, open at the end like a stream. */
+  longPoll?: boolean;
 }
 
 /** An iframe's document with its response and no end yet (late.ts endFromFrameTiming). */
@@ -77,9 +82,10 @@ export function isLongLived(h: Hop): boolean {
 }
 
 /** A request still open keeps its navigation's record open (until the cap): not a long-lived
- * stream, nor a worker's script whose end may come on a target the tab does not see. */
+ * stream, nor a worker's script whose end may come on a target the tab does not see, nor a long
+ * poll the record ended without. */
 export function holdsOpen(h: Hop): boolean {
-  return h.end === null && !isLongLived(h) && h.workerScript !== true;
+  return h.end === null && !isLongLived(h) && h.workerScript !== true && h.longPoll !== true;
 }
 
 export function newHop(

@@ -25,7 +25,7 @@ ORDINARY = ("console-quiet", "console-noisy", "sw-install", "sw-controlled", "fr
             "early-hints", "misc", "gzip", "fonts", "reval-cold", "reval-warm", "media",
             "cache-cold", "cache-memory", "altsvc", "cache-disk", "reload", "soft", "state", "form",
             "form-post", "errors", "not-found", "bf-one", "bf-two", "bf-back", "window-stop",
-            "user-stop", "download", "unload", "unload-next")
+            "user-stop", "download", "unload", "unload-next", "poll")
 """Every page step: the requests recorded must be the requests caddy served during it."""
 MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy.html",
         "sw-install": "/sw/", "sw-controlled": "/sw/", "frame": "/frame/",
@@ -39,7 +39,7 @@ MAIN = {"console-quiet": "/console/quiet.html", "console-noisy": "/console/noisy
         "bf-two": "/bf/two.html",
         "download": "/download/", "redirect-script": "/redir/landing.html?from=script",
         "redirect-meta": "/redir/landing.html?from=meta", "unload": "/unload/",
-        "unload-next": "/unload/next.html"}
+        "unload-next": "/unload/next.html", "poll": "/poll/"}
 """The record of the page each step loads (by URL path), whose milestones must be there."""
 
 

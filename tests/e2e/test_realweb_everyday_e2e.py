@@ -53,7 +53,7 @@ Loaded = tuple[RealWeb, dict[str, Page], dict[Conn, WireConn]]
 
 STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script", "gzip", "reval-cold",
          "reval-warm", "frame", "fonts", "misc", "errors", "workers", "stream", "early-hints",
-         "redirect-chain", "console-noisy")
+         "redirect-chain", "poll", "console-noisy")
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,7 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
                 ("frame", "/frame/"), ("fonts", "/fonts/"), ("misc", "/misc/"),
                 ("errors", "/errors/"), ("workers", "/workers/"), ("stream", "/stream/"),
                 ("early-hints", "/hints/"), ("redirect-chain", "/redir/chain"),
-                ("console-noisy", "/console/noisy.html"))},
+                ("poll", "/poll/"), ("console-noisy", "/console/noisy.html"))},
         }
     hits = read_hits(site.access_log)
     # closed by the browser itself: every event is in it (devkit/cdp.py close_browser)
@@ -120,6 +120,17 @@ def test_soft_navigation_is_a_record_of_its_own_kind(
     assert contract(soft, "kind") == "soft"
     assert {key(r["url"], "GET")[2] for r in soft["requests"]} >= {"/spa/view2.json",
                                                                     "/spa/v2.png"}
+
+
+def test_a_long_poll_ends_the_record_open(loaded: Loaded) -> None:
+    """As in the lab (test_realweb_pages_e2e.py): the record of /poll/ ends about 5 s after its
+    hanging GET began, complete, the GET open in it, not at the 30 s cap after load."""
+    page = loaded[1]["poll"]
+    nav = page.nav("/poll/")
+    (poll,) = [r for r in nav["requests"] if "poll=1" in r["url"]]
+    assert poll["end_ms"] is None and contract(nav, "open_at_end") == 1, poll
+    assert not contract(nav, "incomplete"), contract(nav, "incomplete_reasons")
+    assert page.seconds < 15, page.seconds
 
 
 def test_script_redirect_records_both_documents(loaded: Loaded) -> None:

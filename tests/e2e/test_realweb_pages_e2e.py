@@ -102,6 +102,25 @@ def test_open_streams_end_the_record_and_are_counted(arms: dict[str, Arm], arm: 
 
 
 @pytest.mark.parametrize("arm", ARMS)
+def test_a_long_poll_ends_the_record_open(arms: dict[str, Arm], arm: str) -> None:
+    """/poll/ sends, 100 ms after its load event, a GET the server answers 20 s later (a chat
+    widget's hanging GET): the record ends once it has been silent 5 s (navigation.ts
+    LONG_POLL_SILENCE_MS), complete, the poll in it open at the end; until 2026-11-29 it held
+    the record to the 30 s cap after load, which marked it incomplete."""
+    page = arms[arm].pages["poll"]
+    nav = page.nav("/poll/")
+    (poll,) = [r for r in nav["requests"] if "poll=1" in r["url"]]
+    assert poll["end_ms"] is None and not poll["failed"], poll
+    assert poll["start_ms"] > nav["load_ms"], (poll["start_ms"], nav["load_ms"])
+    assert contract(nav, "open_at_end") == 1
+    assert not contract(nav, "incomplete"), contract(nav, "incomplete_reasons")
+    assert 5 <= page.seconds < 15, page.seconds
+    # the server saw it, and answered it only when the browser had long gone on (or never)
+    assert [h.uri for h in page.hits + page.aborted if "poll=1" in h.uri] == [
+        "/slow/delay?ms=20000&poll=1"]
+
+
+@pytest.mark.parametrize("arm", ARMS)
 def test_soft_navigation_is_a_record_of_its_own_kind(arms: dict[str, Arm], arm: str) -> None:
     page = arms[arm].pages["soft"]
     assert contract(page.nav("/spa/"), "kind") == "navigation"

@@ -236,6 +236,28 @@ describe("sockets that open and sockets that fail (fixture rw-stream: the real-w
   });
 });
 
+describe("a long poll after load (fixture rw-poll: the real-web /poll/, a GET the server answers 20 s on)", () => {
+  it("the record ends once the poll was silent 5 s, complete, the poll open in it", () => {
+    const log = readLog("rw-poll");
+    const rec = new Recorder(goldenOptions("rw-poll"));
+    const done: NavigationRecord[] = [];
+    for (const ev of log) {
+      const t = monotonicTime(ev);
+      if (t !== null) done.push(...rec.poll(t));
+      done.push(...rec.push(ev));
+    }
+    const poll = log.find((ev) => ev.method === "Network.requestWillBeSent" && ev.params.request.url.includes("poll=1"));
+    const start = (poll?.params as { timestamp: number }).timestamp;
+    // the log ends at the poll's request: the rest is the silence the live adapter polled through
+    expect(done).toEqual([]);
+    expect(rec.poll(start + 4.9)).toEqual([]);
+    const [r, ...more] = rec.poll(start + 5.05);
+    expect(more).toEqual([]);
+    expect(r?.page).toMatchObject({ incomplete: false, incomplete_reasons: [], open_at_end: 1 });
+    expect(r?.requests.find((q) => q.url.includes("poll=1"))).toMatchObject({ resource_type: "Fetch", end_ms: null, failed: false });
+  });
+});
+
 describe("a frame in a frame (fixture rw-frame: the real-web /frame/, a b.test frame holding a c.test one)", () => {
   it("each of the three documents and their objects is the page's, on its own frame", () => {
     const [r, ...more] = golden("rw-frame");

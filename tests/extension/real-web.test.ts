@@ -135,6 +135,51 @@ describe("long-lived streams", () => {
   });
 });
 
+describe("long polls (a hanging GET after load: navigation.ts LONG_POLL_SILENCE_MS, 5 s)", () => {
+  it("a fetch begun after load and silent for 5 s does not hold the record: open at the end, the record complete", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(request("lp", `${PAGE}poll`, 100.2, { type: "Fetch" }));
+    expect(rec.poll(102.3)).toEqual([]); // the network's quiet (2 s) came, the poll holds it
+    expect(rec.poll(105.15)).toEqual([]); // 4.95 s of its silence
+    const [r] = rec.poll(105.25);
+    expect(r?.page).toMatchObject({ incomplete: false, incomplete_reasons: [], open_at_end: 1 });
+    expect(r?.requests.find((q) => q.url.endsWith("/poll"))).toMatchObject({ end_ms: null, failed: false, resource_type: "Fetch" });
+  });
+
+  it("one whose headers came is silent from them on", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(request("lp", `${PAGE}poll`, 100.2, { type: "XHR" }));
+    rec.push(received("lp", 101.0, response(`${PAGE}poll`)));
+    expect(rec.poll(105.9)).toEqual([]);
+    expect(rec.poll(106.05)[0]?.page).toMatchObject({ incomplete: false, open_at_end: 1 });
+  });
+
+  it("a fetch answered within the silence is waited for and ends in the record", () => {
+    const rec = new Recorder(options());
+    loaded(rec);
+    rec.push(request("api", `${PAGE}api`, 100.2, { type: "Fetch" }));
+    rec.push(received("api", 104.0, response(`${PAGE}api`)));
+    rec.push(finished("api", 104.1, 300));
+    expect(rec.poll(106.0)).toEqual([]); // the quiet after its end
+    const [r] = rec.poll(106.15);
+    expect(r?.page).toMatchObject({ incomplete: false, open_at_end: 0 });
+    expect(r?.requests.find((q) => q.url.endsWith("/api"))?.end_ms).toBeCloseTo(4100, 6);
+  });
+
+  it("a request begun before load, or not a fetch, holds the record to the cap as before", () => {
+    for (const [start, type] of [[100.05, "Fetch"], [100.2, "Image"]] as const) {
+      const rec = new Recorder(options());
+      loaded(rec);
+      rec.push(request("slow", `${PAGE}slow`, start, { type }));
+      expect(rec.poll(110)).toEqual([]);
+      const [r] = rec.poll(130.2);
+      expect(r?.page.incomplete_reasons).toEqual(["cap_after_load", "unfinished_requests"]);
+    }
+  });
+});
+
 describe("incomplete records", () => {
   it("a complete load has no reason", () => {
     const rec = new Recorder(options());

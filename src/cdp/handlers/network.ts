@@ -14,8 +14,9 @@ import type { NavigationRecord } from "../../record/types.ts";
 type Out = NavigationRecord[];
 
 /** Network activity restarts the quiet of the navigation the request belongs to, except a
- * long-lived stream's. */
+ * long-lived stream's; it is the request's latest event (navigation.ts longPolls). */
 function activity(s: TabState, ev: RawEvent, h: Hop, at: number): void {
+  if (h.lastAt === undefined || at > h.lastAt) h.lastAt = at;
   if (!isLongLived(h)) s.ownerOf(ev, h.requestId)?.touch(at);
 }
 
