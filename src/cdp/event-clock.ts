@@ -13,7 +13,7 @@
  * same classes from the protocol's JSON and fails when an event with a time field is missing here.
  */
 import type { ProtocolMapping } from "devtools-protocol/types/protocol-mapping";
-import { FRAME_EVENT, type RawEvent } from "./raw-event.ts";
+import { FRAME_EVENT, POLL_EVENT, type RawEvent } from "./raw-event.ts";
 
 /**
  * - `monotonic`: `params.timestamp` is Network.MonotonicTime (it may carry wall times as well,
@@ -24,7 +24,7 @@ import { FRAME_EVENT, type RawEvent } from "./raw-event.ts";
  */
 export type Clock = "monotonic" | "epoch-s" | "epoch-ms" | "other";
 
-type EventName = keyof ProtocolMapping.Events | typeof FRAME_EVENT;
+type EventName = keyof ProtocolMapping.Events | typeof FRAME_EVENT | typeof POLL_EVENT;
 
 export const EVENT_CLOCKS = {
   "Network.dataReceived": "monotonic",
@@ -58,6 +58,8 @@ export const EVENT_CLOCKS = {
   "Page.domContentEventFired": "monotonic",
   "Page.lifecycleEvent": "monotonic",
   "Page.loadEventFired": "monotonic",
+  // the session core's mark of a timer poll that completed a record (raw-event.ts)
+  [POLL_EVENT]: "monotonic",
 
   "BackgroundService.backgroundServiceEventReceived": "epoch-s",
   "Network.signedExchangeReceived": "epoch-s",

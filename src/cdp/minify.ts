@@ -3,7 +3,7 @@
  * committed fixture: only allow-listed events and headers (no cookies, no auth, no tokens), no
  * initiator stacks, no certificate details.
  */
-import { FRAME_EVENT, type RawEvent } from "./raw-event.ts";
+import { FRAME_EVENT, POLL_EVENT, type RawEvent } from "./raw-event.ts";
 
 export const KEPT_METHODS: ReadonlySet<string> = new Set([
   "Network.requestWillBeSent", "Network.responseReceived", "Network.dataReceived",
@@ -12,7 +12,7 @@ export const KEPT_METHODS: ReadonlySet<string> = new Set([
   "Page.frameNavigated", "Page.frameAttached", "Page.frameDetached",
   "Page.frameStartedLoading", "Page.frameStoppedLoading",
   "Target.attachedToTarget", "Target.detachedFromTarget", "Performance.metrics",
-  "Runtime.bindingCalled", FRAME_EVENT,
+  "Runtime.bindingCalled", FRAME_EVENT, POLL_EVENT,
   "Network.webSocketCreated", "Network.webSocketWillSendHandshakeRequest",
   "Network.webSocketHandshakeResponseReceived", "Network.webSocketFrameReceived", "Network.webSocketClosed",
   "Network.webSocketFrameError",

@@ -25,7 +25,14 @@ export const FRAME_EVENT = "ProtoLens.frameHistogram";
 export interface FrameHistogramParams { wallTime: number; histogram: number[] }
 export type FrameEvent = { method: typeof FRAME_EVENT; params: FrameHistogramParams; sessionId?: string } & Tapped;
 
-export type RawEvent = CdpEvent | FrameEvent;
+/** The session core's mark in a tapped log (src/replay/log-tap.ts) that a poll of the adapter's
+ * timer completed a record at `timestamp` (CDP monotonic seconds), with no event of the page at
+ * that time: a replay polls there too (src/cdp/from-log.ts), so a record that ended on its own
+ * clock (a long poll's silence, src/cdp/navigation.ts) ends the same in the replay. */
+export const POLL_EVENT = "ProtoLens.poll";
+export type PollEvent = { method: typeof POLL_EVENT; params: { timestamp: number }; sessionId?: string } & Tapped;
+
+export type RawEvent = CdpEvent | FrameEvent | PollEvent;
 
 export type EventOf<M extends keyof Events> = Extract<RawEvent, { method: M }>;
 

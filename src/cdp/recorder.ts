@@ -94,6 +94,12 @@ export class Recorder {
     return out;
   }
 
+  /** Whether `poll(now)` would complete a navigation (the current one, or a stale pending one). */
+  due(now: number): boolean {
+    const s = this.s;
+    return s.pending?.completes(now, s.limits) != null || s.nav?.completes(now, s.limits) != null;
+  }
+
   /** Completes the current navigation if, at CDP time `now` (seconds), it is done. */
   poll(now: number): NavigationRecord[] {
     const s = this.s;

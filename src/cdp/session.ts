@@ -26,7 +26,7 @@ import {
 import { monotonicTime } from "./event-clock.ts";
 import { MissedCommits, type Commit } from "./missed.ts";
 import { NAV_TIMING_EXPRESSION, navTimingEvent } from "./late.ts";
-import { FRAME_EVENT, type EventOf, type RawEvent } from "./raw-event.ts";
+import { FRAME_EVENT, POLL_EVENT, type EventOf, type RawEvent } from "./raw-event.ts";
 import { Recorder, type RecorderOptions } from "./recorder.ts";
 import type { NavigationRecord } from "../record/types.ts";
 
@@ -148,9 +148,13 @@ export class TabSession {
     }
   }
 
-  /** The recorder's clock says `now` (CDP seconds): records of loads complete by then. */
+  /** The recorder's clock says `now` (CDP seconds): records of loads complete by then. One that
+   * completes has the time in its log (raw-event.ts POLL_EVENT), logged while it is still being
+   * recorded, so that it is the log's last event and a replay completes it there too. */
   poll(now: number): NavigationRecord[] {
-    return this.closed ? [] : this.missed.pass(this.recorder.poll(now));
+    if (this.closed) return [];
+    if (this.recorder.due(now)) this.log({ method: POLL_EVENT, params: { timestamp: now } });
+    return this.missed.pass(this.recorder.poll(now));
   }
 
   /** Ends the session (detached, tab closed): whatever is open is handed out; flows under way

@@ -7,7 +7,7 @@
 import { describe, expect, it } from "vitest";
 import { goldenOptions, isLate, readLog, scenarios } from "../../scripts/fixture-io.ts";
 import { monotonicTime } from "../../src/cdp/event-clock.ts";
-import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
+import { FRAME_EVENT, POLL_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
 import { TabSession, type Flow } from "../../src/cdp/session.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 import { LogTap, MAX_EVENTS, logText, type TappedLog } from "../../src/replay/log-tap.ts";
@@ -16,8 +16,9 @@ import { replay } from "../../src/replay/replay.ts";
 
 const POLL_S = 0.05;
 
-/** A live tab over `events`: the records it made (in order) and the tap's logs. */
-function live(name: string, events: readonly RawEvent[]): { records: NavigationRecord[]; logs: TappedLog[] } {
+/** A live tab over `events`: the records it made (in order) and the tap's logs; its timer goes
+ * on polling `tailS` seconds past the last event before the tab is closed. */
+function live(name: string, events: readonly RawEvent[], tailS = 0): { records: NavigationRecord[]; logs: TappedLog[] } {
   const records: NavigationRecord[] = [];
   const logs: TappedLog[] = [];
   const tap = new LogTap();
@@ -43,6 +44,7 @@ function live(name: string, events: readonly RawEvent[]): { records: NavigationR
     }
     drive(session.onEvent(ev, clock));
   }
+  for (let p = (clock ?? 0) + POLL_S; clock !== null && p < clock + tailS; p += POLL_S) handOut(session.poll(p), session.recorder.active);
   handOut(session.close(), false);
   return { records, logs };
 }
@@ -82,6 +84,30 @@ describe.each(scenarios())("log tap on fixture %s", (name) => {
     }
     // the late scenarios joined after the document request: their logs have none
     if (!isLate(name)) expect(seen).toBeGreaterThan(0);
+  });
+});
+
+describe("log tap: a record its own clock ended (fixture rw-poll: a long poll, then silence)", () => {
+  const { records, logs } = live("rw-poll", readLog("rw-poll"), 6);
+
+  it("the live record ended at a timer poll, complete, and its log replays to it", () => {
+    expect(records).toHaveLength(1);
+    expect(records[0]?.page).toMatchObject({ incomplete: false, open_at_end: 1 });
+    const [{ record, events }] = logs as [TappedLog];
+    // the poll that completed it is the log's last event: a replay polls there too
+    expect(events[events.length - 1]?.method).toBe(POLL_EVENT);
+    const o = goldenOptions("rw-poll");
+    const again = replay(parseLog(logText(events)), {
+      id: record.id, source: o.source, url_detail: o.urlDetail, visual: o.visual, env: o.env,
+      ...(o.mainFrameId === undefined ? {} : { main_frame_id: o.mainFrameId }),
+    });
+    expect(again).toEqual([record]);
+    // without it the log ends at the poll's request, and a replay flushes the record unfinished
+    const without = replay(parseLog(logText(events.slice(0, -1))), {
+      id: record.id, source: o.source, url_detail: o.urlDetail, visual: o.visual, env: o.env,
+      ...(o.mainFrameId === undefined ? {} : { main_frame_id: o.mainFrameId }),
+    });
+    expect(without[0]?.page.incomplete_reasons).toEqual(["unfinished_requests"]);
   });
 });
 
