@@ -73,12 +73,17 @@ export class TabSession {
   /** Child sessions (auto-attached out-of-process iframes) -> their frame id (the target's). */
   private readonly frames = new Map<string, string>();
 
-  /** `log`: every event the recorder is fed, the relayed ones too (a fixture's lines). */
   private readonly visual: boolean;
   /** A screencast frame has been relayed. */
   private framed = false;
+  private readonly log: (ev: RawEvent) => void;
+  /** A log is kept (the log tap): timer polls that complete a record are logged too. */
+  private readonly logged: boolean;
 
-  constructor(options: RecorderOptions, private readonly log: (ev: RawEvent) => void = () => undefined) {
+  /** `log`: every event the recorder is fed, the relayed ones too (a fixture's lines). */
+  constructor(options: RecorderOptions, log?: (ev: RawEvent) => void) {
+    this.log = log ?? ((): undefined => undefined);
+    this.logged = log !== undefined;
     this.recorder = new Recorder(options);
     this.missed = new MissedCommits(options, (id) => this.recorder.fullUrl(id));
     this.visual = options.visual === true;
@@ -153,7 +158,7 @@ export class TabSession {
    * recorded, so that it is the log's last event and a replay completes it there too. */
   poll(now: number): NavigationRecord[] {
     if (this.closed) return [];
-    if (this.recorder.due(now)) this.log({ method: POLL_EVENT, params: { timestamp: now } });
+    if (this.logged && this.recorder.due(now)) this.log({ method: POLL_EVENT, params: { timestamp: now } });
     return this.missed.pass(this.recorder.poll(now));
   }
 
