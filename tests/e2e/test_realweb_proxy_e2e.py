@@ -11,8 +11,9 @@ other page recorded as caddy served it, as here.
 
 What the proxy changes, and the test allows: the records' connections are the browser's to the
 proxy (caddy's client ports are the proxy's upstream ones, checked against the proxy's report);
-an unreachable origin is answered by the proxy with 502, which the record holds as a response
-where a direct browser fails the request (``net::ERR_CONNECTION_REFUSED``; docs/POLICY.md).
+a request to an origin that refuses connections fails with ``net::ERR_TUNNEL_CONNECTION_FAILED``
+(the proxy's 502 to the CONNECT) where a direct browser says ``net::ERR_CONNECTION_REFUSED``
+(docs/POLICY.md).
 """
 
 from __future__ import annotations
@@ -104,7 +105,7 @@ def test_the_websocket_opens_through_the_proxy(run: Run) -> None:
     ws = sockets[f"wss://e.test:{run.site.port}/ws"]
     assert ws["status"] == 101 and not ws["failed"], ws
     # the page's two failing sockets fail through the proxy too: e.test/gone with caddy's 404,
-    # a.test:2's with the proxy's closing of its connection (nothing to relay it to)
+    # a.test:2's with the proxy's 502 to its CONNECT
     assert sockets[f"wss://e.test:{run.site.port}/gone"]["failed"]
     assert sockets["wss://a.test:2/ws"]["failed"]
     # caddy logs a WebSocket when it closes (the browser's stop): on HTTP/1.1, a connection of
@@ -136,7 +137,12 @@ def test_each_origin_has_n_upstream_connections(run: Run) -> None:
 
 
 def test_an_unreachable_origin_reaches_no_other_server(run: Run) -> None:
+    """The proxy answers the CONNECT to a.test:2 with 502 (nothing listens there): the image
+    fails as it does without the proxy, from the browser's side of the tunnel (until 2026-11-29
+    it was served by a.test's other port, then got a 502 response of the proxy's)."""
     nav = run.pages["errors"].nav("/errors/")
     (img,) = [r for r in nav["requests"] if r["url"] == REFUSED]
-    assert img["status"] == 502, img
+    assert img["failed"] and img["status"] is None, img
+    assert img["failure"] == "net::ERR_TUNNEL_CONNECTION_FAILED", img
     assert not [h for h in run.hits if h.uri == "/errors/refused.png"]
+    assert any(r["target"] == "a.test:2" and r["status"] == 502 for r in run.report["refused"])

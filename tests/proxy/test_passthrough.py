@@ -211,3 +211,25 @@ def test_a_plain_http_request_is_forwarded(tmp_path: Path, site: Any) -> None:
     assert [t["family"] for t in report["tunnels"]] == ["http"] and report["connections"] == []
     # a host the lab does not serve is refused as a CONNECT to it is
     assert refusal.startswith(b"HTTP/1.1 403"), refusal
+
+
+@pytest.mark.parametrize("arm", ["h2-parallel:2", "h2", "h1"])
+def test_an_origin_that_refuses_connections_fails_the_connect(tmp_path: Path, site: Any,
+                                                              arm: str) -> None:
+    """The CONNECT is answered once the upstream TCP connection is up: a port nothing listens
+    on gets 502 to the CONNECT itself (Chromium: the request fails, net::ERR_TUNNEL_CONNECTION_
+    FAILED), not 200 and then a 502 response of the proxy's that the page would take for the
+    server's (until 2026-11-29)."""
+    _, cert = site
+    with socket.socket() as probe:  # a port that was free a moment ago: nothing listens on it
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    with proxy(tmp_path, cert, arm) as px:
+        raw = through(px, f"CONNECT a.test:{port} HTTP/1.1\r\nHost: a.test:{port}\r\n\r\n"
+                      .encode())
+        answer = read_until(raw, b"\r\n\r\n")
+        raw.close()
+        report = px.report()
+    assert answer.startswith(b"HTTP/1.1 502"), answer
+    (refusal,) = [r for r in report["refused"] if r["target"] == f"a.test:{port}"]
+    assert refusal["status"] == 502 and "a.test" in refusal["reason"], refusal

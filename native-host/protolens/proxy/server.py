@@ -44,7 +44,7 @@ from protolens.proxy.core import (
 from protolens.proxy.passthrough import relay_plain, relay_upgrade
 from protolens.proxy.streams import pipe
 from protolens.proxy.targets import Limits, connection_cap, is_numeric_host, usable_addresses
-from protolens.proxy.upstream import Pool, Target, now_ms
+from protolens.proxy.upstream import Pool, Target, UpstreamError, now_ms
 
 
 @dataclass
@@ -192,13 +192,26 @@ async def handle_client(state: ProxyState, reader: asyncio.StreamReader,
         if plain is not None:
             await _forward_plain(state, host, d, plain[2], ev, conn, reader, writer)
             return
-        writer.write(conn.send(h11.Response(status_code=200, headers=[],
-                                            reason=b"Connection established")))
-        await writer.drain()
         if isinstance(d, Tunnel):
+            await _established(writer, conn)
             await _tunnel(state, host, d, reader, writer)
-        else:
-            await _intercept(state, host, d, reader, writer)
+            return
+        # h1 policy: each browser connection gets its own upstream HTTP/1.1 connection
+        own = Pool(state.target(host, d), "h1", 1, state.new_stats) if d.arm.name == "h1" else None
+        try:
+            pool = own or state.shared_pool(host, d)
+            pool.warm()  # upstream handshakes run during the browser's TLS handshake below
+            try:
+                await pool.reachable()
+            except UpstreamError as exc:
+                state.refused.append({"target": target, "status": 502, "reason": str(exc)})
+                await _refuse(writer, conn, 502, "the server cannot be reached")
+                return
+            await _established(writer, conn)
+            await _intercept(state, host, d, pool, reader, writer)
+        finally:
+            if own is not None:
+                own.close()
     except (OSError, h11.ProtocolError, ssl.SSLError, asyncio.IncompleteReadError,
             TimeoutError):
         pass
@@ -284,27 +297,26 @@ async def _forward_plain(state: ProxyState, host: str, d: Tunnel | Intercept, pa
                       _counter)
 
 
-async def _intercept(state: ProxyState, host: str, d: Intercept, reader: asyncio.StreamReader,
-                     writer: asyncio.StreamWriter) -> None:
-    # h1 policy: each browser connection gets its own upstream HTTP/1.1 connection
-    own = Pool(state.target(host, d), "h1", 1, state.new_stats) if d.arm.name == "h1" else None
-    pool = own or state.shared_pool(host, d)
-    pool.warm()  # upstream handshakes run during the browser's TLS handshake below
-    try:
-        await writer.start_tls(state.server_ctx(host, d.alpn))
-        alpn = writer.get_extra_info("ssl_object").selected_alpn_protocol()
-        if alpn == "h2":
-            await BrowserH2(lambda: state.shared_pool(host, d), host, reader, writer).run()
-        else:
-            async def upgrade(request: bytes) -> None:
-                target = Target(host, d.ip, d.port, state.h1_ctx)
-                await relay_upgrade(target, state.new_stats(host, "websocket"), request, reader,
-                                    writer, _counter)
+async def _established(writer: asyncio.StreamWriter, conn: h11.Connection) -> None:
+    writer.write(conn.send(h11.Response(status_code=200, headers=[],
+                                        reason=b"Connection established")))
+    await writer.drain()
 
-            await browser_h1(pool, host, reader, writer, upgrade)
-    finally:
-        if own is not None:
-            own.close()
+
+async def _intercept(state: ProxyState, host: str, d: Intercept, pool: Pool,
+                     reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    await writer.start_tls(state.server_ctx(host, d.alpn))
+    alpn = writer.get_extra_info("ssl_object").selected_alpn_protocol()
+    if alpn == "h2":
+        await BrowserH2(lambda: state.shared_pool(host, d), host, reader, writer).run()
+        return
+
+    async def upgrade(request: bytes) -> None:
+        target = Target(host, d.ip, d.port, state.h1_ctx)
+        await relay_upgrade(target, state.new_stats(host, "websocket"), request, reader, writer,
+                            _counter)
+
+    await browser_h1(pool, host, reader, writer, upgrade)
 
 
 async def handle_control(state: ProxyState, reader: asyncio.StreamReader,

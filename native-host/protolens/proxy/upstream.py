@@ -46,6 +46,8 @@ class Pool:
         self.slots: list[asyncio.Future[Upstream] | None] = [None] * n
         self.new_stats = new_stats
         self.warming: list[asyncio.Task[Upstream]] = []
+        self.tcp: list[asyncio.Future[None] | None] = [None] * n
+        """Per slot: resolved once its connection's TCP is up (``reachable``)."""
 
     def warm(self) -> None:
         """Start opening, in the background, the connection the next stream will use: called
@@ -55,9 +57,29 @@ class Pool:
         fewer requests than N gets no idle connection."""
         i = self.rr.peek()
         if self.slots[i] is None:
+            self._tcp(i)  # before the task runs: reachable() may ask at once
             task = asyncio.get_running_loop().create_task(self._slot(i))
             task.add_done_callback(_retrieve)
             self.warming.append(task)
+
+    async def reachable(self) -> None:
+        """Returns once the connection the next stream will use (``warm``) has its TCP
+        connection up; raises ``UpstreamError`` if the server cannot be reached. The proxy
+        answers the browser's CONNECT then (``server.handle_client``), so an origin that refuses
+        connections fails the browser's request as it would without the proxy, instead of
+        getting the proxy's 502 as its response. HTTP/3 (QUIC, no TCP) does not wait."""
+        i = self.rr.peek()
+        fut, tcp = self.slots[i], self.tcp[i]
+        if self.family == "h3" or tcp is None or (fut is not None and fut.done()
+                                                  and fut.exception() is None):
+            return
+        await asyncio.shield(tcp)
+
+    def _tcp(self, i: int) -> asyncio.Future[None]:
+        tcp = self.tcp[i]
+        if tcp is None:
+            tcp = self.tcp[i] = asyncio.get_running_loop().create_future()
+        return tcp
 
     async def _slot(self, i: int) -> Upstream:
         fut = self.slots[i]
@@ -67,13 +89,21 @@ class Pool:
             stats = self.new_stats(self.target.host, self.family)
             up: Upstream = {"h1": H1Upstream, "h2": H2Upstream,
                             "h3": H3Upstream}[self.family](self.target, stats)
+            tcp = self._tcp(i)
+            if isinstance(up, H1Upstream | H2Upstream):
+                up.tcp = tcp
             try:
                 await up.open()
             except BaseException as exc:
-                self.slots[i] = None
-                fut.set_exception(UpstreamError(f"{self.target.host}: {exc}"))
-                fut.exception()  # retrieved: waiters get it too
-                raise UpstreamError(f"{self.target.host}: {exc}") from None
+                self.slots[i] = self.tcp[i] = None
+                err = UpstreamError(f"{self.target.host}: {exc}")
+                for f in (fut, tcp):
+                    if not f.done():
+                        f.set_exception(err)
+                    f.exception()  # retrieved: waiters get it too
+                raise err from None
+            if not tcp.done():
+                tcp.set_result(None)
             fut.set_result(up)
         return await fut
 

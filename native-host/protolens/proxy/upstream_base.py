@@ -46,3 +46,21 @@ class Target:
     quic_ca: str | None = None
 
 
+
+
+async def open_tls(t: Target, ctx: ssl.SSLContext, tcp: asyncio.Future[None] | None
+                   ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    """TCP to the server, then TLS on it; ``tcp`` (``Pool.reachable``) is resolved in between:
+    the CONNECT it waits for is answered once the server took the connection, or refused if it
+    did not (refused, unreachable), while TLS goes on beside the browser's own handshake."""
+    try:
+        reader, writer = await asyncio.open_connection(t.ip, t.port)
+    except OSError as exc:
+        if tcp is not None and not tcp.done():
+            tcp.set_exception(UpstreamError(f"{t.host}: {exc}"))
+            tcp.exception()  # retrieved: reachable() raises it, if anyone asks
+        raise
+    if tcp is not None and not tcp.done():
+        tcp.set_result(None)
+    await writer.start_tls(ctx, server_hostname=t.host)
+    return reader, writer

@@ -19,6 +19,7 @@ from protolens.proxy.upstream_base import (
     Target,
     UpstreamError,
     now_ms,
+    open_tls,
 )
 
 
@@ -33,11 +34,11 @@ class H1Upstream:
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.busy = asyncio.Lock()
+        self.tcp: asyncio.Future[None] | None = None
+        """Resolved once TCP is up (``upstream_base.open_tls``; set by ``Pool``)."""
 
     async def open(self) -> None:
-        ctx = self.t.ssl
-        self.reader, self.writer = await asyncio.open_connection(
-            self.t.ip, self.t.port, ssl=ctx, server_hostname=self.t.host)
+        self.reader, self.writer = await open_tls(self.t, self.t.ssl, self.tcp)
         alpn = self.writer.get_extra_info("ssl_object").selected_alpn_protocol()
         if alpn not in (None, "http/1.1"):
             raise UpstreamError(f"{self.t.host}: server chose {alpn!r}, not http/1.1")

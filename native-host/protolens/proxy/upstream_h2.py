@@ -29,6 +29,7 @@ from protolens.proxy.upstream_base import (
     Target,
     UpstreamError,
     now_ms,
+    open_tls,
 )
 
 
@@ -47,10 +48,11 @@ class H2Upstream:
         self.window = asyncio.Event()
         self.closed: BaseException | None = None
         self.lock = asyncio.Lock()
+        self.tcp: asyncio.Future[None] | None = None
+        """Resolved once TCP is up (``upstream_base.open_tls``; set by ``Pool``)."""
 
     async def open(self) -> None:
-        reader, writer = await asyncio.open_connection(self.t.ip, self.t.port, ssl=self.t.ssl,
-                                                       server_hostname=self.t.host)
+        reader, writer = await open_tls(self.t, self.t.ssl, self.tcp)
         alpn = writer.get_extra_info("ssl_object").selected_alpn_protocol()
         if alpn != "h2":
             writer.close()
