@@ -233,3 +233,32 @@ def test_an_origin_that_refuses_connections_fails_the_connect(tmp_path: Path, si
     assert answer.startswith(b"HTTP/1.1 502"), answer
     (refusal,) = [r for r in report["refused"] if r["target"] == f"a.test:{port}"]
     assert refusal["status"] == 502 and "a.test" in refusal["reason"], refusal
+
+
+def test_an_origin_that_does_not_answer_quic_fails_in_the_handshake_limit() -> None:
+    """Under h3 a connection whose QUIC handshake has not completed within
+    ``Target.quic_handshake_s`` (Chromium's 10 s; 1 s here) fails, and its requests get the
+    proxy's 502 (browser_side.error_response), instead of waiting for aioquic's 60 s idle timeout
+    (the real-web /errors/ under proxy-h3, 2026-11-29: its image on a port nothing listens on
+    held the page's load event until the plan moved on). A real aioquic client, a UDP port with
+    nothing behind it."""
+    import time
+
+    from protolens.proxy.core import ConnStats, RequestHead
+    from protolens.proxy.upstream import Pool, Target, UpstreamError
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    target = Target("a.test", "127.0.0.1", port, ssl.create_default_context(), None, 1.0)
+    pool = Pool(target, "h3", 1, lambda host, fam: ConnStats(1, host, fam))
+    req = RequestHead(b"GET", b"https", f"a.test:{port}".encode(), b"/", ())
+
+    async def go() -> float:
+        t0 = time.monotonic()
+        with pytest.raises(UpstreamError, match="no QUIC handshake in 1 s"):
+            await pool.request(req, b"")
+        return time.monotonic() - t0
+
+    took = asyncio.run(go())
+    assert 1.0 <= took < 5.0, took

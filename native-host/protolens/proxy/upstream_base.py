@@ -44,6 +44,10 @@ class Target:
     ssl: ssl.SSLContext
     """Client context verifying the server (the testbed CA)."""
     quic_ca: str | None = None
+    quic_handshake_s: float = 10.0
+    """An HTTP/3 connection whose QUIC handshake has not completed by then fails (Chromium's own
+    limit: QUICHE's ``kMaxTimeForCryptoHandshakeSecs``, 10 s, quic_constants.h); without it
+    aioquic waited for its idle timeout, 60 s, on an origin that does not answer QUIC."""
 
 
 

@@ -82,8 +82,13 @@ class H3Upstream:
                                    server_name=self.t.host)
         if self.t.quic_ca:
             config.load_verify_locations(self.t.quic_ca)
-        proto = await self.stack.enter_async_context(quic_connect(
-            self.t.ip, self.t.port, configuration=config, create_protocol=_H3Protocol))
+        try:
+            async with asyncio.timeout(self.t.quic_handshake_s):
+                proto = await self.stack.enter_async_context(quic_connect(
+                    self.t.ip, self.t.port, configuration=config, create_protocol=_H3Protocol))
+        except TimeoutError:
+            raise UpstreamError(f"{self.t.host}: no QUIC handshake in "
+                                f"{self.t.quic_handshake_s:g} s") from None
         assert isinstance(proto, _H3Protocol)
         proto.stats = self.stats
         self.proto = proto
