@@ -51,7 +51,7 @@ pytestmark = pytest.mark.e2e
 Loaded = tuple[RealWeb, dict[str, Page], dict[Conn, WireConn]]
 """The site, each step's page, and the NetLog's connections by client port."""
 
-STEPS = ("sw-install", "sw-controlled", "soft", "redirect-script", "gzip", "reval-cold",
+STEPS = ("sw-install", "sw-controlled", "soft", "state", "redirect-script", "gzip", "reval-cold",
          "reval-warm", "frame", "fonts", "misc", "errors", "workers", "stream", "early-hints",
          "redirect-chain", "poll", "console-noisy")
 
@@ -69,6 +69,9 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
             "sw-ready": d.step("sw-ready", lambda: await_js(d, SW_READY), 0),
             "sw-controlled": d.step("sw-controlled", nav("/sw/", "f.test"), 1),
             "soft": d.step("soft", nav("/spa/"), 1, settle_s=3.0),
+            # replaceState keeping the URL 100 ms after load, then an image: joined late, the
+            # recorder saw no commit to compare the URL with (settled: a soft record would show)
+            "state": d.step("state", nav("/state/"), 1, settle_s=3.0),
             "redirect-script": d.step("redirect-script", nav("/redir/script.html"), 1,
                                       settle_s=3.0),
             "gzip": d.step("gzip", nav("/gzip/"), 1),
@@ -131,6 +134,17 @@ def test_a_long_poll_ends_the_record_open(loaded: Loaded) -> None:
     assert poll["end_ms"] is None and contract(nav, "open_at_end") == 1, poll
     assert not contract(nav, "incomplete"), contract(nav, "incomplete_reasons")
     assert page.seconds < 15, page.seconds
+
+
+def test_history_state_that_keeps_the_url_is_no_navigation(loaded: Loaded) -> None:
+    """As in the lab (test_realweb_pages_e2e.py): one record of /state/, of kind navigation, with
+    the image loaded after the page's replaceState calls. Until 2026-11-29 an everyday record,
+    joined at the document's response, had no commit URL to compare with, and the first call
+    began a soft record of the same URL, which took the image (by hand, 1 run of 1)."""
+    page = loaded[1]["state"]
+    assert [contract(n, "kind") for n in page.navs] == ["navigation"], \
+        [(n["url"], contract(n, "kind")) for n in page.navs]
+    assert "/state/later.png" in {key(r["url"], "GET")[2] for r in page.navs[0]["requests"]}
 
 
 def test_script_redirect_records_both_documents(loaded: Loaded) -> None:

@@ -239,6 +239,20 @@ describe("navigations without a document", () => {
     expect((soft?.page.started_at_ms ?? 0) - (first?.page.started_at_ms ?? 0)).toBeCloseTo(1000, 3);
   });
 
+  it("one that keeps the URL is no navigation when the commit was not seen either (joined late: no frameNavigated)", () => {
+    // everyday, the real-web /state/ joined at its response (2026-11-29, by hand): the page's own
+    // replaceState began a soft record of the same URL, which took its next image
+    const rec = new Recorder(options());
+    for (const ev of [navigation("L1", PAGE, 100), received("L1", 100.01, response(PAGE)), finished("L1", 100.02, 500),
+      lifecycle("load", "L1", 100.1)]) rec.push(ev);
+    expect(rec.push(pushState(PAGE), 100.2)).toEqual([]);
+    for (const ev of fetched("later", `${PAGE}later.png`, 100.3, 600)) expect(rec.push(ev)).toEqual([]);
+    const [r, ...more] = rec.poll(102.4);
+    expect(more).toEqual([]);
+    expect(r?.page.kind).toBe("navigation");
+    expect(r?.requests.map((q) => q.url)).toEqual([PAGE, `${PAGE}later.png`]);
+  });
+
   it("a History API call after load that keeps the URL (a router's or scroll restoration's state) is no navigation", () => {
     const rec = new Recorder(options());
     loaded(rec);

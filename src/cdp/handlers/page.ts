@@ -70,7 +70,10 @@ function startWithoutDocument(s: TabState, kind: "soft" | "bfcache", url: string
 export function onNavigatedWithinDocument(s: TabState, ev: EventOf<"Page.navigatedWithinDocument">): Out {
   const p = ev.params;
   if (ev.sessionId !== undefined || p.frameId !== s.mainFrameId) return [];
-  const before = s.documentUrl;
+  // joined late (everyday: the attach came after the commit), no frameNavigated was seen: the
+  // document's URL is its main request's (the real-web /state/, 2026-11-29: without it the page's
+  // own replaceState keeping its URL began a soft record, which took the page's next image)
+  const before = s.documentUrl ?? (s.nav === null ? null : s.nav.current(s.nav.mainKey)?.url ?? null);
   s.documentUrl = p.url;
   // a fragment (#anchor) scrolls; only the History API (pushState, replaceState, traversal) is
   // how single-page apps change route, and only when the URL changes: a call that keeps it (a
