@@ -42,6 +42,7 @@ export function onCreated(o: Out, ev: Ev<"created">): void {
 export function onCommitted(o: Out, ev: Ev<"committed">): void {
   const { tabId } = ev.tab;
   if (tabId === o.s.labTab) return;
+  o.s = { ...o.s, shown: new Map(o.s.shown).set(tabId, ev.tab.url) };
   const start = o.s.starts.get(tabId);
   // a prerendered document shown: its record is of its own kind (src/cdp/missed.ts)
   const prerendered = o.s.prerendered.get(tabId) ?? [];
@@ -108,13 +109,21 @@ export function onDetached(o: Out, ev: Ev<"detached">): void {
 
 export function onRemoved(o: Out, ev: Ev<"removed">): void {
   o.forget(ev.tabId);
-  o.s = { ...o.s, idle: without(o.s.idle, ev.tabId), starts: unset(o.s.starts, ev.tabId), prerendered: unset(o.s.prerendered, ev.tabId) };
+  o.s = {
+    ...o.s, idle: without(o.s.idle, ev.tabId), starts: unset(o.s.starts, ev.tabId), prerendered: unset(o.s.prerendered, ev.tabId),
+    shown: unset(o.s.shown, ev.tabId),
+  };
 }
 
 /** A single-page app changed route in a tab let go idle after its record: attach again, so the
- * same-document navigation gets its record (it misses what came before the attach, and says so). */
+ * same-document navigation gets its record (it misses what came before the attach, and says so).
+ * A call that keeps the URL (a router's state, scroll restoration) is no route change: no attach
+ * (until 2026-11-29 it attached, and the next request began a soft record of the same URL). */
 export function onHistoryState(o: Out, ev: Ev<"history_state">): void {
   const { tabId, url, incognito } = ev.tab;
+  const was = o.s.shown.get(tabId);
+  o.s = { ...o.s, shown: new Map(o.s.shown).set(tabId, url) };
+  if (was === url) return;
   if (!o.s.idle.has(tabId) || o.s.attached.has(tabId) || !wanted(o.s, url, incognito, o.now)) return;
   o.attach(tabId, false, url);
 }

@@ -44,6 +44,9 @@ export interface WorkerState {
   prerendered: ReadonlyMap<number, readonly string[]>;
   /** Tabs let go once idle after a record: attached again at their next navigation. */
   idle: ReadonlySet<number>;
+  /** Each tab's top-level URL as last committed or changed by the History API: a History API
+   * call that keeps it is no route change (on-tabs.ts onHistoryState). */
+  shown: ReadonlyMap<number, string>;
   labTab: number | null;
   labStart: "none" | "waiting" | "started";
   apply: ApplyState;
@@ -54,7 +57,7 @@ export interface WorkerState {
 export function initialState(settings: Settings, experiment: ExperimentState | null, pause: Pause | null, outbox: OutboxState): WorkerState {
   return {
     settings, lab: null, experiment, pause, policies: NO_POLICIES, inEffect: new Map(), askedRelay: false,
-    hostReady: false, outbox, inflight: new Set(), attached: new Set(), attaching: new Map(), commits: new Map(), starts: new Map(), prerendered: new Map(), idle: new Set(), labTab: null,
+    hostReady: false, outbox, inflight: new Set(), attached: new Set(), attaching: new Map(), commits: new Map(), starts: new Map(), prerendered: new Map(), idle: new Set(), shown: new Map(), labTab: null,
     labStart: "none", apply: IDLE_APPLY, welcome: "none",
   };
 }

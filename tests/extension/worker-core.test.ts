@@ -348,6 +348,23 @@ describe("worker core: letting go of idle tabs (the infobar goes with the last s
     expect(of(run(idle2, [{ type: "history_state", tab: out }]).fx, "attach")).toEqual([]);
   });
 
+  it("does not attach again for a History API call that keeps the tab's URL (a router's state, scroll restoration)", () => {
+    let { s } = run(state(), [
+      { type: "before_navigate", tab: tab(1) }, { type: "committed", tab: tab(1), at: 1_000, backForward: false },
+      { type: "attached", tabId: 1 }, record(1, rec("r1")),
+    ]);
+    expect(s.idle.has(1)).toBe(true);
+    let fx: Effect[];
+    ({ s, fx } = run(s, [{ type: "history_state", tab: tab(1) }]));
+    expect(of(fx, "attach")).toEqual([]);
+    // a route that changes is one; the same route written again is not another
+    const route = { ...tab(1), url: `${tab(1).url}?view=2` };
+    ({ s, fx } = run(s, [{ type: "history_state", tab: route }]));
+    expect(of(fx, "attach")).toEqual([expect.objectContaining({ tabId: 1, soft: route.url })]);
+    ({ fx } = run({ ...s, attached: new Set(), idle: new Set([1]) }, [{ type: "history_state", tab: route }]));
+    expect(of(fx, "attach")).toEqual([]);
+  });
+
   it("does not detach a tab it is not attached to (a record flushed by a detach)", () => {
     const { fx } = run(state(), [record(1, rec("r1"))]);
     expect(of(fx, "detach")).toEqual([]);
