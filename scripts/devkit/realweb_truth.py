@@ -188,15 +188,17 @@ def unseen_hits(page: Page) -> list[Hit]:
 
 def served_pairs(page: Page) -> list[tuple[dict[str, Any], Hit]]:
     """(recorded request, caddy's hit for it) pairs, in order of start per request key; requests
-    the record says it could not see on the wire (``unseen_request``) and those that did not go
-    to the network are left out."""
+    the record says it could not see on the wire (``unseen_request``), those that did not go
+    to the network, and those still open with no response when the record ended (a long poll:
+    nothing of the answer to compare; caddy may log it, status 0, once the browser drops it) are
+    left out."""
     hits: dict[Any, list[Hit]] = defaultdict(list)
     for h in sorted(page.hits, key=lambda h: h.start):
         hits[hit_key(h)].append(h)
     out = []
     for n in page.navs:
         for r in n["requests"]:
-            if unseen_request(n, r):
+            if unseen_request(n, r) or (r["end_ms"] is None and r["status"] is None):
                 continue
             if on_network(r) and hits.get(k := key(r["url"], r["method"] or "GET")):
                 out.append((r, hits[k].pop(0)))
