@@ -80,8 +80,8 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Run]:
 
 @pytest.mark.parametrize("name", sorted(STEPS - {"sw-ready"} | {"console-quiet"}))
 def test_requests_recorded_are_the_requests_caddy_served(run: Run, name: str) -> None:
-    # the refused port's requests (the proxy's own 502 for /errors/'s image, /stream/'s socket)
-    # count as reaching no server (realweb_truth.NOWHERE_PORT)
+    # the refused port's requests (/errors/'s image, /stream/'s socket: their CONNECT refused
+    # with 502) count as reaching no server (realweb_truth.NOWHERE_PORT)
     missing, extra = request_diff(run.pages[name])
     assert not missing and not extra, (missing, extra)
 
