@@ -53,8 +53,9 @@ function notSeen(nav: Navigation, requests: readonly RequestEntry[], known: read
 /** The record's requests, every redirect hop one, in order of start. */
 function entries(nav: Navigation, detail: UrlDetail): RequestEntry[] {
   const requests: RequestEntry[] = [];
+  const zero = nav.zero;
   for (const hops of nav.requests.values()) {
-    for (const h of hops) requests.push(toEntry(h, nav.zero, detail));
+    for (const h of hops) requests.push(toEntry(h, zero, detail));
   }
   return requests.sort((a, b) => a.start_ms - b.start_ms);
 }
@@ -63,7 +64,8 @@ function entries(nav: Navigation, detail: UrlDetail): RequestEntry[] {
 function milestones(
   nav: Navigation, requests: readonly RequestEntry[], zeroWall: number, visualOf: BuildOptions["visual"],
 ): Milestones {
-  const at = (s: number | null): number | null => (s === null ? null : relativeMs(s, nav.zero));
+  const zero = nav.zero;
+  const at = (s: number | null): number | null => (s === null ? null : relativeMs(s, zero));
   const atWall = (s: number | null): number | null => (s === null ? null : relativeMs(s, zeroWall));
   const main = requests.filter((r) => r.is_main_document);
   const images = requests.filter((r) => r.resource_type === "Image" && !r.failed && r.end_ms !== null);
