@@ -278,7 +278,7 @@ class ConnectionBytes:
 
 def connection_bytes(pages: Iterable[Page]) -> ConnectionBytes:
     """Sums each request's recorded bytes onto the connection caddy logged it on; a response cut
-    short (stop) has no caddy line, and is put on its connection id's."""
+    short (stop) usually has no caddy line, and is then put on its connection id's."""
     pages = list(pages)
     out = ConnectionBytes(defaultdict(int), defaultdict(list), set(), set())
     conn_of = {r["connection_id"]: h.conn for page in pages
@@ -288,6 +288,12 @@ def connection_bytes(pages: Iterable[Page]) -> ConnectionBytes:
             out.recorded[h.conn] += r["encoded_bytes"]
             out.carried[h.conn].append((page.name, h.host, h.uri, h.status,
                                                r["encoded_bytes"]))
+            # failed after its response began (a stop), yet in caddy's log: caddy may log it,
+            # with its client port, once the browser drops it. Not seen in 16 runs by hand; the
+            # likeliest account of CI run 48, where an h1 connection was 68 bytes over its
+            # records, as a stopped object's connection was (inexact) in those runs
+            if r["failed"] and r["status"] is not None:
+                out.inexact.add(h.conn)
         aborted = {hit_key(h) for h in page.aborted}
         for r in page.requests():
             if (key(r["url"], r["method"] or "GET") in aborted and r["failed"]

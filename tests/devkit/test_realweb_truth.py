@@ -1,6 +1,7 @@
 """The real-web e2e's reading of caddy's log against the records (scripts/devkit/realweb_truth.py
-``request_diff``), on records and log lines shaped as the everyday e2e stores and reads them:
-what a late join may miss and what it may not."""
+``request_diff``, ``connection_bytes``), on records and log lines shaped as the e2e stores and
+reads them: what a late join may miss and what it may not; which connections a stop leaves
+inexact."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import json
 from typing import Any
 
 from scripts.devkit.caddylog import Hit
-from scripts.devkit.realweb_truth import Page, request_diff
+from scripts.devkit.realweb_truth import Page, connection_bytes, request_diff
 
 T0 = 1_800_000_000.0  # the record's start, epoch seconds
 
@@ -18,7 +19,7 @@ def _req(url: str, start_ms: float, frame: str, kind: str = "Image",
     return {"url": url, "method": "GET", "start_ms": start_ms, "frame_id": frame,
             "resource_type": kind, "is_main_document": main, "failed": False, "failure": None,
             "from_memory_cache": False, "from_disk_cache": False, "from_service_worker": False,
-            "connection_id": 7, "encoded_bytes": 100}
+            "connection_id": 7, "encoded_bytes": 100, "status": 200, "end_ms": start_ms + 10}
 
 
 def _page(not_seen: list[str]) -> Page:
@@ -53,3 +54,35 @@ def test_a_record_that_declares_nothing_misses_nothing() -> None:
     missing, _ = request_diff(_page([]))
     assert set(missing) == {("b.test", 1, "/frame/inner.css", "GET"),
                             ("b.test", 1, "/frame/inner.png", "GET")}
+
+
+def _stopped(logged: bool) -> Page:
+    """/stop/ over HTTP/1.1: its document and image on one connection (client port 9), then the
+    object that never ends on that connection too, cut by the page's window.stop(): failed after
+    its response began (status 200, 4,299 bytes). caddy usually logs no line for it (the
+    backend's log has it: ``Page.aborted``), but may once the browser drops it."""
+    never = {**_req("https://a.test:1/slow/never", 30.0, "M"), "failed": True,
+             "failure": "net::ERR_ABORTED", "status": 200, "encoded_bytes": 4299}
+    nav = {"id": "n", "url": "https://a.test:1/stop/", "started_at_ms": T0 * 1000,
+           "not_seen": "[]", "requests": [
+               {**_req("https://a.test:1/stop/", 0.0, "M", "Document", main=True), "status": 200},
+               {**_req("https://a.test:1/stop/ok.png", 20.0, "M"), "status": 200}, never]}
+    hits = [Hit("a.test", "/stop/", "h1", 9, 200, 300, port=1, start=T0),
+            Hit("a.test", "/stop/ok.png", "h1", 9, 200, 300, port=1, start=T0 + 0.02)]
+    cut = Hit("a.test", "/slow/never", "h1", 9 if logged else 0, 200, 0, port=1,
+              start=T0 + 0.03)
+    return Page("window-stop", [nav], hits + [cut] if logged else hits, aborted=[] if logged
+                else [cut])
+
+
+def test_a_stopped_response_leaves_its_connection_inexact_whether_caddy_logged_it_or_not() -> None:
+    for logged in (False, True):
+        tally = connection_bytes([_stopped(logged)])
+        conn = (9, 1, False)
+        assert dict(tally.recorded) == {conn: 100 + 100 + 4299}, logged
+        assert tally.inexact == {conn}, logged
+
+
+def test_a_page_without_a_stop_leaves_its_connections_exact() -> None:
+    tally = connection_bytes([_page([])])
+    assert tally.recorded and not tally.inexact
