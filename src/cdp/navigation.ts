@@ -46,6 +46,10 @@ export class Navigation {
   /** The main frame stopped loading before its load event (the stop button, Page.stopLoading,
    * window.stop()): Chromium then fires no load event, and the record settles here. */
   stoppedAt: number | null = null;
+  /** The page's own first-contentful-paint entry (ms after its timeOrigin), relayed for a
+   * navigation that committed while the attach's enables were under way (session.ts afterAttach);
+   * used when no lifecycle event gave the paint. */
+  paintFcpMs: number | null = null;
   /** performance.timeOrigin in CDP seconds, from Performance.getMetrics (enable-commands.ts). */
   navStart: number | null = null;
   lastActivity: number;

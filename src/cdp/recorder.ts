@@ -115,6 +115,15 @@ export class Recorder {
   }
 
   /** A late navigation waits for the page's Navigation Timing (the adapter relays it after load). */
+  /** The navigation seen from its request whose document committed before the attach's enables
+   * were all done (everyday: the attach at a navigation races it; CI run 49, a script redirect's
+   * landing page): a first paint before Page.setLifecycleEventsEnabled took effect is not always
+   * in its replay, and a document made before the LCP script was added never ran it. */
+  get committedDuringEnable(): boolean {
+    const nav = this.s.nav;
+    return nav !== null && nav.kind === "navigation" && nav.late === null && this.s.committed;
+  }
+
   get wantsNavigationTiming(): boolean {
     const nav = this.s.nav;
     if (nav === null || nav.late === null) return false;

@@ -112,6 +112,9 @@ export class TabSession {
     // still loading: its Navigation Timing now as well, so a document left before its load (a
     // redirect by script) is still recorded; the relay after load completes it
     else if (committed && this.recorder.wantsNavigationTiming) yield* this.relayNavigationTiming();
+    // seen from its request, committed before the enables were all done: its paint timing and
+    // the LCP observer now (the paint may have come before the lifecycle events were on)
+    else if (this.recorder.committedDuringEnable) yield* this.relayNavigationTiming();
   }
 
   /** Top-frame commits webNavigation reported for the tab (those seen while the attach was under

@@ -12,6 +12,7 @@ import {
 } from "../../src/cdp/session.ts";
 import type { Commit } from "../../src/cdp/missed.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
+import { FRAME, committed, finished, lifecycle, navigation, received, response } from "./events.ts";
 
 const OPTIONS = {
   source: "lab" as const, urlDetail: "full" as const, newId: () => "id",
@@ -327,5 +328,52 @@ describe("runFlow", () => {
     });
     expect(calls).toEqual(["Network.enable", "Target.setAutoAttach", "Page.enable", "sleep 20", "Page.enable", "sleep 40",
       "Page.enable", "Runtime.runIfWaitingForDebugger"]);
+  });
+});
+
+describe("session core: a navigation that committed while the attach's enables were under way", () => {
+  // everyday: the attach at a navigation races it. CI run 49 (2026-11-29): a script redirect's
+  // landing page, seen from its request (late_attach null), had its load event and no first
+  // contentful paint or LCP: the paint came before Page.setLifecycleEventsEnabled took effect, and
+  // the document was made before the LCP script was added
+  const DOC = "https://a.test/landing.html";
+  const timing = JSON.stringify({ timeOrigin: 1_700_000_010_000, fcp: 42.5,
+    entry: { name: DOC, nextHopProtocol: "h2", responseStatus: 200, contentType: "text/html", fetchStart: 1, responseStart: 5,
+      responseEnd: 6, transferSize: 400, encodedBodySize: 100, decodedBodySize: 100, deliveryType: "" } });
+
+  function attachedMidLoad(commit: boolean): { s: TabSession; io: Io[]; records: NavigationRecord[] } {
+    const s = new TabSession({ ...OPTIONS, mainFrameId: FRAME });
+    const records: NavigationRecord[] = [];
+    const take = (io: Io[]): Io[] => { for (const w of io) if (w.kind === "records") records.push(...w.records); return io; };
+    take(drive(s.enable()));
+    take(drive(s.onEvent(navigation("D", DOC, 10))));
+    take(drive(s.onEvent(received("D", 10.005, response(DOC)))));
+    if (commit) take(drive(s.onEvent(committed("D", DOC))));
+    const io = take(drive(s.afterAttach(false), (w) => w.method === "Page.getFrameTree"
+      ? { ok: true, result: { frameTree: { frame: { id: FRAME, loaderId: "D" } } } }
+      : w.method === "Page.createIsolatedWorld" ? { ok: true, result: { executionContextId: 3 } }
+      : w.method === "Runtime.evaluate" && w.params?.expression === NAV_TIMING_EXPRESSION
+        ? { ok: true, result: { result: { type: "string", value: timing } } } : OK));
+    take(drive(s.onEvent(finished("D", 10.006, 500))));
+    take(drive(s.onEvent(lifecycle("DOMContentLoaded", "D", 10.02))));
+    take(drive(s.onEvent({ method: "Page.loadEventFired", params: { timestamp: 10.03 } }),
+      () => ({ ok: true, result: { metrics: [{ name: "NavigationStart", value: 9.999 }] } })));
+    take(drive(s.onEvent({ method: "Page.loadEventFired", params: { timestamp: 10.03 }, sessionId: "other" })));
+    records.push(...s.close());
+    return { s, io, records };
+  }
+
+  it("reads the page's paint timing and starts the LCP observer after the enables: the record has its first paint", () => {
+    const { io, records } = attachedMidLoad(true);
+    expect(sends(io)).toEqual(["tab Page.getFrameTree", "tab Page.createIsolatedWorld", "tab Runtime.evaluate", "tab Runtime.evaluate"]);
+    const [r] = records;
+    expect(r?.page.late_attach).toBeNull();
+    expect(r?.milestones.fcp_ms).toBeCloseTo(42.5, 3);
+  });
+
+  it("asks for nothing when the document had not committed yet (the LCP script and the lifecycle events reach it)", () => {
+    const { io, records } = attachedMidLoad(false);
+    expect(sends(io)).toEqual([]);
+    expect(records[0]?.milestones.fcp_ms ?? null).toBeNull();
   });
 });

@@ -62,6 +62,12 @@ export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled"
 function lateTiming(s: TabState, payload: string): void {
   const nav = s.nav;
   const t = parseNavTiming(payload);
+  // seen from its request, committed while the attach's enables were under way (session.ts
+  // afterAttach): only the page's first contentful paint, when no lifecycle event gave one
+  if (nav?.late === null && nav.kind === "navigation" && t !== null && t.loaderId === nav.loaderId && t.fcp !== null) {
+    nav.paintFcpMs ??= t.fcp;
+    return;
+  }
   if (!nav?.late || nav.navStart === null || t === null || t.loaderId !== nav.loaderId || !isHttp(t.url)) return;
   const main = nav.current(nav.mainKey);
   // the wire's 304, when the response's ExtraInfo that says so came before the attach
