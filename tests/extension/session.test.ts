@@ -352,7 +352,7 @@ describe("session core: a navigation that committed while the attach's enables w
     const io = take(drive(s.afterAttach(false), (w) => w.method === "Page.getFrameTree"
       ? { ok: true, result: { frameTree: { frame: { id: FRAME, loaderId: "D" } } } }
       : w.method === "Page.createIsolatedWorld" ? { ok: true, result: { executionContextId: 3 } }
-      : w.method === "Runtime.evaluate" && w.params?.expression === NAV_TIMING_EXPRESSION
+      : w.method === "Runtime.evaluate" && (w.params as { expression?: string } | undefined)?.expression === NAV_TIMING_EXPRESSION
         ? { ok: true, result: { result: { type: "string", value: timing } } } : OK));
     take(drive(s.onEvent(finished("D", 10.006, 500))));
     take(drive(s.onEvent(lifecycle("DOMContentLoaded", "D", 10.02))));
