@@ -76,6 +76,11 @@ export class TabState {
    * before its own event (ORPHAN_WINDOW_S), as chrome.debugger can deliver a page's requests
    * before the Page event that caused them. */
   readonly orphans = new Map<string, Hop[]>();
+  /** The loader of each orphan seen from its response before anything was joined since the attach:
+   * Network.enable comes before the lifecycle events are on (enable-commands.ts), so a response
+   * of the committed document can come before the commit's replay that joins it (late.ts). The
+   * navigation joined late takes those of its own loader. */
+  readonly earlyLoaders = new Map<string, string>();
 
   /** Requests (by key) whose wire status was 304 before their response event came
    * (Network.responseReceivedExtraInfo can come first, even before the request): their hop is
@@ -177,6 +182,15 @@ export class TabState {
   /** A navigation starts: it keeps, of the frames so far, only the screen shown last; requests
    * seen with no navigation before it are no longer anyone's. */
   begin(nav: Navigation, committed: boolean): void {
+    if (nav.late !== null) {
+      for (const [k, loaderId] of this.earlyLoaders) {
+        const hops = this.orphans.get(k);
+        if (loaderId !== nav.loaderId || hops === undefined) continue;
+        nav.requests.set(k, hops);
+        for (const h of hops) nav.touch(h.end ?? h.responseAt ?? h.start);
+      }
+    }
+    this.earlyLoaders.clear();
     this.orphans.clear();
     const screen = this.frames.reduce<WallFrame | null>((a, f) => (a === null || f.wall >= a.wall ? f : a), null);
     this.frames = screen === null ? [] : [screen];

@@ -103,6 +103,13 @@ export function onResponseReceived(s: TabState, ev: EventOf<"Network.responseRec
     return out;
   }
   const h = s.hopOf(ev, p.requestId) ?? orphan(s, ev, p.requestId);
+  if (nav === null && !s.joined && !h && p.requestId !== p.loaderId && p.loaderId !== "" && isHttp(p.response.url)) {
+    // before anything was joined since the attach: a response of the committed document may come
+    // before the commit's replay that joins it (TabState.earlyLoaders)
+    s.orphans.set(k, [{ ...hopFromResponse(p, false), ...(notModified ? { notModified } : {}) }]);
+    s.earlyLoaders.set(k, p.loaderId);
+    return [];
+  }
   if (nav?.late && !h && isHttp(p.response.url)) {
     // joined late: a request sent before the renderer's agent was enabled
     nav.requests.set(k, [{ ...hopFromResponse(p, false), ...(notModified ? { notModified } : {}) }]);
