@@ -114,7 +114,6 @@ export class Recorder {
     return [...stale, ...s.finish(false)];
   }
 
-  /** A late navigation waits for the page's Navigation Timing (the adapter relays it after load). */
   /** The navigation seen from its request whose document committed before the attach's enables
    * were all done (everyday: the attach at a navigation races it; CI run 49, a script redirect's
    * landing page): a first paint before Page.setLifecycleEventsEnabled took effect is not always
@@ -124,6 +123,7 @@ export class Recorder {
     return nav !== null && nav.kind === "navigation" && nav.late === null && this.s.committed;
   }
 
+  /** A late navigation waits for the page's Navigation Timing (the adapter relays it after load). */
   get wantsNavigationTiming(): boolean {
     const nav = this.s.nav;
     if (nav === null || nav.late === null) return false;

@@ -180,7 +180,8 @@ export class TabState {
   }
 
   /** A navigation starts: it keeps, of the frames so far, only the screen shown last; requests
-   * seen with no navigation before it are no longer anyone's. */
+   * seen with no navigation before it are no longer anyone's, but a navigation joined late takes
+   * the responses of its own document that came before it (`earlyLoaders`). */
   begin(nav: Navigation, committed: boolean): void {
     if (nav.late !== null) {
       for (const [k, loaderId] of this.earlyLoaders) {
