@@ -74,7 +74,7 @@ function milestones(
   const ms = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v * 1000) / 1000);
   return {
     ttfb_ms: main[main.length - 1]?.first_byte_ms ?? null,
-    fcp_ms: at(nav.fcpAt ?? (nav.paintFcpMs === null || nav.navStart === null ? null : nav.navStart + nav.paintFcpMs / 1000)),
+    fcp_ms: at(nav.fcpAt) ?? atWall(nav.paintFcpWall),
     lcp_ms: atWall(nav.lcpWall),
     dcl_ms: at(nav.dclAt),
     load_ms: at(nav.loadAt),

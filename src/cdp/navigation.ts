@@ -46,10 +46,12 @@ export class Navigation {
   /** The main frame stopped loading before its load event (the stop button, Page.stopLoading,
    * window.stop()): Chromium then fires no load event, and the record settles here. */
   stoppedAt: number | null = null;
-  /** The page's own first-contentful-paint entry (ms after its timeOrigin), relayed for a
-   * navigation that committed while the attach's enables were under way (session.ts afterAttach);
-   * used when no lifecycle event gave the paint. */
-  paintFcpMs: number | null = null;
+  /** The page's own first-contentful-paint entry (epoch seconds: its timeOrigin plus the
+   * entry's startTime), relayed for a navigation that committed while the attach's enables were
+   * under way (session.ts afterAttach); used when no lifecycle event gave the paint. On the wall
+   * clock, as LCP: the load metrics that give `navStart` may come before Performance.enable took
+   * effect (an everyday landing page's had no NavigationStart, 2026-11-29). */
+  paintFcpWall: number | null = null;
   /** performance.timeOrigin in CDP seconds, from Performance.getMetrics (enable-commands.ts). */
   navStart: number | null = null;
   lastActivity: number;

@@ -123,6 +123,19 @@ export class Recorder {
     return nav !== null && nav.kind === "navigation" && nav.late === null && this.s.committed;
   }
 
+  /** The loader of the document navigation under way (pending, or current and seen from its
+   * request), or null. */
+  get underWay(): string | null {
+    const nav = this.s.pending ?? this.s.nav;
+    return nav !== null && nav.kind === "navigation" && nav.late === null ? nav.loaderId : null;
+  }
+
+  /** The current navigation is `loaderId`'s, seen from its request, and no LCP candidate came. */
+  lacksLcp(loaderId: string): boolean {
+    const nav = this.s.nav;
+    return nav !== null && nav.loaderId === loaderId && nav.late === null && nav.lcpWall === null;
+  }
+
   /** A late navigation waits for the page's Navigation Timing (the adapter relays it after load). */
   get wantsNavigationTiming(): boolean {
     const nav = this.s.nav;

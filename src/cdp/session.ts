@@ -76,6 +76,10 @@ export class TabSession {
   private readonly visual: boolean;
   /** A screencast frame has been relayed. */
   private framed = false;
+  /** The loader of the navigation under way when the attach's enables were done, not yet shown
+   * committed then: its document may have been made before the LCP script was added, which no
+   * event says (an everyday landing page's log, 2026-11-29: no frameNavigated, no commit, no LCP). */
+  private underWayAtEnable: string | null = null;
   private readonly log: (ev: RawEvent) => void;
   /** A log is kept (the log tap): timer polls that complete a record are logged too. */
   private readonly logged: boolean;
@@ -115,6 +119,8 @@ export class TabSession {
     // seen from its request, committed before the enables were all done: its paint timing and
     // the LCP observer now (the paint may have come before the lifecycle events were on)
     else if (this.recorder.committedDuringEnable) yield* this.relayNavigationTiming();
+    // under way, its commit not seen: at its load, if no LCP candidate came by then
+    else this.underWayAtEnable = this.recorder.underWay;
   }
 
   /** Top-frame commits webNavigation reported for the tab (those seen while the attach was under
@@ -216,6 +222,8 @@ export class TabSession {
       if (records.length > 0) yield { kind: "records", records, busy: this.recorder.active };
     }
     if (this.recorder.wantsNavigationTiming) yield* this.relayNavigationTiming();
+    else if (this.underWayAtEnable !== null && this.recorder.lacksLcp(this.underWayAtEnable)) yield* this.relayNavigationTiming();
+    this.underWayAtEnable = null;
   }
 
   /** A navigation joined late: its document's own Navigation Timing, read in the isolated world,

@@ -127,11 +127,15 @@ describe("completion", () => {
     expect(rec.flush()).toEqual([]);
   });
 
-  it("a new main navigation completes the previous one (aborted only if before load)", () => {
+  it("a new main navigation completes the previous one at its commit (aborted only if before load)", () => {
+    // the page's load event says its document committed (its frameNavigated may have come before
+    // Page.enable took effect: handlers/page.ts), so the next navigation waits for its own commit
     const rec = loadedPage();
-    const [done] = rec.push(navigation("L2", `${PAGE}?2`, 100.5));
-    expect(done?.page.aborted).toBe(false);
-    const [cut] = rec.push(navigation("L3", `${PAGE}?3`, 100.6));
+    expect(rec.push(navigation("L2", `${PAGE}?2`, 100.5))).toEqual([]);
+    const [done] = rec.push(committed("L2", `${PAGE}?2`));
+    expect(done?.page).toMatchObject({ aborted: false, url: PAGE });
+    expect(rec.push(navigation("L3", `${PAGE}?3`, 100.6))).toEqual([]);
+    const [cut] = rec.push(committed("L3", `${PAGE}?3`));
     expect(cut?.page).toMatchObject({ aborted: true, url: `${PAGE}?2` });
   });
 });

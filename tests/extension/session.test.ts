@@ -12,7 +12,7 @@ import {
 } from "../../src/cdp/session.ts";
 import type { Commit } from "../../src/cdp/missed.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
-import { FRAME, committed, finished, lifecycle, navigation, received, response } from "./events.ts";
+import { FRAME, committed, finished, lcpCandidate, lifecycle, navigation, received, response } from "./events.ts";
 
 const OPTIONS = {
   source: "lab" as const, urlDetail: "full" as const, newId: () => "id",
@@ -337,43 +337,62 @@ describe("session core: a navigation that committed while the attach's enables w
   // contentful paint or LCP: the paint came before Page.setLifecycleEventsEnabled took effect, and
   // the document was made before the LCP script was added
   const DOC = "https://a.test/landing.html";
-  const timing = JSON.stringify({ timeOrigin: 1_700_000_010_000, fcp: 42.5,
+  // the page's timeOrigin is its NavigationStart (9.999 s on the CDP clock: the request's
+  // wallTime is 1_700_000_000 + its timestamp in these events)
+  const timing = JSON.stringify({ timeOrigin: 1_700_000_009_999, fcp: 42.5,
     entry: { name: DOC, nextHopProtocol: "h2", responseStatus: 200, contentType: "text/html", fetchStart: 1, responseStart: 5,
       responseEnd: 6, transferSize: 400, encodedBodySize: 100, decodedBodySize: 100, deliveryType: "" } });
 
-  function attachedMidLoad(commit: boolean): { s: TabSession; io: Io[]; records: NavigationRecord[] } {
+  /** `commit`: how the document's commit reached the recorder before the enables were done: its
+   * frameNavigated, only the lifecycle events' replay of it (Page.enable took effect after the
+   * frameNavigated: the log of a landing page, everyday, 2026-11-29), neither but its lifecycle
+   * events from DOMContentLoaded on (another such log), or not at all yet. */
+  function attachedMidLoad(commit: "frame" | "replay" | "dcl" | "none", lcpBeforeLoad = false):
+    { io: Io[]; atLoad: Io[]; records: NavigationRecord[] } {
     const s = new TabSession({ ...OPTIONS, mainFrameId: FRAME });
     const records: NavigationRecord[] = [];
     const take = (io: Io[]): Io[] => { for (const w of io) if (w.kind === "records") records.push(...w.records); return io; };
-    take(drive(s.enable()));
-    take(drive(s.onEvent(navigation("D", DOC, 10))));
-    take(drive(s.onEvent(received("D", 10.005, response(DOC)))));
-    if (commit) take(drive(s.onEvent(committed("D", DOC))));
-    const io = take(drive(s.afterAttach(false), (w) => w.method === "Page.getFrameTree"
+    const answer = (w: Io & { kind: "send" }): Reply => w.method === "Page.getFrameTree"
       ? { ok: true, result: { frameTree: { frame: { id: FRAME, loaderId: "D" } } } }
       : w.method === "Page.createIsolatedWorld" ? { ok: true, result: { executionContextId: 3 } }
       : w.method === "Runtime.evaluate" && (w.params as { expression?: string } | undefined)?.expression === NAV_TIMING_EXPRESSION
-        ? { ok: true, result: { result: { type: "string", value: timing } } } : OK));
+        ? { ok: true, result: { result: { type: "string", value: timing } } }
+      : w.method === "Performance.getMetrics" ? { ok: true, result: { metrics: [{ name: "NavigationStart", value: 9.999 }] } } : OK;
+    take(drive(s.enable()));
+    take(drive(s.onEvent(navigation("D", DOC, 10))));
+    take(drive(s.onEvent(received("D", 10.005, response(DOC)))));
+    if (commit === "frame") take(drive(s.onEvent(committed("D", DOC))));
+    if (commit === "replay") take(drive(s.onEvent(lifecycle("commit", "D", 10.004))));
+    if (commit === "dcl") take(drive(s.onEvent(lifecycle("DOMContentLoaded", "D", 10.02))));
+    const io = take(drive(s.afterAttach(false), answer));
     take(drive(s.onEvent(finished("D", 10.006, 500))));
     take(drive(s.onEvent(lifecycle("DOMContentLoaded", "D", 10.02))));
-    take(drive(s.onEvent({ method: "Page.loadEventFired", params: { timestamp: 10.03 } }),
-      () => ({ ok: true, result: { metrics: [{ name: "NavigationStart", value: 9.999 }] } })));
+    if (lcpBeforeLoad) take(drive(s.onEvent(lcpCandidate(1_700_000_010.025))));
+    const atLoad = take(drive(s.onEvent({ method: "Page.loadEventFired", params: { timestamp: 10.03 } }), answer));
     take(drive(s.onEvent({ method: "Page.loadEventFired", params: { timestamp: 10.03 }, sessionId: "other" })));
     records.push(...s.close());
-    return { s, io, records };
+    return { io, atLoad, records };
   }
 
   it("reads the page's paint timing and starts the LCP observer after the enables: the record has its first paint", () => {
-    const { io, records } = attachedMidLoad(true);
-    expect(sends(io)).toEqual(["tab Page.getFrameTree", "tab Page.createIsolatedWorld", "tab Runtime.evaluate", "tab Runtime.evaluate"]);
-    const [r] = records;
-    expect(r?.page.late_attach).toBeNull();
-    expect(r?.milestones.fcp_ms).toBeCloseTo(42.5, 3);
+    for (const commit of ["frame", "replay", "dcl"] as const) {
+      const { io, records } = attachedMidLoad(commit);
+      expect(sends(io), commit).toEqual(["tab Page.getFrameTree", "tab Page.createIsolatedWorld", "tab Runtime.evaluate", "tab Runtime.evaluate"]);
+      const [r] = records;
+      expect(r?.page.late_attach).toBeNull();
+      expect(r?.milestones.fcp_ms).toBeCloseTo(42.5, 3);
+    }
   });
 
-  it("asks for nothing when the document had not committed yet (the LCP script and the lifecycle events reach it)", () => {
-    const { io, records } = attachedMidLoad(false);
+  it("its commit not seen yet: at its load, if no LCP candidate came, the same relay (its document may predate the LCP script)", () => {
+    const { io, atLoad, records } = attachedMidLoad("none");
     expect(sends(io)).toEqual([]);
-    expect(records[0]?.milestones.fcp_ms ?? null).toBeNull();
+    expect(sends(atLoad)).toEqual(["tab Performance.getMetrics", "tab Page.getFrameTree", "tab Page.createIsolatedWorld", "tab Runtime.evaluate",
+      "tab Runtime.evaluate"]);
+    expect(records[0]?.milestones.fcp_ms).toBeCloseTo(42.5, 3);
+    // a candidate came: the new document's own observer runs; only the metrics
+    const seen = attachedMidLoad("none", true);
+    expect(sends(seen.atLoad)).toEqual(["tab Performance.getMetrics"]);
+    expect(seen.records[0]?.milestones.lcp_ms).toBeCloseTo(26, 3);
   });
 });

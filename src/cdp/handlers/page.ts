@@ -126,8 +126,12 @@ function milestone(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
   if (!nav || nav.kind !== "navigation" || ev.sessionId !== undefined || p.loaderId !== nav.loaderId ||
       p.frameId !== s.mainFrameId) return [];
   // joined at the response and enabled after the commit: no frameNavigated, only this replay,
-  // which may come after requests the new document made (a speculation rule's prefetch)
-  if (p.name === "commit" && nav.late !== null) s.commit(nav, p.timestamp);
+  // which may come after requests the new document made (a speculation rule's prefetch). A
+  // navigation seen from its request whose frameNavigated came before Page.enable took effect
+  // (everyday: the attach at a navigation races it; the real-web script redirect's landing page,
+  // 2026-11-29) has committed once any lifecycle event of its document comes: the replayed commit,
+  // or, when the replay had none, its DOMContentLoaded
+  if (p.name === "commit" ? nav.late !== null || !s.committed : nav.late === null && !s.committed) s.commit(nav, p.timestamp);
   // the new document's first lifecycle event is its commit: `init` (`commit` only in the
   // replay at enable, verified with Chromium 156's fixtures)
   if (p.name === "init" || p.name === "commit") s.commitAt ??= p.timestamp;

@@ -65,7 +65,7 @@ function lateTiming(s: TabState, payload: string): void {
   // seen from its request, committed while the attach's enables were under way (session.ts
   // afterAttach): only the page's first contentful paint, when no lifecycle event gave one
   if (nav?.late === null && nav.kind === "navigation" && t !== null && t.loaderId === nav.loaderId && t.fcp !== null) {
-    nav.paintFcpMs ??= t.fcp;
+    nav.paintFcpWall ??= (t.timeOrigin + t.fcp) / 1000;
     return;
   }
   if (!nav?.late || nav.navStart === null || t === null || t.loaderId !== nav.loaderId || !isHttp(t.url)) return;
