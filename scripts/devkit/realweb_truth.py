@@ -254,11 +254,20 @@ def request_diff(page: Page) -> tuple[Counter[Any], Counter[Any]]:
 
 def _child_frames(nav: dict[str, Any]) -> list[tuple[str, str]]:
     """(frame id, host) of each frame's document in a record on another host than the page's (a
-    frame of the page's own site is in its process, seen by the tab's session)."""
+    frame of the page's own site is in its process, seen by the tab's session). A frame whose
+    document the record lacks (it went before the frame's attach, with its first objects: the
+    everyday /frame/ once, 2026-11-29, b.test's document, stylesheet and image) is placed on the
+    host of its first request seen."""
     main = urlsplit(nav["url"]).hostname
-    return [(r["frame_id"], host) for r in nav["requests"]
+    docs = {r["frame_id"]: urlsplit(r["url"]).hostname or "" for r in nav["requests"]
             if r["resource_type"] == "Document" and not r["is_main_document"]
-            and r["frame_id"] is not None and (host := urlsplit(r["url"]).hostname or "") != main]
+            and r["frame_id"] is not None}
+    main_frames = {r["frame_id"] for r in nav["requests"] if r["is_main_document"]}
+    for r in sorted(nav["requests"], key=lambda r: r["start_ms"] if r["start_ms"] is not None
+                    else float("inf")):
+        if r["frame_id"] is not None and r["frame_id"] not in main_frames:
+            docs.setdefault(r["frame_id"], urlsplit(r["url"]).hostname or "")
+    return [(frame, host) for frame, host in docs.items() if host != main]
 
 
 @dataclass

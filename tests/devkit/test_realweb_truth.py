@@ -50,6 +50,23 @@ def test_a_late_frame_may_miss_what_began_before_its_first_request_seen_none_aft
     assert not extra
 
 
+def test_a_late_frame_whose_document_went_before_its_attach_is_placed_by_its_first_request() -> None:
+    """The everyday /frame/ once (2026-11-29): b.test's frame document was not in the record, its
+    script (77 ms) was; its image (begun at 80 ms, within the clocks' slack of the script) was
+    excused only once the frame could be placed on b.test without its document."""
+    page = _page(["requests_before_attach"])
+    nav = page.navs[0]
+    nav["requests"] = [r for r in nav["requests"] if not r["url"].endswith("/inner.html")]
+    page.hits[-1] = Hit("b.test", "/frame/inner.png", "h2", 6, 200, 300, port=1, start=T0 + 0.080)
+    missing, extra = request_diff(page)
+    assert not missing, missing
+    # what the record lacks and the wire has, after the slack, is still missing
+    page.hits[-1] = Hit("b.test", "/frame/inner.png", "h2", 6, 200, 300, port=1, start=T0 + 0.190)
+    missing, _ = request_diff(page)
+    assert dict(missing) == {("b.test", 1, "/frame/inner.png", "GET"): 1}
+    assert not extra
+
+
 def test_a_record_that_declares_nothing_misses_nothing() -> None:
     missing, _ = request_diff(_page([]))
     assert set(missing) == {("b.test", 1, "/frame/inner.css", "GET"),
