@@ -50,7 +50,7 @@ def test_a_late_frame_may_miss_what_began_before_its_first_request_seen_none_aft
     assert not extra
 
 
-def test_a_late_frame_whose_document_went_before_its_attach_is_placed_by_its_first_request() -> None:
+def test_a_late_frame_without_its_document_is_placed_by_its_first_request() -> None:
     """The everyday /frame/ once (2026-11-29): b.test's frame document was not in the record, its
     script (77 ms) was; its image (begun at 80 ms, within the clocks' slack of the script) was
     excused only once the frame could be placed on b.test without its document."""
