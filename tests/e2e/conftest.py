@@ -48,6 +48,9 @@ class Arm:
     site: RealWeb
     pages: dict[str, Page]
     wire: dict[Conn, WireConn]
+    refused: list[str]
+    """The host's error replies in the browser's log (the native host's stderr goes there): a
+    record it refused is lost (the outbox drops it as invalid)."""
 
 
 def _run_arm(work: Path, site: RealWeb, arm: str) -> Arm:
@@ -59,8 +62,9 @@ def _run_arm(work: Path, site: RealWeb, arm: str) -> Arm:
     # closed by the browser itself: every event is in it (devkit/cdp.py close_browser)
     assert is_complete(d.netlog), f"{arm}: the NetLog was not closed by the browser"
     hits = read_hits(site.access_log)
+    log = (d.netlog.parent / "chromium.log").read_text(errors="replace")
     return Arm(site, pages(db, steps, hits, aborted_hits(site.backend_log, hits)),
-               read_wire(d.netlog))
+               read_wire(d.netlog), [line for line in log.splitlines() if "error reply" in line])
 
 
 @pytest.fixture(scope="package")
