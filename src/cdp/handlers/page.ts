@@ -131,7 +131,7 @@ function milestone(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
   // (everyday: the attach at a navigation races it; the real-web script redirect's landing page,
   // 2026-11-29) has committed once any lifecycle event of its document comes: the replayed commit,
   // or, when the replay had none, its DOMContentLoaded
-  if (p.name === "commit" ? nav.late !== null || !s.committed : nav.late === null && !s.committed) s.commit(nav, p.timestamp);
+  if (nav.late !== null ? p.name === "commit" : !s.committed) s.commit(nav, p.timestamp);
   // the new document's first lifecycle event is its commit: `init` (`commit` only in the
   // replay at enable, verified with Chromium 156's fixtures)
   if (p.name === "init" || p.name === "commit") s.commitAt ??= p.timestamp;
