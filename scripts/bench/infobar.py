@@ -13,7 +13,7 @@ the record was in the store and when the bar went, from the window's creation; t
 and range of the time shown. Screenshots of the screen with and without the bar (xwd) go to
 $PROTOLENS_E2E_ARTIFACTS (default /tmp/protolens-e2e).
 
-    flock /tmp/protolens-heavy.lock .venv/bin/python scripts/bench/infobar.py [--loads 5]
+    flock /tmp/protolens-heavy.lock .venv/bin/python scripts/bench/infobar.py [--loads 5] [--hold S]
 """
 
 from __future__ import annotations
@@ -145,18 +145,21 @@ def watch(cdp: Cdp, options: Page, url: str, size: str, base: int, db: Path, dis
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--loads", type=int, default=5)
+    ap.add_argument("--hold", type=int, default=0, metavar="S",
+                    help="seconds a tab is held after its record (the options page's setting; "
+                         "the extension's default is 30, this bench's 0: one load's own bar)")
     args = ap.parse_args()
     xvfb, display = start_xvfb()
     os.environ["DISPLAY"] = display
     try:
         with tempfile.TemporaryDirectory(prefix="protolens-infobar-") as tmp:
-            measure(Path(tmp), display, args.loads)
+            measure(Path(tmp), display, args.loads, args.hold)
     finally:
         xvfb.terminate()
         xvfb.wait()
 
 
-def measure(work: Path, display: str, loads: int) -> None:
+def measure(work: Path, display: str, loads: int, hold_s: int = 0) -> None:
     db = work / "store.db"
     with serve_site(work / "site") as site:
         spec = extension_spec(work, db=db, site=site, headless=False,
@@ -164,7 +167,7 @@ def measure(work: Path, display: str, loads: int) -> None:
         with devtools_browser(spec, work) as (cdp, _log):
             options = Page(cdp, f"{EXTENSION}/options.html", 1200, 700)
             cdp.send("Emulation.clearDeviceMetricsOverride", {}, options.session)
-            switch_recording_on(options)
+            switch_recording_on(options, hold_s=hold_s)
             options.js("chrome.tabs.getCurrent().then((t) => chrome.tabs.update(t.id, "
                        "{active: true})).then(() => true)")
             time.sleep(1.0)

@@ -121,18 +121,19 @@ def everyday_ids(db: Path) -> list[str]:
 
 
 @contextmanager
-def driven_everyday(work: Path, *, spki: str, db: Path, preloading: bool = False
-                    ) -> Iterator[Driven]:
+def driven_everyday(work: Path, *, spki: str, db: Path, preloading: bool = False,
+                    hold_s: int = 0) -> Iterator[Driven]:
     """An everyday browser (scripts/devkit/everyday.py: recording switched on from the options
-    page, h2) with one tab of this test's own on about:blank; steps navigate that tab. With
-    ``preloading``, Chromium's default preloading is on (everyday.extension_spec)."""
+    page, h2, a tab held ``hold_s`` seconds after its record) with one tab of this test's own on
+    about:blank; steps navigate that tab. With ``preloading``, Chromium's default preloading is on
+    (everyday.extension_spec)."""
     spec = replace(extension_spec(work, db=db, extra=[f"--log-net-log={work / 'netlog.json'}",
                                                         "--net-log-capture-mode=Default"],
                                   preloading=preloading),
                    spki=[spki], host_rules="MAP *.test 127.0.0.1")
     with devtools_browser(spec, work) as (cdp, _log):
         wait_first_run_page(cdp)
-        switch_recording_on(Page(cdp, f"{EXTENSION}/options.html", 800, 900))
+        switch_recording_on(Page(cdp, f"{EXTENSION}/options.html", 800, 900), hold_s=hold_s)
         target = cdp.send("Target.createTarget", {"url": "about:blank"})["targetId"]
         session = str(cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})
                       ["sessionId"])

@@ -21,11 +21,34 @@ export interface Settings {
   /** The log tap: keep each load's raw DevTools events beside its record, on this computer only
    * (docs/MESSAGES.md `log`): off unless chosen. */
   saveLog: boolean;
+  /** Seconds a tab stays attached after its page is recorded (0: let go at once), so that the
+   * next page opened in it within that time is read from its first request (src/worker/on-record.ts). */
+  holdS: number;
 }
+
+/** A tab is held this long after its record by default: ProtoLens's choice, not from the papers
+ * (docs/RECORD.md "Late attach"): a page read and left within half a minute, as when clicking
+ * through a site, has its next page recorded whole; the debugging bar goes about 35 s after the
+ * last record. */
+export const DEFAULT_HOLD_S = 30;
+/** The longest hold the options page accepts (an hour). */
+export const MAX_HOLD_S = 3600;
 
 export const DEFAULT_SETTINGS: Settings = {
   enabled: false, scope: "all", allowlist: [], denylist: [], urlDetail: "origin", visual: false, saveLog: false,
+  holdS: DEFAULT_HOLD_S,
 };
+
+/** A hold as typed on the options page: a whole number of seconds in [0, MAX_HOLD_S], else null. */
+export function readHold(text: string): number | null {
+  const n = text.trim() === "" ? NaN : Number(text);
+  return Number.isInteger(n) && n >= 0 && n <= MAX_HOLD_S ? n : null;
+}
+
+/** A stored hold; anything malformed is the default. */
+function parseHold(v: unknown): number {
+  return typeof v === "number" ? readHold(String(v)) ?? DEFAULT_HOLD_S : DEFAULT_HOLD_S;
+}
 
 const isHostList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
 
@@ -42,6 +65,7 @@ export function parseSettings(v: unknown): Settings {
     urlDetail: isUrlDetail(o.urlDetail) ? o.urlDetail : "origin",
     visual: o.visual === true,
     saveLog: o.saveLog === true,
+    holdS: parseHold(o.holdS),
   };
 }
 

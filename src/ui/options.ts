@@ -1,9 +1,9 @@
-/** The options page: opt in, scope (all / allowlist / denylist), URL detail, paint capture, the log tap. */
+/** The options page: opt in, scope (all / allowlist / denylist), URL detail, paint capture, the log tap, the hold. */
 import { outboxStatus } from "../adapters/outbox-store.ts";
 import { loadSettings, saveSettings } from "../adapters/settings-store.ts";
 import { loadExperiment, saveExperiment } from "../adapters/experiment-store.ts";
 import { enrol, newExperiment, normalizeDomain, pendingArm, unenrol, type ExperimentState } from "../experiment/assign.ts";
-import { parseHostList, parseSettings, type Scope } from "../policy/settings.ts";
+import { MAX_HOLD_S, parseHostList, parseSettings, readHold, type Scope } from "../policy/settings.ts";
 import { isUrlDetail } from "../record/url-detail.ts";
 import { byId } from "./dom.ts";
 import { initContribute } from "./contribute-section.ts";
@@ -17,7 +17,9 @@ async function init(): Promise<void> {
   const detail = byId("detail", HTMLSelectElement);
   const visual = byId("visual", HTMLInputElement);
   const saveLog = byId("save-log", HTMLInputElement);
+  const hold = byId("hold", HTMLInputElement);
   enabled.checked = s.enabled;
+  hold.value = String(s.holdS);
   visual.checked = s.visual;
   saveLog.checked = s.saveLog;
   scope.value = s.scope;
@@ -25,10 +27,15 @@ async function init(): Promise<void> {
   deny.value = s.denylist.join("\n");
   detail.value = s.urlDetail;
   byId("save", HTMLButtonElement).onclick = () => {
+    const holdS = readHold(hold.value);
+    if (holdS === null) {
+      byId("status", HTMLElement).textContent = `Not saved: keep reading a tab for 0 to ${MAX_HOLD_S} whole seconds.`;
+      return;
+    }
     const next = parseSettings({
       enabled: enabled.checked, scope: scope.value as Scope, allowlist: parseHostList(allow.value),
       denylist: parseHostList(deny.value), urlDetail: isUrlDetail(detail.value) ? detail.value : "origin",
-      visual: visual.checked, saveLog: saveLog.checked,
+      visual: visual.checked, saveLog: saveLog.checked, holdS,
     });
     void saveSettings(next).then(() => { byId("status", HTMLElement).textContent = "Saved."; });
   };

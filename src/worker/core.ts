@@ -9,7 +9,7 @@
 import type { Effect, WorkerEvent } from "./events.ts";
 import { onHost, onHostDown, onRetry, onSendFailed } from "./on-host.ts";
 import {
-  onExperiment, onInstalled, onLabTimeout, onPause, onProxyApplied, onRecord, onSettings, onStart,
+  onExperiment, onInstalled, onLabTimeout, onLetGo, onPause, onProxyApplied, onRecord, onSettings, onStart,
 } from "./on-record.ts";
 import {
   onAttachFailed, onAttached, onBeforeNavigate, onCommitted, onCreated, onDetached, onHistoryState, onLabTab, onPrerendered, onRemoved,
@@ -32,6 +32,7 @@ const HANDLERS = {
   experiment: onExperiment,
   pause: onPause,
   tick: () => undefined,
+  let_go: onLetGo,
   installed: onInstalled,
   host: onHost,
   host_down: onHostDown,

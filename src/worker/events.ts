@@ -65,7 +65,9 @@ export type WorkerEvent =
   | { type: "lab_tab"; tabId: number }
   | { type: "lab_timeout" }
   /** A timer set by a `timer` effect for the pause ran out. */
-  | { type: "tick" };
+  | { type: "tick" }
+  /** A tab's hold after its record ran out (`token`: the hold's, src/worker/on-record.ts). */
+  | { type: "let_go"; tabId: number; token: number };
 
 export type Effect =
   /** `quietMs`: the recorder's network quiet after load (null: its default); `saveLog`: the log

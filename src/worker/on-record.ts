@@ -16,8 +16,9 @@ type Ev<T extends WorkerEvent["type"]> = Extract<WorkerEvent, { type: T }>;
 export function onRecord(o: Out, ev: Ev<"record">): void {
   const s = o.s;
   const { record, enrolled } = annotate(ev.record, s.policies, s.experiment, s.lab !== null, ev.applied, ev.installed, s.inEffect);
-  // a tab idle after its record is let go: the "started debugging" infobar goes with the last
-  // session; the next navigation attaches again (src/cdp/late.ts)
+  // a tab idle after its record is let go, at once or after its hold (Settings.holdS): the
+  // "started debugging" infobar goes with the last session; a navigation after that attaches
+  // again and joins late (src/cdp/late.ts), one within the hold is read from its first request
   const letGo = s.lab === null && !ev.busy && s.attached.has(ev.tabId) && ev.tabId !== s.labTab;
   const keep = !paused(s, o.now) &&
     // attached only for the experiment (recording off) but not an experiment load: not recorded
@@ -34,7 +35,27 @@ export function onRecord(o: Out, ev: Ev<"record">): void {
     o.flush();
     o.emit({ type: "lab_queued", record }, { type: "show_record", tabId: ev.tabId, record });
   }
-  if (letGo) o.detach(ev.tabId, true);
+  if (letGo) hold(o, ev.tabId);
+}
+
+/** Lets go of a tab idle after its record: now, or once its hold runs out (`let_go`). */
+function hold(o: Out, tabId: number): void {
+  const ms = o.s.settings.holdS * 1000;
+  if (ms <= 0) {
+    o.detach(tabId, true);
+    return;
+  }
+  const token = o.s.holdSeq + 1;
+  o.s = { ...o.s, holdSeq: token, held: new Map(o.s.held).set(tabId, token) };
+  o.emit({ type: "timer", ms, event: { type: "let_go", tabId, token } });
+}
+
+/** A tab's hold ran out: let it go if no navigation began in it since its record (that one's own
+ * record holds it again) and it is still attached and not the lab's. */
+export function onLetGo(o: Out, ev: Ev<"let_go">): void {
+  if (o.s.held.get(ev.tabId) !== ev.token) return;
+  o.unhold(ev.tabId);
+  if (o.s.lab === null && o.s.attached.has(ev.tabId) && ev.tabId !== o.s.labTab) o.detach(ev.tabId, true);
 }
 
 export function onStart(o: Out): void {

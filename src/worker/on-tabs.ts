@@ -26,6 +26,7 @@ export function onTabs(o: Out, ev: Ev<"tabs">): void {
 export function onBeforeNavigate(o: Out, ev: Ev<"before_navigate">): void {
   const { tabId, url, incognito } = ev.tab;
   o.s = { ...o.s, idle: without(o.s.idle, tabId) };
+  o.unhold(tabId);
   if (ev.at !== undefined) o.s = { ...o.s, starts: new Map(o.s.starts).set(tabId, { url, at: ev.at }) };
   const want = wanted(o.s, url, incognito, o.now);
   if (want && !o.s.attached.has(tabId)) o.attach(tabId);
@@ -42,6 +43,7 @@ export function onCreated(o: Out, ev: Ev<"created">): void {
 export function onCommitted(o: Out, ev: Ev<"committed">): void {
   const { tabId } = ev.tab;
   if (tabId === o.s.labTab) return;
+  o.unhold(tabId);
   o.s = { ...o.s, shown: new Map(o.s.shown).set(tabId, ev.tab.url) };
   const start = o.s.starts.get(tabId);
   // a prerendered document shown: its record is of its own kind (src/cdp/missed.ts)
@@ -124,6 +126,7 @@ export function onHistoryState(o: Out, ev: Ev<"history_state">): void {
   const was = o.s.shown.get(tabId);
   o.s = { ...o.s, shown: new Map(o.s.shown).set(tabId, url) };
   if (was === url) return;
+  o.unhold(tabId);
   if (!o.s.idle.has(tabId) || o.s.attached.has(tabId) || !wanted(o.s, url, incognito, o.now)) return;
   o.attach(tabId, false, url);
 }

@@ -41,8 +41,14 @@ export class Out {
   forget(tabId: number): void {
     this.s = {
       ...this.s, attached: without(this.s.attached, tabId), attaching: unset(this.s.attaching, tabId),
-      commits: unset(this.s.commits, tabId),
+      commits: unset(this.s.commits, tabId), held: unset(this.s.held, tabId),
     };
+  }
+
+  /** A navigation began in the tab: a hold after its last record no longer lets it go (the new
+   * page's record holds it again). */
+  unhold(tabId: number): void {
+    if (this.s.held.has(tabId)) this.s = { ...this.s, held: unset(this.s.held, tabId) };
   }
 
   /** Sends every waiting record not already on its way. */

@@ -44,6 +44,12 @@ export interface WorkerState {
   prerendered: ReadonlyMap<number, readonly string[]>;
   /** Tabs let go once idle after a record: attached again at their next navigation. */
   idle: ReadonlySet<number>;
+  /** Tabs held attached after their record (`Settings.holdS`) -> the token of the `let_go` timer
+   * that lets them go; a navigation in the tab meanwhile drops the entry, and its own record sets
+   * a new one. */
+  held: ReadonlyMap<number, number>;
+  /** The last hold token given out. */
+  holdSeq: number;
   /** Each tab's top-level URL as last committed or changed by the History API: a History API
    * call that keeps it is no route change (on-tabs.ts onHistoryState). */
   shown: ReadonlyMap<number, string>;
@@ -57,8 +63,8 @@ export interface WorkerState {
 export function initialState(settings: Settings, experiment: ExperimentState | null, pause: Pause | null, outbox: OutboxState): WorkerState {
   return {
     settings, lab: null, experiment, pause, policies: NO_POLICIES, inEffect: new Map(), askedRelay: false,
-    hostReady: false, outbox, inflight: new Set(), attached: new Set(), attaching: new Map(), commits: new Map(), starts: new Map(), prerendered: new Map(), idle: new Set(), shown: new Map(), labTab: null,
-    labStart: "none", apply: IDLE_APPLY, welcome: "none",
+    hostReady: false, outbox, inflight: new Set(), attached: new Set(), attaching: new Map(), commits: new Map(), starts: new Map(), prerendered: new Map(), idle: new Set(), held: new Map(), holdSeq: 0, shown: new Map(),
+    labTab: null, labStart: "none", apply: IDLE_APPLY, welcome: "none",
   };
 }
 

@@ -3,10 +3,12 @@ extension and the real host in an everyday profile (no lab context), recording s
 the options page as a user does.
 
 - The first-run page opens by itself after install (the host said this is no lab profile).
-- The debugger lets go of a tab once its load is recorded and the tab is idle: after the record
-  is in the SQLite store, chrome.debugger.getTargets() reports the tab unattached; the tab's next
-  navigation is recorded again. The test never attaches to that tab itself (tabs are opened and
-  navigated with chrome.tabs from an extension page), so `attached` is the extension's session.
+- The debugger holds a tab after its record (the options' hold, 4 s here): a page opened in it
+  meanwhile is recorded from its first request, every request caddy served for it in its record;
+  then it lets go (chrome.debugger.getTargets() reports the tab unattached) and the tab's next
+  navigation attaches again and is recorded. The test never attaches to that tab itself (tabs
+  are opened and navigated with chrome.tabs from an extension page), so `attached` is the
+  extension's session.
 - The popup's pause switch: while paused the icon's badge says OFF, a page load leaves nothing in
   the store and the debugger stays off its tab; after "Resume recording" the next load is stored.
 Screenshots go to $PROTOLENS_E2E_ARTIFACTS (default /tmp/protolens-e2e).
@@ -14,6 +16,7 @@ Screenshots go to $PROTOLENS_E2E_ARTIFACTS (default /tmp/protolens-e2e).
 
 from __future__ import annotations
 
+import json
 import sqlite3
 import time
 from collections.abc import Iterator
@@ -22,12 +25,16 @@ from typing import Any
 
 import pytest
 
+from scripts.devkit.caddylog import read_hits
 from scripts.devkit.cdp import EXTENSION, Page, devtools_browser, wait_for
 from scripts.devkit.everyday import extension_spec, switch_recording_on, wait_first_run_page
 from scripts.devkit.site import serve_site
 
 pytestmark = pytest.mark.e2e
 
+HOLD_S = 4
+"""The tabs' hold after their record in this module (the options page's setting; 30 s by
+default): long enough to open a page within it, short enough to see it end."""
 QUIET_S = 5.0
 """Longer than the recorder's 2 s network quiet after load: a load not recorded by then is not
 recorded (src/cdp/navigation.ts)."""
@@ -39,10 +46,18 @@ def navs(db: Path, url: str) -> list[sqlite3.Row]:
     with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
         conn.row_factory = sqlite3.Row
         try:
-            return list(conn.execute("SELECT id, url, late_attach FROM navigations WHERE url = ?",
-                                     (url,)))
+            return list(conn.execute("SELECT id, url, late_attach, not_seen FROM navigations"
+                                     " WHERE url = ?", (url,)))
         except sqlite3.OperationalError:  # schema not created yet by the host
             return []
+
+
+def requests_of(db: Path, nav_id: str) -> list[sqlite3.Row]:
+    with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+        conn.row_factory = sqlite3.Row
+        return list(conn.execute("SELECT url, method, is_main_document, from_disk_cache,"
+                                 " from_memory_cache FROM requests WHERE navigation_id = ?"
+                                 " ORDER BY seq", (nav_id,)))
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +70,7 @@ def everyday(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any
             # the first-run page opens before recording is switched on
             welcome = wait_first_run_page(cdp)
             options = Page(cdp, f"{EXTENSION}/options.html", 800, 900)
-            switch_recording_on(options)
+            switch_recording_on(options, hold_s=HOLD_S)
             yield {"cdp": cdp, "site": site, "db": db, "options": options, "welcome": welcome}
 
 
@@ -85,17 +100,41 @@ def test_first_run_page_says_what_where_and_how_to_delete(everyday: dict[str, An
     page.screenshot("welcome.png")
 
 
-def test_debugger_detaches_when_a_recorded_tab_is_idle_and_comes_back(
+def test_a_tab_is_held_after_its_record_then_let_go_and_attached_again(
         everyday: dict[str, Any]) -> None:
+    """Within the hold a page opened in the tab is read from its first request (no late join,
+    nothing declared unseen); the hold over, the debugger lets go; the next page attaches again."""
     options, db, site = everyday["options"], everyday["db"], everyday["site"]
     url = f"{site.url}?idle=1"
     tab_id = open_tab(options, url)
     wait_for("the debugger on the new tab", lambda: attached(options, tab_id), 10)
     wait_for("the record of the first load", lambda: navs(db, url), 30)
+    assert attached(options, tab_id) is True, "let go before its hold"
+    held = f"{site.url}?held=1"
+    log_from = site.access_log.stat().st_size
+    options.js(f"chrome.tabs.update({tab_id}, {{url: {held!r}}}).then(() => true)")
+    rows = wait_for("the record of the load within the hold", lambda: navs(db, held), 30)
     stored = time.monotonic()
+    assert len(rows) == 1
+    assert rows[0]["late_attach"] is None
+    assert "requests_before_attach" not in json.loads(rows[0]["not_seen"] or "[]")
+    recorded = requests_of(db, rows[0]["id"])
+    doc = [r for r in recorded if r["is_main_document"]]
+    assert len(doc) == 1 and doc[0]["url"].endswith("?held=1") and doc[0]["method"] == "GET", doc
+    # every request the site served for that page is in its record, and every one the record has
+    # from the network (caddy's log, the ground truth; the page's cached objects come again from
+    # the browser's cache)
+    served = sorted(f"{h.host}{h.uri}" for h in read_hits(site.access_log, log_from)
+                    if h.uri != "/favicon.ico")
+    seen = sorted(r["url"].split("://", 1)[1].replace(f":{site.port}", "", 1) for r in recorded
+                  if not r["from_disk_cache"] and not r["from_memory_cache"])
+    assert served and served == seen, (served, seen)
+    time.sleep(HOLD_S / 2)
+    assert attached(options, tab_id) is True, "let go before its hold"
     wait_for("the debugger to let go of the idle tab", lambda: attached(options, tab_id) is False,
-             10)
-    print(f"detached {time.monotonic() - stored:.2f} s after the record was stored")
+             HOLD_S + 10)
+    print(f"let go {time.monotonic() - stored:.2f} s after the record was stored "
+          f"(hold {HOLD_S} s)")
     # still detached a while later: nothing re-attached the idle tab
     time.sleep(1.0)
     assert attached(options, tab_id) is False
@@ -104,7 +143,8 @@ def test_debugger_detaches_when_a_recorded_tab_is_idle_and_comes_back(
     rows = wait_for("the record of the next load", lambda: navs(db, again), 30)
     assert len(rows) == 1
     print(f"next load re-attached at its navigation: late_attach={rows[0]['late_attach']}")
-    wait_for("the debugger to let go again", lambda: attached(options, tab_id) is False, 10)
+    wait_for("the debugger to let go again", lambda: attached(options, tab_id) is False,
+             HOLD_S + 10)
 
 
 def test_pause_switch_stops_recording_and_resume_starts_it_again(

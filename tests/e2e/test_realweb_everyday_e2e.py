@@ -1,7 +1,9 @@
 """End to end, everyday recording mode: the real-web pages whose recording differs from the lab's
 (scripts/devkit/realweb.py), in an everyday browser as a user has it (scripts/devkit/drive.py
-``driven_everyday``: recording switched on from the options page, h2, the recorder's own 2 s quiet,
-the debugger attached at each navigation and let go once the tab is idle).
+``driven_everyday``: recording switched on from the options page, h2, the recorder's own 2 s quiet),
+twice: the debugger let go of the tab once idle after each record, so that it attaches at each
+navigation and joins late, and the tab held after its record (the options' default hold), so that
+each page after the first is read from its first request.
 
 - a service worker: the first load installs it (its own requests go to the server then), the
   second is controlled (every subresource answered by the worker: from_service_worker);
@@ -20,7 +22,7 @@ the debugger attached at each navigation and let go once the tab is idle).
   redirect chain across hosts, and a page that logs to the console all the time.
 Each page's requests, their protocol and status, are also checked against caddy's access log, and
 each connection's bytes against the NetLog's.
-Cost: one browser start, about 45 s.
+Cost: one browser start per way, about 55 s each.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import pytest
 
 from scripts.devkit.caddylog import read_hits
 from scripts.devkit.drive import driven_everyday
+from scripts.devkit.everyday import DEFAULT_HOLD_S
 from scripts.devkit.netlog import Conn, WireConn, is_complete, read_wire
 from scripts.devkit.realweb import RealWeb, serve_realweb
 from scripts.devkit.realweb_plan import SW_READY, await_js
@@ -56,12 +59,19 @@ STEPS = ("sw-install", "sw-controlled", "soft", "state", "redirect-script", "gzi
          "redirect-chain", "poll", "console-noisy")
 
 
-@pytest.fixture(scope="module")
-def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
-    work = tmp_path_factory.mktemp("realweb-everyday")
+HOLDS = {"let-go": 0, "held": DEFAULT_HOLD_S}
+"""The two ways an everyday tab is read after its record: let go at once, so that each page
+attaches again at its navigation and joins late; held (the options' default), so that each page
+opened within the hold is read from its first request."""
+
+
+@pytest.fixture(scope="module", params=list(HOLDS))
+def loaded(tmp_path_factory: pytest.TempPathFactory,
+           request: pytest.FixtureRequest) -> Iterator[Loaded]:
+    work = tmp_path_factory.mktemp(f"realweb-everyday-{request.param}")
     db = work / "store.db"
     with serve_realweb(work / "site") as site, \
-            driven_everyday(work, spki=site.spki, db=db) as d:
+            driven_everyday(work, spki=site.spki, db=db, hold_s=HOLDS[request.param]) as d:
         def nav(path: str, host: str = "a.test") -> Any:
             return lambda: d.navigate(site.url(path, host))
         steps = {
@@ -92,6 +102,23 @@ def loaded(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Loaded]:
     assert is_complete(work / "netlog.json"), "the NetLog was not closed by the browser"
     yield (site, pages(db, steps, hits, aborted_hits(site.backend_log, hits)),
            read_wire(work / "netlog.json"))
+
+
+def test_a_held_tab_reads_every_page_after_the_first_from_its_first_request(
+        loaded: Loaded, request: pytest.FixtureRequest) -> None:
+    """Held, only the first page (a new tab's, attached at its navigation) may join late; let go,
+    any may. Either way a record joined late says that requests came before the attach."""
+    held = request.node.callspec.params["loaded"] == "held"
+    late = []
+    for name, page in loaded[1].items():
+        for nav in page.navs:
+            if contract(nav, "late_attach") is None:
+                continue
+            assert "requests_before_attach" in contract(nav, "not_seen"), (name, nav["url"])
+            late.append((name, nav["url"], contract(nav, "late_attach")))
+    print(f"{len(late)} of {sum(len(p.navs) for p in loaded[1].values())} records joined late")
+    if held:
+        assert all(name == "sw-install" for name, _, _ in late), late
 
 
 @pytest.mark.parametrize("name", STEPS)

@@ -1,7 +1,7 @@
 /** Scope and URL detail: what is recorded, and how much of each URL is kept. */
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { DEFAULT_SETTINGS, effective, inScope, parseHostList, parseSettings, type Settings } from "../../src/policy/settings.ts";
+import { DEFAULT_HOLD_S, DEFAULT_SETTINGS, effective, inScope, parseHostList, parseSettings, readHold, type Settings } from "../../src/policy/settings.ts";
 import { applyDetail } from "../../src/record/url-detail.ts";
 import { familyOf } from "../../src/cdp/family.ts";
 
@@ -58,6 +58,17 @@ describe("scope", () => {
     expect(effective(DEFAULT_SETTINGS, LAB).visual).toBe(true);
     expect(parseSettings({ enabled: true, visual: "yes" }).visual).toBe(false);
     expect(parseSettings({ enabled: true, visual: true }).visual).toBe(true);
+  });
+
+  it("the hold after a record: 30 s unless chosen, whole seconds from 0 to an hour; a bad one typed is refused", () => {
+    expect(DEFAULT_SETTINGS.holdS).toBe(DEFAULT_HOLD_S);
+    expect(DEFAULT_HOLD_S).toBe(30);
+    expect(parseSettings({ enabled: true, holdS: 0 }).holdS).toBe(0);
+    expect(parseSettings({ enabled: true, holdS: 3600 }).holdS).toBe(3600);
+    for (const bad of [-1, 2.5, 3601, "10", null, NaN]) expect(parseSettings({ enabled: true, holdS: bad }).holdS).toBe(DEFAULT_HOLD_S);
+    expect(readHold(" 45 ")).toBe(45);
+    expect(readHold("0")).toBe(0);
+    for (const bad of ["", "-3", "1.5", "abc", "3601", "1e9"]) expect(readHold(bad)).toBeNull();
   });
 
   it("stored settings are validated; garbage means recording off", () => {

@@ -311,8 +311,9 @@ describe("worker core: records and the outbox", () => {
 });
 
 describe("worker core: letting go of idle tabs (the infobar goes with the last session)", () => {
+  const AT_ONCE: Settings = { ...ON, holdS: 0 };
   it("detaches a tab idle after its record, and does not re-attach it on a tab sync", () => {
-    let { s, fx } = run(state(), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
+    let { s, fx } = run(state(AT_ONCE), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
     expect(types(fx).at(-1)).toBe("detach");
     expect(s.attached.has(1)).toBe(false);
     ({ s, fx } = run(s, [{ type: "tabs", tabs: [tab(1)] }]));
@@ -334,7 +335,7 @@ describe("worker core: letting go of idle tabs (the infobar goes with the last s
   });
 
   it("attaches again for a single-page app's route change in a tab let go idle, as a soft navigation", () => {
-    let { s } = run(state(), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
+    let { s } = run(state(AT_ONCE), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
     expect(s.idle.has(1)).toBe(true);
     const route = { ...tab(1), url: `${tab(1).url}#/route/2` };
     let fx: Effect[];
@@ -344,12 +345,12 @@ describe("worker core: letting go of idle tabs (the infobar goes with the last s
     ({ fx } = run(s, [{ type: "history_state", tab: route }]));
     expect(of(fx, "attach")).toEqual([]);
     const out = { ...tab(2), incognito: true };
-    const idle2 = run(state(), [{ type: "before_navigate", tab: out }, record(2, rec("r2"))]).s;
+    const idle2 = run(state(AT_ONCE), [{ type: "before_navigate", tab: out }, record(2, rec("r2"))]).s;
     expect(of(run(idle2, [{ type: "history_state", tab: out }]).fx, "attach")).toEqual([]);
   });
 
   it("does not attach again for a History API call that keeps the tab's URL (a router's state, scroll restoration)", () => {
-    let { s } = run(state(), [
+    let { s } = run(state(AT_ONCE), [
       { type: "before_navigate", tab: tab(1) }, { type: "committed", tab: tab(1), at: 1_000, backForward: false },
       { type: "attached", tabId: 1 }, record(1, rec("r1")),
     ]);
@@ -368,6 +369,64 @@ describe("worker core: letting go of idle tabs (the infobar goes with the last s
   it("does not detach a tab it is not attached to (a record flushed by a detach)", () => {
     const { fx } = run(state(), [record(1, rec("r1"))]);
     expect(of(fx, "detach")).toEqual([]);
+    expect(of(fx, "timer")).toEqual([]);
+  });
+
+  const letGo = (fx: Effect[]): WorkerEvent[] => of(fx, "timer").map((t) => t.event).filter((e) => e.type === "let_go");
+
+  it("holds a tab idle after its record for the settings' hold, then lets it go", () => {
+    let { s, fx } = run(state({ ...ON, holdS: 12 }), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
+    expect(of(fx, "detach")).toEqual([]);
+    expect(of(fx, "timer")).toEqual([{ type: "timer", ms: 12_000, event: { type: "let_go", tabId: 1, token: 1 } }]);
+    expect(s.attached.has(1)).toBe(true);
+    const held = letGo(fx);
+    // a tab sync meanwhile neither detaches nor attaches it
+    ({ s, fx } = run(s, [{ type: "tabs", tabs: [tab(1)] }]));
+    expect(types(fx).filter((t) => t === "attach" || t === "detach")).toEqual([]);
+    ({ s, fx } = run(s, held));
+    expect(of(fx, "detach")).toEqual([{ type: "detach", tabId: 1 }]);
+    expect(s.idle.has(1)).toBe(true);
+    expect(s.held.size).toBe(0);
+  });
+
+  it("a navigation within the hold keeps the tab: the old hold lets nothing go, the new record holds it again", () => {
+    const first = run(state(), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
+    const [old] = letGo(first.fx);
+    for (const nav of [
+      { type: "before_navigate", tab: { ...tab(1), url: "https://b.test/" } },
+      { type: "committed", tab: { ...tab(1), url: "https://a.test/back" }, at: 1_000, backForward: true },
+      { type: "history_state", tab: { ...tab(1), url: `${HTTPS}?route=2` } },
+    ] as WorkerEvent[]) {
+      let { s, fx } = run(first.s, [nav]);
+      expect(of(fx, "attach")).toEqual([]);
+      ({ s, fx } = run(s, [old]));
+      expect(of(fx, "detach")).toEqual([]);
+      expect(s.attached.has(1)).toBe(true);
+      // that navigation's record holds it anew, and its own hold lets it go
+      ({ s, fx } = run(s, [record(1, rec("r2"))]));
+      const [next] = letGo(fx);
+      expect(next).toEqual({ type: "let_go", tabId: 1, token: 2 });
+      expect(of(run(s, [next]).fx, "detach")).toEqual([{ type: "detach", tabId: 1 }]);
+    }
+  });
+
+  it("a History API call that keeps the URL does not end the hold", () => {
+    const first = run(state(), [
+      { type: "before_navigate", tab: tab(1) }, { type: "committed", tab: tab(1), at: 1_000, backForward: false }, record(1, rec("r1")),
+    ]);
+    const { s } = run(first.s, [{ type: "history_state", tab: tab(1) }]);
+    expect(of(run(s, letGo(first.fx)).fx, "detach")).toEqual([{ type: "detach", tabId: 1 }]);
+  });
+
+  it("a hold's end lets nothing go once the tab was detached, or in the lab", () => {
+    const first = run(state(), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
+    for (const gone of [{ type: "detached", tabId: 1 }, { type: "removed", tabId: 1 }] as WorkerEvent[]) {
+      const { s, fx } = run(first.s, [gone, ...letGo(first.fx)]);
+      expect(of(fx, "detach")).toEqual([]);
+      expect(s.held.size).toBe(0);
+    }
+    const lab = run(state(), [{ type: "host", msg: hello(LAB) }, { type: "lab_tab", tabId: 9 }, record(9, rec("r1"))]);
+    expect(letGo(lab.fx)).toEqual([]);
   });
 });
 
