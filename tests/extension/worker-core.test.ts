@@ -391,7 +391,7 @@ describe("worker core: letting go of idle tabs (the infobar goes with the last s
 
   it("a navigation within the hold keeps the tab: the old hold lets nothing go, the new record holds it again", () => {
     const first = run(state(), [{ type: "before_navigate", tab: tab(1) }, record(1, rec("r1"))]);
-    const [old] = letGo(first.fx);
+    const old = letGo(first.fx);
     for (const nav of [
       { type: "before_navigate", tab: { ...tab(1), url: "https://b.test/" } },
       { type: "committed", tab: { ...tab(1), url: "https://a.test/back" }, at: 1_000, backForward: true },
@@ -399,14 +399,14 @@ describe("worker core: letting go of idle tabs (the infobar goes with the last s
     ] as WorkerEvent[]) {
       let { s, fx } = run(first.s, [nav]);
       expect(of(fx, "attach")).toEqual([]);
-      ({ s, fx } = run(s, [old]));
+      ({ s, fx } = run(s, old));
       expect(of(fx, "detach")).toEqual([]);
       expect(s.attached.has(1)).toBe(true);
       // that navigation's record holds it anew, and its own hold lets it go
       ({ s, fx } = run(s, [record(1, rec("r2"))]));
-      const [next] = letGo(fx);
-      expect(next).toEqual({ type: "let_go", tabId: 1, token: 2 });
-      expect(of(run(s, [next]).fx, "detach")).toEqual([{ type: "detach", tabId: 1 }]);
+      const next = letGo(fx);
+      expect(next).toEqual([{ type: "let_go", tabId: 1, token: 2 }]);
+      expect(of(run(s, next).fx, "detach")).toEqual([{ type: "detach", tabId: 1 }]);
     }
   });
 
