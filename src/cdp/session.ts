@@ -46,6 +46,11 @@ export const CHILD_RETRY_MS = 20;
  * first frame is shown 7-12 ms after Page.startScreencast (Chromium 156, headless). */
 export const FIRST_FRAME_WAIT_MS = 300;
 export const FIRST_FRAME_STEP_MS = 10;
+/** Between navigations (a tab held after its record) a frame only says what the next one starts
+ * from, so one is decoded only once no newer frame came for this long: a page animating while no
+ * load is recorded costs acknowledgements, not decodes (ProtoLens's choice: about 6 frames at
+ * 60 Hz; frames are placed by their display time, so a late decode places them as early). */
+export const IDLE_FRAME_MS = 100;
 
 export type Io =
   | { kind: "send"; method: string; params: object; sessionId?: string }
@@ -76,6 +81,8 @@ export class TabSession {
   private readonly visual: boolean;
   /** A screencast frame has been relayed. */
   private framed = false;
+  /** Screencast frames seen while no navigation was being recorded (IDLE_FRAME_MS). */
+  private idleFrames = 0;
   /** The loader of the navigation under way when the attach's enables were done, not yet shown
    * committed then: its document may have been made before the LCP script was added, which no
    * event says (an everyday landing page's log, 2026-11-29: no frameNavigated, no commit, no LCP). */
@@ -199,12 +206,18 @@ export class TabSession {
     }
   }
 
-  /** Acknowledge first (the next frame waits for it), then decode and relay. A frame without
-   * its time of display (`metadata.timestamp` is optional in CDP) cannot be placed: dropped. */
+  /** Acknowledge first (the next frame waits for it), then decode and relay; between navigations,
+   * only the last frame of a burst (IDLE_FRAME_MS). A frame without its time of display
+   * (`metadata.timestamp` is optional in CDP) cannot be placed: dropped. */
   private *relayFrame(ev: EventOf<"Page.screencastFrame">): Flow {
     yield* send("Page.screencastFrameAck", { sessionId: ev.params.sessionId });
     const wallTime = ev.params.metadata.timestamp;
     if (wallTime === undefined || this.closed) return;
+    if (this.framed && !this.recorder.active) {
+      const n = ++this.idleFrames;
+      yield { kind: "sleep", ms: IDLE_FRAME_MS };
+      if (n !== this.idleFrames || this.closed) return;
+    }
     const r: Reply = yield { kind: "decode", jpeg: ev.params.data };
     if (!r?.ok || this.closed || !Array.isArray(r.result)) return;
     const relayed: RawEvent = { method: FRAME_EVENT, params: { wallTime, histogram: r.result as number[] } };

@@ -7,7 +7,7 @@ import { monotonicTime } from "../../src/cdp/event-clock.ts";
 import { NAV_TIMING_BINDING, NAV_TIMING_EXPRESSION } from "../../src/cdp/late.ts";
 import { FRAME_EVENT, type RawEvent } from "../../src/cdp/raw-event.ts";
 import {
-  CHILD_ATTEMPTS, CHILD_RETRY_MS, FIRST_FRAME_STEP_MS, FIRST_FRAME_WAIT_MS, SessionError, TabSession, runFlow, type Flow, type Io,
+  CHILD_ATTEMPTS, CHILD_RETRY_MS, FIRST_FRAME_STEP_MS, FIRST_FRAME_WAIT_MS, IDLE_FRAME_MS, SessionError, TabSession, runFlow, type Flow, type Io,
   type Reply,
 } from "../../src/cdp/session.ts";
 import type { Commit } from "../../src/cdp/missed.ts";
@@ -92,6 +92,32 @@ describe("session core: screencast frames (visual metrics)", () => {
     expect(flow.next(OK).value).toEqual({ kind: "decode", jpeg: "/9j/" });
     expect(flow.next({ ok: true, result: histogram }).done).toBe(true);
     expect(log).toEqual([{ method: FRAME_EVENT, params: { wallTime: 1700000000.25, histogram } }]);
+  });
+
+  it("between navigations decodes only the last frame of a burst; while one is recorded, every frame at once", () => {
+    const log: RawEvent[] = [];
+    const s = new TabSession({ ...OPTIONS, visual: true }, (ev) => log.push(ev));
+    const first = s.onEvent(frame(1700000000.1));
+    first.next();
+    expect(first.next(OK).value).toEqual({ kind: "decode", jpeg: "/9j/" });
+    first.next({ ok: true, result: histogram });
+    // a tab held after its record: each frame waits IDLE_FRAME_MS; one superseded meanwhile is dropped
+    const a = s.onEvent(frame(1700000000.2));
+    const b = s.onEvent(frame(1700000000.21));
+    a.next();
+    b.next();
+    expect(a.next(OK).value).toEqual({ kind: "sleep", ms: IDLE_FRAME_MS });
+    expect(b.next(OK).value).toEqual({ kind: "sleep", ms: IDLE_FRAME_MS });
+    expect(a.next().done).toBe(true);
+    expect(b.next().value).toEqual({ kind: "decode", jpeg: "/9j/" });
+    b.next({ ok: true, result: histogram });
+    expect(log.map((ev) => (ev.params as { wallTime?: number } | undefined)?.wallTime)).toEqual([1700000000.1, 1700000000.21]);
+    // a navigation under way: decoded at once
+    drive(s.onEvent(navigation("L1", "https://a.test/", 10)));
+    expect(s.recorder.active).toBe(true);
+    const c = s.onEvent(frame(1700000000.3));
+    c.next();
+    expect(c.next(OK).value).toEqual({ kind: "decode", jpeg: "/9j/" });
   });
 
   it("drops a frame it cannot place or decode (after acknowledging it)", () => {
