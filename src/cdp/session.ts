@@ -48,9 +48,12 @@ export const FIRST_FRAME_WAIT_MS = 300;
 export const FIRST_FRAME_STEP_MS = 10;
 /** Between navigations (a tab held after its record) a frame only says what the next one starts
  * from, so one is decoded only once no newer frame came for this long: a page animating while no
- * load is recorded costs acknowledgements, not decodes (ProtoLens's choice: about 6 frames at
- * 60 Hz; frames are placed by their display time, so a late decode places them as early). */
-export const IDLE_FRAME_MS = 100;
+ * load is recorded costs acknowledgements, not decodes. ProtoLens's choice: longer than the
+ * frames' spacing of an animation of 4 changes a second or more (the real-web /anim/ banner
+ * changes every 100 ms), and far shorter than the everyday quiet (2 s) that a record of the next
+ * navigation lasts at least: frames are placed by their display time, so one decoded late still
+ * counts as the screen that navigation starts from. */
+export const IDLE_FRAME_MS = 250;
 
 export type Io =
   | { kind: "send"; method: string; params: object; sessionId?: string }
