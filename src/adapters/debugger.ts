@@ -67,7 +67,7 @@ export class DebuggerRecorder {
       this.tabs.delete(tabId);
       throw e;
     }
-    this.timer ??= setInterval(() => this.pollAll(), POLL_MS);
+    this.wake();
     await this.run(tabId, tab.session.afterAttach(committed));
   }
 
@@ -93,6 +93,7 @@ export class DebuggerRecorder {
   }
 
   private run(tabId: number, flow: Flow, rethrow = false): Promise<void> {
+    this.wake();
     const done = runFlow(flow, {
       send: (method, params, sessionId) => chrome.debugger.sendCommand(
         sessionId === undefined ? { tabId } : { tabId, sessionId }, method, params),
@@ -100,6 +101,8 @@ export class DebuggerRecorder {
       decode: frameHistogram,
       records: (records, busy) => this.handOut(tabId, records, busy),
     });
+    // a flow that began a navigation after the last poll stopped the timer: poll again
+    void done.then(() => this.wake(), () => this.wake());
     return rethrow ? done : done.catch((e: unknown) => console.warn("protolens: debugger session", e));
   }
 
@@ -114,12 +117,27 @@ export class DebuggerRecorder {
     }
   }
 
+  /** Polls every attached tab while one of them records a navigation; when none does (a tab held
+   * after its record), the timer stops until the next event or flow (`wake`): 20 polls a second
+   * cost a held tab's worker about 13 ms of CPU a second (docs/RECORD.md "Late attach"). */
   private pollAll(): void {
     const local = performance.now();
+    let active = false;
     for (const [tabId, t] of this.tabs) {
       const now = t.clock.now(local);
       if (now !== null) this.handOut(tabId, t.session.poll(now), t.session.recorder.active);
+      active ||= t.session.recorder.active;
     }
+    if (!active && this.timer !== null) {
+      clearInterval(this.timer);
+      this.timer = null;
+    }
+  }
+
+  /** Polls again (at least once) while a tab is attached: an event or a flow may have begun a
+   * navigation. */
+  private wake(): void {
+    if (this.tabs.size > 0) this.timer ??= setInterval(() => this.pollAll(), POLL_MS);
   }
 
   /** Records to the sink; with the log tap on, each one's log to the log sink. */
