@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "native-host"))
 
-from scripts.bench.recorder_cpu import KINDS, TICK, kind, rotated  # noqa: E402
+from scripts.bench.recorder_cpu import KINDS, kind, processes, rotated  # noqa: E402
 from scripts.bench.wan_overhead import ratio_ci  # noqa: E402
 from scripts.devkit.cdp import EXTENSION, Page, devtools_browser, wait_for  # noqa: E402
 from scripts.devkit.everyday import DEFAULT_HOLD_S, extension_spec, wait_first_run_page  # noqa: E402
@@ -41,29 +41,17 @@ from scripts.devkit.harness import require_dist  # noqa: E402
 from scripts.devkit.realweb import serve_realweb  # noqa: E402
 
 
-def family(udd: str) -> dict[int, tuple[str, int]]:
-    """pid -> (kind, CPU ticks) of the browser started with ``udd`` and all its descendants."""
-    stats: dict[int, tuple[int, str, int]] = {}
-    roots: set[int] = set()
-    for d in Path("/proc").iterdir():
-        if not d.name.isdigit():
-            continue
-        try:
-            stat = (d / "stat").read_text()
-            fields = stat[stat.rindex(")") + 2:].split()
-            cmd = (d / "cmdline").read_bytes().decode(errors="replace").replace("\0", " ")
-        except (OSError, ValueError):
-            continue
-        pid = int(d.name)
-        stats[pid] = (int(fields[1]), cmd, int(fields[11]) + int(fields[12]))
-        if f"--user-data-dir={udd}" in cmd and "--type=" not in cmd:
-            roots.add(pid)
+def family(udd: str) -> dict[int, tuple[str, float]]:
+    """pid -> (kind, CPU seconds) of the browser started with ``udd`` and all its descendants."""
+    procs = {p.pid: p for p in processes()}
+    roots = {p.pid for p in procs.values()
+             if f"--user-data-dir={udd}" in p.cmd and "--type=" not in p.cmd}
     grew = True
     while grew:
-        more = {p for p, (ppid, _, _) in stats.items() if ppid in roots} - roots
+        more = {p.pid for p in procs.values() if p.ppid in roots} - roots
         grew = bool(more)
         roots |= more
-    return {p: (kind(stats[p][1]), stats[p][2]) for p in roots}
+    return {pid: (kind(procs[pid].cmd), procs[pid].cpu_s) for pid in roots}
 
 
 def held_tab(work: Path, dist: Path, hold_s: int, visual: bool, window_s: float
@@ -101,7 +89,7 @@ def held_tab(work: Path, dist: Path, hold_s: int, visual: bool, window_s: float
     out = dict.fromkeys(KINDS, 0.0)
     for pid, (k, t) in after.items():
         if pid in before:
-            out[k] += (t - before[pid][1]) / TICK * 1000 / window_s
+            out[k] += (t - before[pid][1]) * 1000 / window_s
     return out
 
 

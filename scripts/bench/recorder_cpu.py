@@ -35,7 +35,7 @@ import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -70,6 +70,31 @@ def kind(cmdline: str) -> str:
     return "utility" if "--type=" in cmdline else "browser"
 
 
+class Proc(NamedTuple):
+    pid: int
+    ppid: int
+    pgid: int
+    cmd: str
+    """Its command line, NULs as spaces."""
+    cpu_s: float
+    """User + system CPU seconds so far."""
+
+
+def processes() -> Iterator[Proc]:
+    """Every process /proc shows now (one that exits meanwhile is left out)."""
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+            fields = stat[stat.rindex(")") + 2:].split()
+            cmd = (d / "cmdline").read_bytes().decode(errors="replace").replace("\0", " ")
+            yield Proc(int(d.name), int(fields[1]), int(fields[2]), cmd,
+                       (int(fields[11]) + int(fields[12])) / TICK)
+        except (OSError, ValueError):
+            continue
+
+
 class Sampler:
     """CPU seconds per process of one process group; a process that exits keeps its last value."""
 
@@ -78,19 +103,9 @@ class Sampler:
         self.seen: dict[int, tuple[str, float]] = {}
 
     def sample(self) -> dict[str, float]:
-        for d in Path("/proc").iterdir():
-            if not d.name.isdigit():
-                continue
-            try:
-                stat = (d / "stat").read_text()
-                fields = stat[stat.rindex(")") + 2:].split()
-                if int(fields[2]) != self.pgid:
-                    continue
-                cpu = (int(fields[11]) + int(fields[12])) / TICK
-                cmd = (d / "cmdline").read_bytes().decode(errors="replace").replace("\0", " ")
-            except (OSError, ValueError):
-                continue
-            self.seen[int(d.name)] = (kind(cmd), cpu)
+        for p in processes():
+            if p.pgid == self.pgid:
+                self.seen[p.pid] = (kind(p.cmd), p.cpu_s)
         out = dict.fromkeys(KINDS, 0.0)
         for k, cpu in self.seen.values():
             out[k] += cpu
