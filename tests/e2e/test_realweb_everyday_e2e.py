@@ -51,8 +51,9 @@ from scripts.devkit.realweb_truth import (
 
 pytestmark = pytest.mark.e2e
 
-Loaded = tuple[RealWeb, dict[str, Page], dict[Conn, WireConn]]
-"""The site, each step's page, and the NetLog's connections by client port."""
+Loaded = tuple[RealWeb, dict[str, Page], dict[Conn, WireConn], list[str]]
+"""The site, each step's page, the NetLog's connections by client port, and the host's error
+replies in the browser's log (the host's stderr goes there)."""
 
 STEPS = ("sw-install", "sw-controlled", "soft", "state", "redirect-script", "gzip", "reval-cold",
          "reval-warm", "frame", "fonts", "misc", "errors", "workers", "stream", "early-hints",
@@ -100,8 +101,10 @@ def loaded(tmp_path_factory: pytest.TempPathFactory,
     hits = read_hits(site.access_log)
     # closed by the browser itself: every event is in it (devkit/cdp.py close_browser)
     assert is_complete(work / "netlog.json"), "the NetLog was not closed by the browser"
+    log = (work / "chromium.log").read_text(errors="replace")
     yield (site, pages(db, steps, hits, aborted_hits(site.backend_log, hits)),
-           read_wire(work / "netlog.json"))
+           read_wire(work / "netlog.json"),
+           [line for line in log.splitlines() if "error reply" in line])
 
 
 def test_a_held_tab_reads_every_page_after_the_first_from_its_first_request(
@@ -121,6 +124,12 @@ def test_a_held_tab_reads_every_page_after_the_first_from_its_first_request(
         assert all(name == "sw-install" for name, _, _ in late), late
 
 
+def test_the_host_refused_no_record(loaded: Loaded) -> None:
+    """As in the lab (test_realweb_e2e.py): a record the host refuses is lost with its requests
+    (the outbox drops it as invalid), so none may be."""
+    assert loaded[3] == []
+
+
 @pytest.mark.parametrize("name", STEPS)
 def test_requests_recorded_are_the_requests_caddy_served(
         loaded: Loaded, name: str) -> None:
@@ -130,7 +139,7 @@ def test_requests_recorded_are_the_requests_caddy_served(
 
 
 def test_service_worker_controls_the_second_load(loaded: Loaded) -> None:
-    _, done, _ = loaded
+    _, done, _, _ = loaded
     assert {"/sw/sw.js", "/sw/precache.json"} <= {h.uri for h in done["sw-install"].hits}
     nav = done["sw-controlled"].nav("/sw/")
     subs = [r for r in nav["requests"] if not r["is_main_document"]]
@@ -200,7 +209,7 @@ def test_a_compressed_document_is_its_body_decoded_seen_or_joined_late(
     docs/RECORD.md "Late attach"): always when joined at its commit, and when joined at its
     response after its end (3 runs: one response join from Navigation Timing, two commit joins).
     Its subresources, when recorded, are their files decoded."""
-    site, done, _ = loaded
+    site, done, _, _ = loaded
     page = done["gzip"]
     nav = page.nav("/gzip/")
     written = {h.uri: h.size for h in page.hits}
@@ -245,7 +254,7 @@ def test_a_revalidated_document_is_the_wires_304_however_it_was_joined(
     event and in Navigation Timing; the wire's 304 is in Network.responseReceivedExtraInfo, or,
     when that came before the attach, Navigation Timing's transferSize (the 300-byte header guess
     alone, src/cdp/late.ts ``revalidated``)."""
-    site, done, _ = loaded
+    site, done, _, _ = loaded
     cold, warm = done["reval-cold"], done["reval-warm"]
     assert [(h.uri, h.status) for h in warm.hits if h.uri == "/reval/"] == [("/reval/", 304)]
     assert all(h.status == 304 for h in warm.hits), warm.hits
@@ -270,7 +279,7 @@ def test_no_connection_holds_more_bytes_in_the_records_than_on_the_wire(loaded: 
     twice (an out-of-process frame's document whose end was read from its Navigation Timing was,
     over h2, until 2026-11-29) would show here. Connections of a WebSocket or an EventSource, and
     those the service worker's own fetches went on, are left out as in the lab's check."""
-    _, done, conns = loaded
+    _, done, conns, _ = loaded
     tally = connection_bytes(done[name] for name in STEPS)
     over = {conn: (got, conns[conn].request_in, tally.carried[conn])
             for conn, got in tally.recorded.items()
