@@ -39,15 +39,12 @@ export const DEFAULT_SETTINGS: Settings = {
   holdS: DEFAULT_HOLD_S,
 };
 
+const isHold = (n: unknown): n is number => Number.isInteger(n) && (n as number) >= 0 && (n as number) <= MAX_HOLD_S;
+
 /** A hold as typed on the options page: a whole number of seconds in [0, MAX_HOLD_S], else null. */
 export function readHold(text: string): number | null {
   const n = text.trim() === "" ? NaN : Number(text);
-  return Number.isInteger(n) && n >= 0 && n <= MAX_HOLD_S ? n : null;
-}
-
-/** A stored hold; anything malformed is the default. */
-function parseHold(v: unknown): number {
-  return typeof v === "number" ? readHold(String(v)) ?? DEFAULT_HOLD_S : DEFAULT_HOLD_S;
+  return isHold(n) ? n : null;
 }
 
 const isHostList = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === "string");
@@ -65,7 +62,7 @@ export function parseSettings(v: unknown): Settings {
     urlDetail: isUrlDetail(o.urlDetail) ? o.urlDetail : "origin",
     visual: o.visual === true,
     saveLog: o.saveLog === true,
-    holdS: parseHold(o.holdS),
+    holdS: isHold(o.holdS) ? o.holdS : DEFAULT_HOLD_S,
   };
 }
 

@@ -129,7 +129,7 @@ def test_a_tab_is_held_after_its_record_then_let_go_and_attached_again(
     seen = sorted(r["url"].split("://", 1)[1].replace(f":{site.port}", "", 1) for r in recorded
                   if not r["from_disk_cache"] and not r["from_memory_cache"])
     assert served and served == seen, (served, seen)
-    time.sleep(HOLD_S / 2)
+    time.sleep(1.0)
     assert attached(options, tab_id) is True, "let go before its hold"
     wait_for("the debugger to let go of the idle tab", lambda: attached(options, tab_id) is False,
              HOLD_S + 10)
