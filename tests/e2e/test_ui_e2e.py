@@ -142,3 +142,27 @@ def test_options_default_to_off_with_scope_and_url_detail(browser: Cdp) -> None:
                        " document.getElementById('visual').checked,"
                        " document.getElementById('save-log').checked]") == [
         "allowlist", "a.test", True, True]
+
+
+def test_options_hold_a_tab_30_s_by_default_and_refuse_a_bad_hold(browser: Cdp) -> None:
+    """The hold after a record (docs/RECORD.md "Late attach"): 30 s shown by default; a value
+    that is not a whole number of seconds from 0 to 3600 gets a one-line message and changes
+    nothing stored; a good one is kept."""
+    page = Page(browser, f"{EXTENSION}/options.html", 800, 900)
+    page.wait("document.getElementById('outbox').textContent")
+    assert page.js("document.getElementById('hold').value") == "30"
+    stored = "chrome.storage.local.get('settings').then((g) => JSON.stringify(g.settings ?? null))"
+    before = page.js(stored)
+    for bad in ("abc", "-5", "2.5", "3601"):
+        page.js("document.getElementById('status').textContent = '';"
+                f" document.getElementById('hold').value = {bad!r};"
+                " document.getElementById('save').click(); true")
+        assert page.wait("document.getElementById('status').textContent") == (
+            "Not saved: keep reading a tab for 0 to 3600 whole seconds."), bad
+        assert page.js(stored) == before, bad
+    page.js("document.getElementById('hold').value = '45';"
+            " document.getElementById('save').click(); true")
+    assert page.wait("document.getElementById('status').textContent") == "Saved."
+    reloaded = Page(browser, f"{EXTENSION}/options.html", 800, 900)
+    reloaded.wait("document.getElementById('outbox').textContent")
+    assert reloaded.js("document.getElementById('hold').value") == "45"
