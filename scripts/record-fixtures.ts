@@ -160,6 +160,11 @@ Object.assign(SCENARIOS, {
   // the replayed commit (everyday recording made no record of the page until 2026-11-29)
   "rw-late-workers": { flags: H2, realweb: true, late: true, committed: true,
     run: (c) => joinAtCommit(c, `${c.site.origin}/workers/`) },
+  // /workers/ over HTTP/1.1, where a response's head counts its header lines alone: the worker's
+  // script ends with its head's count (late.ts workerScriptBytes), its body not counted
+  "rw-workers-h1": {
+    flags: () => ["--disable-http2", "--disable-quic"], realweb: true, run: (c) => one(c, `${c.site.origin}/workers/`),
+  },
   "rw-sw": {
     flags: H2, realweb: true,
     run: async (c) => {

@@ -192,6 +192,31 @@ export function frameDocumentBytes(atHead: number, body: number, protocol: strin
 const H2_FRAME_HEADER = 9;
 const H2_MAX_FRAME = 16_384;
 
+/** The wire bytes of a dedicated worker's script, whose end Chromium counts as its head alone:
+ * the script is fetched for the page (request-state.ts `workerScript`), and its response and end
+ * come on the worker's target with connectionId 0, the body's chunk with encodedDataLength 0 and
+ * loadingFinished with the head's encodedDataLength again. Measured on Chromium 156 (/workers/,
+ * a 68-byte script, 3 loads a protocol, scripts/record-fixtures.ts rw-workers and rw-workers-h1):
+ * over HTTP/1.1, 282 at the head and at the end, where the NetLog has the 282 bytes of its
+ * header lines and the 68 of its body (the real-web lab's HTTP/1.1 connection 68 bytes over its
+ * records, 3 CI runs); over HTTP/2, 55 and 55 twice, and 132 and 132 once (the body came with
+ * the head). The body's wire size is its Content-Length, or without a content coding the decoded
+ * body's; then as frameDocumentBytes. `null` for any other request, and when the end counted
+ * more than the head or the body's size is not known (a coded body without a Content-Length). */
+export function workerScriptBytes(h: Hop, atEnd: number): number | null {
+  const r = h.response;
+  if (h.workerScript !== true || r === null || r.connectionId !== 0 || r.fromDiskCache === true ||
+    r.fromServiceWorker === true || r.fromPrefetchCache === true || h.notModified === true) return null;
+  if (r.encodedDataLength <= 0 || Math.round(atEnd) !== Math.round(r.encodedDataLength) || h.bodyBytes <= 0) return null;
+  const header = (name: string): string | undefined =>
+    Object.entries(r.headers).find(([k]) => k.toLowerCase() === name)?.[1];
+  const length = Number(header("content-length") ?? Number.NaN);
+  const coding = header("content-encoding");
+  const body = Number.isInteger(length) && length >= 0 ? length
+    : coding === undefined || coding === "identity" ? h.bodyBytes : null;
+  return body === null ? null : frameDocumentBytes(r.encodedDataLength, body, r.protocol);
+}
+
 /** Completes an out-of-process iframe's document hop whose Network.loadingFinished never came:
  * its body can end before the child session's Network.enable takes effect (the frame's target is
  * attached when the navigation is ready to commit; measured on Chromium 156: about 1 load in 6 of

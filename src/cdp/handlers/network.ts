@@ -4,7 +4,7 @@
  * the tab (any frame, any session) joins the current one. Each handler returns the records it
  * completed.
  */
-import { hopFromResponse, wallFromResponse } from "../late.ts";
+import { hopFromResponse, wallFromResponse, workerScriptBytes } from "../late.ts";
 import { Navigation } from "../navigation.ts";
 import type { EventOf, RawEvent } from "../raw-event.ts";
 import { endByRedirect, fromPrefetch, isLongLived, newHop, type Hop } from "../request-state.ts";
@@ -176,7 +176,8 @@ export function onLoadingFinished(s: TabState, ev: EventOf<"Network.loadingFinis
       h.encodedBytes = 0;
     } else {
       h.end = ev.params.timestamp;
-      h.encodedBytes = Math.max(0, Math.round(ev.params.encodedDataLength), preflightHead(h));
+      h.encodedBytes = workerScriptBytes(h, ev.params.encodedDataLength) ??
+        Math.max(0, Math.round(ev.params.encodedDataLength), preflightHead(h));
     }
     activity(s, ev, h, h.end);
   }
