@@ -14,7 +14,7 @@ import pytest
 
 from scripts.devkit.caddylog import read_hits
 from scripts.devkit.drive import driven_lab
-from scripts.devkit.netlog import Conn, WireConn, is_complete, read_wire
+from scripts.devkit.netlog import Conn, WireConn, http1_heads, is_complete, read_events, read_wire
 from scripts.devkit.realweb import RealWeb, serve_realweb
 from scripts.devkit.realweb_plan import FIRST, run_plan
 from scripts.devkit.realweb_truth import Page, aborted_hits, pages
@@ -51,6 +51,8 @@ class Arm:
     refused: list[str]
     """The host's error replies in the browser's log (the native host's stderr goes there): a
     record it refused is lost (the outbox drops it as invalid)."""
+    heads: dict[str, list[int]]
+    """Per URL, the wire size of each HTTP/1.x response head in the NetLog (netlog.http1_heads)."""
 
 
 def _run_arm(work: Path, site: RealWeb, arm: str) -> Arm:
@@ -64,7 +66,8 @@ def _run_arm(work: Path, site: RealWeb, arm: str) -> Arm:
     hits = read_hits(site.access_log)
     log = (d.netlog.parent / "chromium.log").read_text(errors="replace")
     return Arm(site, pages(db, steps, hits, aborted_hits(site.backend_log, hits)),
-               read_wire(d.netlog), [line for line in log.splitlines() if "error reply" in line])
+               read_wire(d.netlog), [line for line in log.splitlines() if "error reply" in line],
+               http1_heads(*read_events(d.netlog)))
 
 
 @pytest.fixture(scope="package")

@@ -119,12 +119,34 @@ def test_bytes_per_connection_agree_with_the_wire(arms: dict[str, Arm], arm: str
         if conn in tally.left_out:
             continue
         wire, carried = arms[arm].wire[conn], tally.carried[conn]
+        # the whole story in the message (a tuple is cut short in pytest's report: CI's 68 bytes
+        # could not be placed from it): the connection, both counts and every request it carried
+        story = (f"{conn}: {wire.request_in} on the wire, {got} recorded "
+                 f"({'inexact' if conn in tally.inexact else 'exact'}); {wire}; carried: {carried}")
         if conn in tally.inexact:
-            assert 0 <= wire.request_in - got <= 0.005 * got + 500, (conn, got, wire, carried)
+            assert 0 <= wire.request_in - got <= 0.005 * got + 500, story
         else:
-            assert wire.request_in == got, (conn, got, wire, carried)
+            assert wire.request_in == got, story
             exact += 1
     assert exact >= 3
+
+
+def test_a_workers_script_is_its_head_and_body_on_the_wire(arms: dict[str, Arm]) -> None:
+    """The dedicated worker's script of /workers/ over HTTP/1.1: its recorded bytes are the head the
+    NetLog read for it (its header lines) and the body caddy wrote. Chromium 156 ends the script
+    with its head's count alone (src/cdp/late.ts workerScriptBytes), so its connection was 68
+    bytes (the body) over its records whenever the check above held that connection exactly (3 CI
+    runs of about 20, 2026-11-28/29: the script shares a connection with other requests, which
+    otherwise excused it). Checked here whatever connection it took."""
+    arm = arms["h1"]
+    page = arm.pages["workers"]
+    recorded = [r for r in page.requests() if r["url"].endswith("/workers/worker.js")]
+    served = [h for h in page.hits if h.uri == "/workers/worker.js"]
+    heads = [sizes for url, sizes in arm.heads.items() if url.endswith("/workers/worker.js")]
+    assert len(recorded) == 1 and len(served) == 1 and len(heads) == 1 and len(heads[0]) == 1, \
+        (recorded, served, heads)
+    assert served[0].size > 0 and recorded[0]["protocol"] == "http/1.1"
+    assert recorded[0]["encoded_bytes"] == heads[0][0] + served[0].size, (recorded, served, heads)
 
 
 @pytest.mark.parametrize("name", sorted(MAIN))
