@@ -145,8 +145,10 @@ def test_a_prerender_after_the_record_is_activated_and_recorded_as_shown(
     assert not nav["aborted"] and contract(nav, "late_attach") is None, nav
     assert not contract(nav, "incomplete") and nav["load_ms"] is None, nav
     assert "requests_before_attach" in contract(nav, "not_seen"), nav
-    # started at the activation (webNavigation's clock against the page's: within 100 ms), not at
-    # the prerender's start, 2 s before it
+    # started at the activation, not at the prerender's start 2 s before it: webNavigation reports
+    # the activation after the page's own activationStart, later the busier the machine (measured
+    # 2026-11-29: 44-51 ms idle, 3 runs; 33-76 ms beside three CPU-bound processes, 5 runs; 102 and
+    # 116 ms in two full CI runs, where a bound of 100 ms failed them)
     activation_ms = ACTIVATION["timeOrigin"] + ACTIVATION["activationStart"]
-    assert abs(nav["started_at_ms"] - activation_ms) < 100, (nav["started_at_ms"], ACTIVATION)
+    assert -50 <= nav["started_at_ms"] - activation_ms < 500, (nav["started_at_ms"], ACTIVATION)
     assert not activated.hits, activated.hits
