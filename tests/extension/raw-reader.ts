@@ -20,7 +20,10 @@
  * - a speculation rule's prefetch (type Prefetch) is flagged fromPrefetchCache but is the fetch
  *   itself: its connection is its response's; a request the prefetch served gets the prefetch's
  *   loadingFinished, bytes that crossed the wire once, for the prefetch: 0 for it (caddy's log of
- *   the fixture rw-prefetch: next.html served once).
+ *   the fixture rw-prefetch: next.html served once);
+ * - a response with connectionId 0 from no cache and no service worker whose loadingFinished repeats
+ *   its head's count (a dedicated worker's script: Chromium 156 does not count its body) has
+ *   unknown bytes: the log alone cannot say them.
  */
 
 type Obj = Record<string, unknown>;
@@ -119,8 +122,16 @@ export function readTruth(events: readonly Raw[]): TruthNavigation[] {
     else if (e.method === "Network.requestServedFromCache" && h) { h.cached = true; responseFacts(h); }
     else if (e.method === "Network.loadingFinished" && h && h.bytes === null) {
       const finished = Math.round(num(p.encodedDataLength) ?? 0);
-      h.bytes = h.response?.fromPrefetchCache === true && h.type !== "Prefetch" ? 0
-        : h.type === "Preflight" ? Math.round(num(h.response?.encodedDataLength) ?? 0) : finished;
+      const r = h.response;
+      const head = Math.round(num(r?.encodedDataLength) ?? 0);
+      // a response of no connection that no cache or worker answered, ending with its head's
+      // count: a dedicated worker's script, whose body Chromium 156 does not count (the log
+      // alone cannot say its bytes; the recorder's are held to the NetLog, test_realweb_e2e.py)
+      const bodyUncounted = r !== null && r.connectionId === 0 && r.fromDiskCache !== true && r.fromServiceWorker !== true &&
+        r.fromPrefetchCache !== true && head > 0 && finished === head;
+      h.bytes = bodyUncounted ? null
+        : r?.fromPrefetchCache === true && h.type !== "Prefetch" ? 0
+        : h.type === "Preflight" ? head : finished;
     }
     else if (e.method === "Network.loadingFailed" && h) h.failed = true;
     else if (e.method === "Page.loadEventFired" && isRoot(e) && t !== null) loads.push(t);
