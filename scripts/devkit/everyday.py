@@ -53,7 +53,7 @@ def wait_first_run_page(cdp: Cdp) -> list[dict[str, object]]:
 
 DEFAULT_HOLD_S = 30
 """The options page's default hold of a tab after its record (src/policy/settings.ts
-DEFAULT_HOLD_S; tests/extension/settings.test.ts holds it to 30)."""
+DEFAULT_HOLD_S; tests/devkit/test_everyday_hold.py holds the two equal)."""
 
 
 def switch_recording_on(options: Page, detail: str = "full", hold_s: int = 0) -> None:
