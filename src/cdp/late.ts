@@ -15,7 +15,7 @@
  *   connection id or remote endpoint.
  */
 import type { Protocol } from "devtools-protocol";
-import type { Hop } from "./request-state.ts";
+import { headerOf, type Hop } from "./request-state.ts";
 import type { RawEvent } from "./raw-event.ts";
 
 export type { LateAttach } from "../record/types.ts";
@@ -208,10 +208,8 @@ export function workerScriptBytes(h: Hop, atEnd: number): number | null {
   if (h.workerScript !== true || r === null || r.connectionId !== 0 || r.fromDiskCache === true ||
     r.fromServiceWorker === true || r.fromPrefetchCache === true || h.notModified === true) return null;
   if (r.encodedDataLength <= 0 || Math.round(atEnd) !== Math.round(r.encodedDataLength) || h.bodyBytes <= 0) return null;
-  const header = (name: string): string | undefined =>
-    Object.entries(r.headers).find(([k]) => k.toLowerCase() === name)?.[1];
-  const length = Number(header("content-length") ?? Number.NaN);
-  const coding = header("content-encoding");
+  const length = Number(headerOf(r.headers, "content-length") ?? Number.NaN);
+  const coding = headerOf(r.headers, "content-encoding");
   const body = Number.isInteger(length) && length >= 0 ? length
     : coding === undefined || coding === "identity" ? h.bodyBytes : null;
   return body === null ? null : frameDocumentBytes(r.encodedDataLength, body, r.protocol);

@@ -56,6 +56,12 @@ export function isOpenFrameDocument(h: Hop): boolean {
   return !h.isMain && h.type === "Document" && h.response !== null && h.end === null && h.failure === null;
 }
 
+/** A header's value by its name in lower case (CDP keeps the wire's case: HTTP/1.1 `Content-Length`,
+ * HTTP/2 and HTTP/3 `content-length`). */
+export function headerOf(headers: Protocol.Network.Headers, name: string): string | undefined {
+  return Object.entries(headers).find(([k]) => k.toLowerCase() === name)?.[1];
+}
+
 /** A response whose body ended short of its Content-Length (no content coding, so the decoded
  * body is the wire body) although Chromium reported it finished: loading was stopped under it
  * (the stop button, Page.stopLoading, window.stop(): measured with Chromium 156, an image held
@@ -63,10 +69,8 @@ export function isOpenFrameDocument(h: Hop): boolean {
 export function cutShort(h: Hop): boolean {
   const r = h.response;
   if (r === null || h.failure !== null || r.status !== 200 || h.method === "HEAD") return false;
-  const header = (name: string): string | undefined =>
-    Object.entries(r.headers).find(([k]) => k.toLowerCase() === name)?.[1];
-  const length = Number(header("content-length"));
-  const coding = header("content-encoding");
+  const length = Number(headerOf(r.headers, "content-length"));
+  const coding = headerOf(r.headers, "content-encoding");
   return Number.isFinite(length) && length > 0 && (coding === undefined || coding === "identity") &&
     // a prefetch reports no body bytes (its body goes to the cache, not to the page): the wire
     // bytes, which count the headers too, must fall short as well

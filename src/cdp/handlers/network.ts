@@ -7,7 +7,7 @@
 import { hopFromResponse, wallFromResponse, workerScriptBytes } from "../late.ts";
 import { Navigation } from "../navigation.ts";
 import type { EventOf, RawEvent } from "../raw-event.ts";
-import { endByRedirect, fromPrefetch, isLongLived, newHop, type Hop } from "../request-state.ts";
+import { endByRedirect, fromPrefetch, headerOf, isLongLived, newHop, type Hop } from "../request-state.ts";
 import { isHttp, type TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
 
@@ -59,7 +59,7 @@ function orphan(s: TabState, ev: RawEvent, requestId: string): Hop | undefined {
  * download shows in the tab's events when Page.downloadWillBegin does not come. */
 function isAttachment(h: Hop): boolean {
   if (h.response === null || h.servedFromCache) return false;
-  const cd = Object.entries(h.response.headers).find(([k]) => k.toLowerCase() === "content-disposition")?.[1];
+  const cd = headerOf(h.response.headers, "content-disposition");
   return cd !== undefined && /^\s*attachment/i.test(cd);
 }
 
@@ -211,7 +211,7 @@ export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed"
     // (HTTP/1.1 chunks come with encodedDataLength 0, Chromium 156: without a content
     // encoding the body's bytes are the wire's)
     const headers = h.response?.headers ?? {};
-    const encoded = Object.keys(headers).some((k) => k.toLowerCase() === "content-encoding");
+    const encoded = headerOf(headers, "content-encoding") !== undefined;
     const body = encoded ? (h.encodedReceived ?? 0) : Math.max(h.encodedReceived ?? 0, h.bodyBytes);
     const received = (h.response?.encodedDataLength ?? 0) + body;
     if (received > h.encodedBytes) h.encodedBytes = Math.round(received);
@@ -237,7 +237,7 @@ export function onLoadingFailed(s: TabState, ev: EventOf<"Network.loadingFailed"
 export function onResponseReceivedEarlyHints(s: TabState, ev: EventOf<"Network.responseReceivedEarlyHints">): Out {
   const h = s.hopOf(ev, ev.params.requestId);
   const nav = s.ownerOf(ev, ev.params.requestId);
-  const link = Object.entries(ev.params.headers).find(([k]) => k.toLowerCase() === "link")?.[1] ?? "";
+  const link = headerOf(ev.params.headers, "link") ?? "";
   if (nav !== null && h?.isMain === true && /rel\s*=\s*"?(preload|modulepreload)/i.test(link)) nav.declare("early_hints_preloads");
   return [];
 }
