@@ -36,6 +36,12 @@ export const MAX_FRAMES = 1000;
  * milliseconds of its record's start, long before the few records a tab makes meanwhile. */
 export const FULL_URLS_KEPT = 16;
 
+/** How long before its own event a same-document navigation or a restore takes the tab's
+ * requests that came with no navigation: chrome.debugger delivered a single-page app's fetch a
+ * few milliseconds before the Page.navigatedWithinDocument of the pushState that preceded it
+ * (Chromium 156, the real-web test site); half a second is the lab's network quiet. */
+export const ORPHAN_WINDOW_S = 0.5;
+
 export const isHttp = (url: string): boolean => url.startsWith("http://") || url.startsWith("https://");
 
 export class TabState {
@@ -118,6 +124,19 @@ export class TabState {
       if (nav?.requests.has(k) === true || nav?.requests.has(`|${requestId}`) === true) return nav;
     }
     return null;
+  }
+
+  /** A request seen with no navigation to hold it. Those begun before the window a navigation
+   * without a document takes them from (ORPHAN_WINDOW_S before the latest time, which only grows)
+   * can no longer be taken, and are let go: a tab held after its record (everyday, up to an hour)
+   * on a page that polls kept every request it made until its next navigation. Those of a late
+   * join's own document (`earlyLoaders`) are kept for it. */
+  addOrphan(k: string, hops: Hop[]): void {
+    this.orphans.set(k, hops);
+    const since = (this.now ?? -Infinity) - ORPHAN_WINDOW_S;
+    for (const [key, kept] of this.orphans) {
+      if (!this.earlyLoaders.has(key) && (kept[0]?.start ?? Infinity) < since) this.orphans.delete(key);
+    }
   }
 
   /** The requests seen with no navigation that began at or after `since` (CDP seconds); the

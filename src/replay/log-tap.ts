@@ -39,7 +39,7 @@ function docRequest(e: Entry, mainFrameId: string | undefined): string | null {
 }
 
 /** A same-document navigation or a restore: no document request starts it, and it may take
- * requests that came just before its own event (src/cdp/handlers/page.ts ORPHAN_WINDOW_S), so
+ * requests that came just before its own event (src/cdp/tab-state.ts ORPHAN_WINDOW_S), so
  * its log is every event since the record before it. */
 const withoutDocument = (r: NavigationRecord): boolean => r.page?.kind === "soft" || r.page?.kind === "bfcache";
 

@@ -91,7 +91,7 @@ it("some fixtures are joined at the commit's replay with a subresource response 
 /** Events of different pipes delivered in the other order: Chromium sends a page's Network and
  * Page events from different places (the browser process, the renderer), a child frame's from
  * another renderer, and chrome.debugger has delivered a fetch before the route change that made
- * it (page.ts ORPHAN_WINDOW_S). Each adjacent pair of every fixture that is of two pipes (Network /
+ * it (tab-state.ts ORPHAN_WINDOW_S). Each adjacent pair of every fixture that is of two pipes (Network /
  * the rest, one session / another, two requests' Network events) is swapped, an untimed event of
  * the pair taking the other's time as the extension's clock would (`at`): the records
  * must stay the same (kinds, URLs, reasons, requests). 2026-11-29: 1,927 swaps; before 7e69627 one

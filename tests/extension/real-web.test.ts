@@ -239,6 +239,26 @@ describe("navigations without a document", () => {
     expect((soft?.page.started_at_ms ?? 0) - (first?.page.started_at_ms ?? 0)).toBeCloseTo(1000, 3);
   });
 
+  it("a page that polls after its record keeps only the requests a navigation could still take (a held tab, everyday)", () => {
+    // everyday holds a tab up to an hour after its record (src/worker/on-record.ts); its page's
+    // background requests belong to no record, and a soft navigation takes those of the half second
+    // before it (ORPHAN_WINDOW_S): until 2026-11-30 every one was kept until the next navigation
+    const rec = new Recorder(options());
+    loaded(rec);
+    expect(rec.poll(103)).toHaveLength(1);
+    const orphans = (): number => (rec as unknown as { s: { orphans: Map<string, unknown> } }).s.orphans.size;
+    for (let i = 0; i < 2000; i++) for (const ev of fetched(`poll${String(i)}`, `${PAGE}poll?${String(i)}`, 104 + i * 0.25, 200)) rec.push(ev);
+    // a poll every 250 ms: the last three began within the window of the latest time (604.02)
+    expect(orphans()).toBeLessThanOrEqual(3);
+    // the route change right after the last poll still takes it
+    for (const ev of fetched("api", `${PAGE}api/3.json`, 604.1, 300)) rec.push(ev);
+    const [first] = rec.push(pushState(`${PAGE}route/3`), 604.2);
+    expect(first).toBeUndefined();
+    const [soft] = rec.poll(607);
+    expect(soft?.page.kind).toBe("soft");
+    expect(soft?.requests.map((q) => q.url)).toEqual([`${PAGE}poll?1999`, `${PAGE}api/3.json`]);
+  });
+
   it("one that keeps the URL is no navigation when the commit was not seen either (joined late: no frameNavigated)", () => {
     // everyday, the real-web /state/ joined at its response (2026-11-29, by hand): the page's own
     // replaceState began a soft record of the same URL, which took its next image

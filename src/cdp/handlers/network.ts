@@ -44,7 +44,7 @@ export function onRequestWillBeSent(s: TabState, ev: EventOf<"Network.requestWil
     if (nav === s.nav && !s.committed && p.loaderId !== nav.loaderId) nav.beforeCommit.add(k);
     if (!isLongLived(hop)) nav.touch(p.timestamp);
   } else if (!nav && s.joined && isHttp(p.request.url) && !s.orphans.has(k)) {
-    s.orphans.set(k, [newHop(p, 0, false)]);
+    s.addOrphan(k, [newHop(p, 0, false)]);
   }
   return [];
 }

@@ -6,7 +6,7 @@
  */
 import { Navigation } from "../navigation.ts";
 import type { EventOf } from "../raw-event.ts";
-import type { TabState } from "../tab-state.ts";
+import { ORPHAN_WINDOW_S, type TabState } from "../tab-state.ts";
 import type { NavigationRecord } from "../../record/types.ts";
 
 type Out = NavigationRecord[];
@@ -37,12 +37,6 @@ export function onFrameNavigated(s: TabState, ev: EventOf<"Page.frameNavigated">
   if (s.nav && f.loaderId === s.nav.loaderId) s.commit(s.nav);
   return out;
 }
-
-/** How long before its own event a same-document navigation or a restore takes the tab's
- * requests that came with no navigation: chrome.debugger delivered a single-page app's fetch a
- * few milliseconds before the Page.navigatedWithinDocument of the pushState that preceded it
- * (Chromium 156, the real-web test site); half a second is the lab's network quiet. */
-export const ORPHAN_WINDOW_S = 0.5;
 
 /** A navigation that loads no document: it starts now (the event has no time of its own: the
  * recorder's latest CDP time), or at the first of the requests that came just before it with no
