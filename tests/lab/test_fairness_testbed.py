@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from protolens.lab import campaign as camp
-from protolens.lab.fairness import Pair, parse_pairs, summary_rows
+from protolens.lab.fairness import START_SPREAD_MS, Pair, parse_pairs, summary_rows
+from protolens.lab.fairness_run import START_TRIES_MORE
 from protolens.paths import extension_dir
 from protolens.store import fairness as fstore
 from protolens.store import open_ro
@@ -91,7 +92,8 @@ def test_side_bytes_sum_to_the_shapers_own_count_within_2_percent(run: dict[str,
 def test_both_sides_start_together_on_the_wire(run: dict[str, Any]) -> None:
     """Each repetition's two sides open their first connection at the same moment (the common
     start, lab/fairness_run.py START_LEAD_MS): within 30 ms, under one round trip (50 ms), so
-    neither side's window grows before the other's starts (launched side by side without it,
+    neither side's window grows before the other's starts, or else the repetition was run again
+    as many times as the product says and the closest try kept (launched side by side without it,
     the sides started 6-137 ms apart and the leader took 0.64-0.69). The stored ``start_ms``
     (from the shaper's flow counters: a side's first packet as the shaper read it) against the
     router's capture (its first packet from the server, after the shaper released the SYN up and
@@ -117,8 +119,21 @@ def test_both_sides_start_together_on_the_wire(run: dict[str, Any]) -> None:
             wire_ms = (first - min(firsts)) / 1e6
             assert r["start_ms"] is not None and abs(r["start_ms"] - wire_ms) <= slack, \
                 (r, wire_ms, slack)
-            assert r["start_ms"] <= 30.0, (pair, rep, r["side"], r["start_ms"])
         assert min(r["start_ms"] for r in rows) == 0.0
+        # apart by more than 30 ms, the repetition was run again twice, and the try kept is the
+        # closest (lab/fairness_run.py started_together): a CI run on a busy machine started the
+        # bulk pair 45.8 ms apart in all three tries (2026-11-30), as it had 58.4 ms once before
+        lead = max(r["start_ms"] for r in rows)
+        if lead > START_SPREAD_MS:
+            said = [why for o in run["outcomes"] for why in o.rerun
+                    if why.startswith(f"{pair} rep {rep}: ")]
+            assert len(said) == START_TRIES_MORE, (pair, rep, lead, said)
+            assert all(float(why.split(" started ")[1].split(" ms")[0]) >= round(lead)
+                       for why in said), (pair, rep, lead, said)
+    # and the common start works: at least half the repetitions started together (without it
+    # they started 6-137 ms apart; on the busiest CI run seen, 5 of 6 did)
+    leads = [max(r["start_ms"] for r in rows) for rows in by_rep.values()]
+    assert 2 * sum(lead <= START_SPREAD_MS for lead in leads) >= len(leads), leads
 
 
 def test_two_identical_arms_share_equally(run: dict[str, Any]) -> None:
