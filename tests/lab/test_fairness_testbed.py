@@ -93,7 +93,7 @@ def test_both_sides_start_together_on_the_wire(run: dict[str, Any]) -> None:
     """Each repetition's two sides open their first connection at the same moment (the common
     start, lab/fairness_run.py START_LEAD_MS): within 30 ms, under one round trip (50 ms), so
     neither side's window grows before the other's starts, or else the repetition was run again
-    as many times as the product says and the closest try kept (launched side by side without it,
+    as many times as the product says (launched side by side without it,
     the sides started 6-137 ms apart and the leader took 0.64-0.69). The stored ``start_ms``
     (from the shaper's flow counters: a side's first packet as the shaper read it) against the
     router's capture (its first packet from the server, after the shaper released the SYN up and
@@ -120,16 +120,15 @@ def test_both_sides_start_together_on_the_wire(run: dict[str, Any]) -> None:
             assert r["start_ms"] is not None and abs(r["start_ms"] - wire_ms) <= slack, \
                 (r, wire_ms, slack)
         assert min(r["start_ms"] for r in rows) == 0.0
-        # apart by more than 30 ms, the repetition was run again twice, and the try kept is the
-        # closest (lab/fairness_run.py started_together): a CI run on a busy machine started the
-        # bulk pair 45.8 ms apart in all three tries (2026-11-30), as it had 58.4 ms once before
+        # apart by more than 30 ms, the repetition was run again as often as the product says,
+        # and the last try kept (lab/fairness_run.py started_together): the bulk pair's browser
+        # side started 26-61 ms after its bulk side, over 30 in 9 of 11 tries, on an idle machine
+        # (2026-11-30, by hand), and all three tries of a CI run's were apart (45.8 ms kept)
         lead = max(r["start_ms"] for r in rows)
         if lead > START_SPREAD_MS:
             said = [why for o in run["outcomes"] for why in o.rerun
                     if why.startswith(f"{pair} rep {rep}: ")]
             assert len(said) == START_TRIES_MORE, (pair, rep, lead, said)
-            assert all(float(why.split(" started ")[1].split(" ms")[0]) >= round(lead)
-                       for why in said), (pair, rep, lead, said)
     # and the common start works: at least half the repetitions started together (without it
     # they started 6-137 ms apart; on the busiest CI run seen, 5 of 6 did)
     leads = [max(r["start_ms"] for r in rows) for rows in by_rep.values()]

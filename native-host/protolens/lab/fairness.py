@@ -286,12 +286,6 @@ round trip (50 ms on ``wifi``) grows its window before the other starts (ProtoLe
 twice the spread measured, under ``wifi``'s round trip)."""
 
 
-def start_spread(rows: Sequence[Mapping[str, Any]]) -> float:
-    """How far after the other the later side of a repetition started (ms; 0 when no side's
-    start is known: a side with no flow is a failed side, not a late one)."""
-    return max((v for r in rows if (v := _num(r.get("start_ms"))) is not None), default=0.0)
-
-
 def late_start(rows: Sequence[Mapping[str, Any]], limit_ms: float = START_SPREAD_MS
                ) -> str | None:
     """Why a repetition's sides did not start together (a side more than ``limit_ms`` after the

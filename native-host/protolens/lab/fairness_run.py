@@ -34,7 +34,6 @@ from protolens.lab.fairness import (
     parse_pairs,
     proxied,
     start_lead_ms,
-    start_spread,
     summarize,
     summary_rows,
     wire_connections,
@@ -230,17 +229,16 @@ def started_together(once: Callable[[], _Tried], again: Callable[[str], None],
                      tries_more: int = START_TRIES_MORE) -> _Tried:
     """``once()`` until its sides started together (``fairness.late_start``), at most
     ``tries_more`` times more; ``again(why)`` before each new try. The loads of a try not kept
-    stay stored as lab loads; its shares are not a repetition. When no try started together, the
-    one whose sides started closest is kept (its ``start_ms`` says how far apart): a busy machine
-    can start all three apart (a CI run, 2026-11-30: the bulk pair kept a try at 45.8 ms)."""
-    tries = [once()]
+    stay stored as lab loads; its shares are not a repetition. The last try is kept whatever its
+    start (its ``start_ms`` says how far apart)."""
+    tried = once()
     for _ in range(tries_more):
-        late = late_start(tries[-1][1])
+        late = late_start(tried[1])
         if late is None:
             break
         again(late)
-        tries.append(once())
-    return min(tries, key=lambda tried: start_spread(tried[1]))
+        tried = once()
+    return tried
 
 
 def _more(spec: FairnessSpec, done: int, elapsed_s: float) -> bool:
@@ -257,8 +255,8 @@ def run(spec: FairnessSpec, settings: Settings,
     """Every pair, ``reps`` times (or for ``duration_s``); every repetition stored.
     ``on_rep(pair, rep, rows, flows)`` sees each repetition's rows and the shaper's flows. A
     repetition whose sides did not start together (``fairness.late_start``) is run again, up to
-    ``START_TRIES_MORE`` times (``on_rerun(pair, rep, why)``); when none started together, the
-    try whose sides started closest is kept, and its ``start_ms`` says how far apart."""
+    ``START_TRIES_MORE`` times (``on_rerun(pair, rep, why)``); the last try is kept whatever its
+    start, and its ``start_ms`` says how far apart."""
     outcome = FairnessOutcome(spec.campaign)
     scratch = settings.scratch or Path(settings.db).parent / "lab-scratch"
     opts = load_options(settings, scratch / f"fairness-{spec.campaign}")
