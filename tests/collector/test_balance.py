@@ -47,6 +47,27 @@ def test_the_board_reads_live_processes_and_removes_the_ended(tmp_path: Path) ->
     assert not (tmp_path / str(os.getpid())).exists()
 
 
+def test_a_worker_lets_go_one_connection_at_a_time_until_its_count_drops(
+        tmp_path: Path) -> None:
+    me = Board(tmp_path)
+    child = subprocess.Popen(["sleep", "60"])
+    try:
+        Board(tmp_path, pid=child.pid).publish(3)
+        me.publish(6)
+        # three uploads answered together: 6 and 5 are two above 3, the third sees 4 (not)
+        assert [me.shed(), me.shed(), me.shed()] == [True, True, False]
+        me.publish(5)  # one of the two has gone: the other still counts as leaving
+        assert me.leaving == 1 and not me.shed()
+        me.publish(4)
+        assert me.leaving == 0 and not me.shed()
+        me.publish(5)  # a new connection: two above again
+        assert me.shed() and me.leaving == 1
+    finally:
+        child.kill()
+        child.wait()
+    me.close()
+
+
 def _dead_pid() -> int:
     p = subprocess.Popen(["true"])
     p.wait()
@@ -113,7 +134,7 @@ def test_kept_alive_uploaders_piled_on_one_worker_are_spread(tmp_path: Path) -> 
         assert first["status"] == "stored"
         splits, statuses = [], []
         with ThreadPoolExecutor(8) as pool:
-            for _ in range(10):
+            for _ in range(20):  # which worker accepts a reconnect is the kernel's race
                 # one upload each (the bundle is stored already), then a health check,
                 # which reconnects a client whose upload was answered with Connection: close
                 statuses += pool.map(lambda cl: upload(c.url, token, body, ca_cert=c.ca,
