@@ -17,10 +17,12 @@ import pytest
 from protolens.arms import Arm
 from protolens.lab.fairness import (
     BULK,
+    BULK_DELAY_MAX_MS,
     Pair,
     PairError,
     Series,
     bin_downlink,
+    bulk_delay_after,
     jain,
     late_start,
     mean_share,
@@ -132,6 +134,22 @@ def test_progress_line_says_each_share_and_how_far_apart_the_sides_started() -> 
         "(both sides started within 1 ms)")
     assert progress_line("h2:h3", 3, [{**a, "share": None, "start_ms": None}, b]) == \
         "h2:h3 rep 3: share h2 n/a  h3 0.61"
+
+
+def test_a_bulk_side_waits_as_long_as_the_browser_side_lagged_in_the_last_try() -> None:
+    """The browser side started 26-61 ms after the bulk side on the common start (by hand,
+    2026-11-30): the next try's bulk side waits that much more, or less when it was the later."""
+    def rows(bulk_ms: float | None, browser_ms: float | None) -> list[dict[str, object]]:
+        return [{"side": "a", "arm": "bulk", "start_ms": bulk_ms},
+                {"side": "b", "arm": "h1", "start_ms": browser_ms}]
+
+    assert bulk_delay_after(40.0, rows(0.0, 18.5)) == 58.5  # the browser still 18.5 ms late
+    assert bulk_delay_after(58.5, rows(12.0, 0.0)) == 46.5  # now the bulk side was the later
+    assert bulk_delay_after(10.0, rows(45.0, 0.0)) == 0.0  # never before the common start
+    assert bulk_delay_after(40.0, rows(0.0, 5000.0)) == BULK_DELAY_MAX_MS
+    assert bulk_delay_after(40.0, rows(0.0, None)) == 40.0  # a failed side tells nothing
+    assert bulk_delay_after(40.0, [{"side": "a", "arm": "h2", "start_ms": 0.0},
+                                   {"side": "b", "arm": "h3", "start_ms": 20.0}]) == 40.0
 
 
 def test_a_repetition_whose_sides_started_apart_is_run_again() -> None:

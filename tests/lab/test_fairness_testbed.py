@@ -27,10 +27,10 @@ BULK_PAGE = "conext-6x2300k"
 the bytes take about 5 s less per repetition (cell-10x435k: 89 s for the module's set-up, this:
 about 79; the identical pair's shares stay on the page RESEARCH.md measured them on)."""
 BULK_REPS = 1
-"""The bulk pair's checks (attribution, connections, storing) hold for each repetition. One: its
-browser side mostly starts over 30 ms after its bulk side, so each repetition is usually run
-twice more (below), about 14 s a try; with 2, the module's set-up took 114-115 s of two CI runs
-(2026-11-30) against 78 s when they started together."""
+"""The bulk pair's checks (attribution, connections, storing) hold for each repetition. One: a
+try takes about 14 s, and until its bulk side waited for the browser's navigation
+(``fairness.BULK_DELAY_MS``) its browser side mostly started over 30 ms after it, each repetition
+run twice more (the module's set-up took 114-115 s in two CI runs with 2, 2026-11-30)."""
 
 
 @pytest.fixture(scope="module")
@@ -125,9 +125,10 @@ def test_both_sides_start_together_on_the_wire(run: dict[str, Any]) -> None:
                 (r, wire_ms, slack)
         assert min(r["start_ms"] for r in rows) == 0.0
         # apart by more than 30 ms, the repetition was run again as often as the product says,
-        # and the last try kept (lab/fairness_run.py started_together): the bulk pair's browser
-        # side started 26-61 ms after its bulk side, over 30 in 9 of 11 tries, on an idle machine
-        # (2026-11-30, by hand), and all three tries of a CI run's were apart (45.8 ms kept)
+        # and the last try kept (lab/fairness_run.py started_together): before the bulk side
+        # waited for the browser's navigation, the bulk pair's browser side started 26-61 ms
+        # after it, over 30 in 9 of 11 tries (2026-11-30, by hand), and all three tries of a CI
+        # run's were apart (45.8 ms kept); since, 0 of 5 (1-21 ms)
         lead = max(r["start_ms"] for r in rows)
         if lead > START_SPREAD_MS:
             said = [why for o in run["outcomes"] for why in o.rerun

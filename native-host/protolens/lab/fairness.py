@@ -286,6 +286,30 @@ round trip (50 ms on ``wifi``) grows its window before the other starts (ProtoLe
 twice the spread measured, under ``wifi``'s round trip)."""
 
 
+BULK_DELAY_MS = 40.0
+"""How long a bulk side waits after the common start before its download begins, at first: a
+browser still has to navigate once its start comes, and its first packet left 26-61 ms after the
+bulk side's (11 tries on an idle machine, 2026-11-30, ``lab fairness --pairs bulk:h1``), over
+``START_SPREAD_MS`` in 9 of them. 40 ms is about the middle of that range (ProtoLens's choice);
+``bulk_delay_after`` then follows what the run's own tries show."""
+
+BULK_DELAY_MAX_MS = 500.0
+"""The most ``bulk_delay_after`` waits (ten times the lag measured: beyond it something is
+wrong with the browser side, and a later start would not mend it)."""
+
+
+def bulk_delay_after(delay_ms: float, rows: Sequence[Mapping[str, Any]]) -> float:
+    """The bulk side's delay for the next try of a pair, after a try whose rows are ``rows``:
+    the delay moved by how far the browser side started after the bulk side (negative when it
+    started first), within 0 and ``BULK_DELAY_MAX_MS``; unchanged when the rows have no bulk
+    side or either start is unknown."""
+    starts = {str(r.get("arm")) == BULK: _num(r.get("start_ms")) for r in rows}
+    browser, bulk = starts.get(False), starts.get(True)
+    if len(rows) != 2 or browser is None or bulk is None:
+        return delay_ms
+    return min(BULK_DELAY_MAX_MS, max(0.0, delay_ms + browser - bulk))
+
+
 def late_start(rows: Sequence[Mapping[str, Any]], limit_ms: float = START_SPREAD_MS
                ) -> str | None:
     """Why a repetition's sides did not start together (a side more than ``limit_ms`` after the

@@ -25,11 +25,13 @@ from protolens import __version__
 from protolens.arms import Arm
 from protolens.lab.campaign import CampaignError, CampaignSpec, Settings, validate
 from protolens.lab.fairness import (
+    BULK_DELAY_MS,
     Pair,
     RepResult,
     Series,
     Side,
     bin_downlink,
+    bulk_delay_after,
     late_start,
     parse_pairs,
     proxied,
@@ -154,11 +156,12 @@ def load_options(settings: Settings, scratch: Path) -> RunOptions:
 
 def run_repetition(pair: Pair, rep: int, spec: FairnessSpec, network: TestbedNetwork,
                    target: Target, objects: Sequence[str], opts: RunOptions,
-                   ips: tuple[str, str], proxy: ProxyProcess | None
+                   ips: tuple[str, str], proxy: ProxyProcess | None, bulk_delay_ms: float = 0.0
                    ) -> tuple[list[SideRun], Series, RepResult, list[dict[str, Any]]]:
     """Both sides at once, each browser side an ordinary lab load (``runner.browse`` and
-    ``runner.record``) with the flows of its address; returns the sides, the 100 ms series and
-    its summary, the flows."""
+    ``runner.record``) with the flows of its address, a bulk side ``bulk_delay_ms`` after the
+    common start (``fairness.BULK_DELAY_MS``); returns the sides, the 100 ms series and its
+    summary, the flows."""
     first, second = ips
     if proxied(pair.a) or proxied(pair.b):  # the lab proxy talks to the server's own address
         a_ip = first if proxied(pair.a) else second
@@ -174,7 +177,7 @@ def run_repetition(pair: Pair, rep: int, spec: FairnessSpec, network: TestbedNet
 
     def launch(side: SideRun) -> Browsed | tuple[bool, str | None, float]:
         if not isinstance(side.arm, Arm):
-            return bulk(network, objects, side.server_ip, start_at_ms)
+            return bulk(network, objects, side.server_ip, start_at_ms + bulk_delay_ms)
         side.load_id = str(uuid.uuid4())
         load = LoadSpec(load_id=side.load_id, campaign=spec.campaign, page=spec.page,
                         arm=side.arm, condition=spec.condition, repetition=rep,
@@ -276,15 +279,21 @@ def run(spec: FairnessSpec, settings: Settings,
             ips = (network.testbed.state.server_ip, second)
             for pair in spec.pairs:
                 began, rep = time.monotonic(), 0
+                # a bulk side waits for the browser's navigation, by what the tries show
+                delay = [BULK_DELAY_MS]
                 while _more(spec, rep, time.monotonic() - began):
                     rep += 1
 
-                    def once(pair: Pair = pair, rep: int = rep) -> _Tried:
+                    def once(pair: Pair = pair, rep: int = rep,
+                             delay: list[float] = delay) -> _Tried:
                         started_ms = time.time() * 1000
                         sides, series, result, flows = run_repetition(
-                            pair, rep, spec, network, target, objects, opts, ips, proxy)
-                        return sides, fairness_rows(spec, pair, rep, sides, series, result,
-                                                    flows, started_ms), flows
+                            pair, rep, spec, network, target, objects, opts, ips, proxy,
+                            delay[0])
+                        rows = fairness_rows(spec, pair, rep, sides, series, result, flows,
+                                             started_ms)
+                        delay[0] = bulk_delay_after(delay[0], rows)
+                        return sides, rows, flows
 
                     def again(why: str, pair: Pair = pair, rep: int = rep) -> None:
                         outcome.rerun.append(f"{pair.name} rep {rep}: {why}")
