@@ -390,3 +390,22 @@ describe("a History API route change delivered late (fixture rw-soft, the pushSt
     expect(fromLog(log, goldenOptions("rw-soft"))).toEqual(golden("rw-soft"));
   });
 });
+
+describe("a page joined at its response whose lifecycle events begin at DOMContentLoaded (fixture rw-late-sw: the real-web /sw/, everyday, let go after each record)", () => {
+  interface Timing { timeOrigin: number; loadEventEnd: number; largestContentfulPaint: number }
+  const t = (readMeta("rw-late-sw") as { navigations: [{ timing: Timing }] }).navigations[0].timing;
+  const [r, ...more] = golden("rw-late-sw");
+
+  it("has committed by then: its LCP and its service worker, reported through the binding, are in its record", () => {
+    // before 2026-11-30 the recorder waited for a replayed commit that never came, and dropped both
+    expect(more).toHaveLength(0);
+    expect(r?.page).toMatchObject({ late_attach: "response", kind: "navigation" });
+    expect(r?.page.started_at_ms).toBeCloseTo(t.timeOrigin, 0);
+    expect(Math.abs((r?.milestones.load_ms ?? NaN) - t.loadEventEnd)).toBeLessThanOrEqual(1);
+    expect(Math.abs((r?.milestones.lcp_ms ?? NaN) - t.largestContentfulPaint)).toBeLessThanOrEqual(1);
+    expect(r?.page.not_seen).toEqual(expect.arrayContaining(["service_worker_fetches", "requests_before_attach"]));
+    // the page's four requests, on its one connection (caddy: one h2 connection)
+    expect(r?.requests.map((q) => q.url.replace(/^https:\/\/[^/]+/, "")).sort()).toEqual(["/sw/", "/sw/a.png", "/sw/b.png", "/sw/page.js"]);
+    expect(new Set(r?.requests.map((q) => q.connection_id))).toEqual(new Set([77]));
+  });
+});

@@ -124,8 +124,12 @@ function milestone(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
   // navigation seen from its request whose frameNavigated came before Page.enable took effect
   // (everyday: the attach at a navigation races it; the real-web script redirect's landing page,
   // 2026-11-29) has committed once any lifecycle event of its document comes: the replayed commit,
-  // or, when the replay had none, its DOMContentLoaded
-  if (nav.late !== null ? p.name === "commit" : !s.committed) s.commit(nav, p.timestamp);
+  // or, when the replay had none, its DOMContentLoaded. So has one joined at its response whose
+  // replay had no commit (everyday, two browsers on the two cores, 2026-11-30: /sw/'s lifecycle
+  // events began at its DOMContentLoaded, and its LCP and service worker, reported through the
+  // binding, were dropped as not yet committed): its commit came after its document's response
+  if (nav.late !== null && p.name === "commit") s.commit(nav, p.timestamp);
+  else if (!s.committed) s.commit(nav, nav.late !== null ? Math.min(p.timestamp, nav.current(nav.mainKey)?.responseAt ?? p.timestamp) : p.timestamp);
   // the new document's first lifecycle event is its commit: `init` (`commit` only in the
   // replay at enable, verified with Chromium 156's fixtures)
   if (p.name === "init" || p.name === "commit") s.commitAt ??= p.timestamp;
