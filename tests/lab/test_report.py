@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from contextlib import closing
@@ -69,6 +70,20 @@ def test_report_table_shows_connections_per_host_as_words_not_json(tmp_path: Pat
         assert out.exit_code == 0, out.output
         assert "a.test: " in out.output
         assert '{"a.test"' not in out.output and '"a.test":' not in out.output
+
+
+def test_an_even_n_of_equal_counts_reads_as_a_count(tmp_path: Path) -> None:
+    """4 loads per cell (the demo's) of a page that opened 6 connections each: "a.test: 6", as 3
+    loads read, not "6.000"; two middle counts apart read as their midpoint."""
+    from protolens.lab.report import _count_median
+    assert _count_median([6, 6, 6, 6]) == 6 and isinstance(_count_median([6, 6, 6, 6]), int)
+    assert _count_median([5, 6, 6, 6]) == 6 and isinstance(_count_median([5, 6, 6, 6]), int)
+    assert _count_median([5, 5, 6, 6]) == 5.5
+    db = seeded_store(tmp_path / "s.db")  # 4 loads of h1 and h2: even n
+    out = CliRunner().invoke(main, ["report", "--campaign", "c1", "--db", str(db)])
+    assert out.exit_code == 0, out.output
+    assert re.search(r"a\.test: \d+,", out.output) and not re.search(r"\.test: \d+\.\d",
+                                                                        out.output), out.output
 
 
 def test_report_cli_json_has_the_contract_fields(tmp_path: Path) -> None:

@@ -57,7 +57,7 @@ def report_rows(navigations: Iterable[Mapping[str, Any]], warm: bool = False,
         for nav in navs:
             for host, count in (nav.get("hosts") or {}).items():
                 per_host[host].append(int(count))
-        row["connections_per_host"] = {h: median(c) for h, c in sorted(per_host.items())}
+        row["connections_per_host"] = {h: _count_median(c) for h, c in sorted(per_host.items())}
         rows.append(row)
     for metric in ("plt", "speed_index"):
         base = {(r["page"], r["condition"]): r[f"{metric}_median_ms"] for r in rows
@@ -76,3 +76,10 @@ def report_rows(navigations: Iterable[Mapping[str, Any]], warm: bool = False,
             row["plt_vs_h2"] = compare_pair(row["page"], row["condition"], row["arm"], mine_plt,
                                             BASELINE, h2).verdict
     return rows
+
+
+def _count_median(counts: Sequence[int]) -> int | float:
+    """The median of connection counts: a whole number stays an int (6, not 6.0, when an even n's
+    middle two agree, as an odd n's median already is); between two counts, their midpoint."""
+    m = median(counts)
+    return int(m) if float(m).is_integer() else float(m)
