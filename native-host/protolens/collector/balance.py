@@ -22,7 +22,9 @@ run 65 saw 3/5 for ten rounds of eight uploads. One at a time, the worker keeps 
 Which worker accepts the one let go is still the kernel's race (the shared socket wakes both):
 tests/collector/test_balance.py's case, 12 runs each with two busy loops on the 2 cores, was
 balanced after 0-8 rounds of uploads before (median 1; 5 and 8 in two runs) and after 0-4 with
-this (24 runs, median 1).
+this (24 runs, median 1); yet in another 20 runs under the same load one still sat 3/5 for nine
+rounds, the reconnect taken back each time (separate ``SO_REUSEPORT`` sockets per worker would
+make it a fair coin; uvicorn's supervisor shares one socket).
 """
 
 from __future__ import annotations
