@@ -327,6 +327,19 @@ describe("late attach (src/cdp/late.ts)", () => {
     expect(r?.page.started_at_ms).toBeCloseTo(ORIGIN_MS + 0.004 * 1000, 3);
   });
 
+  it("joined at its response, no replayed commit: its DOMContentLoaded commits it, at its response's time at the latest", () => {
+    // fixture rw-late-sw: the lifecycle events began at DOMContentLoaded. A request of another
+    // loader (the page before, or a prefetch the new document starts) seen before the commit is
+    // the new document's only if it began after the document's response (at 50.03)
+    const rec = late();
+    for (const ev of [docResponse("L1", 50.004, 50.03), finished("L1", 50.04, 1400),
+      request("old", `${PAGE}old.png`, 50.01, { loaderId: "L0" }), request("new", `${PAGE}next.html`, 50.05, { loaderId: "P1" }),
+      lifecycle("DOMContentLoaded", "L1", 50.1), lifecycle("load", "L1", 50.2), navStart, timing("L1")]) rec.push(ev);
+    const [r] = rec.poll(53);
+    expect(r?.page.late_attach).toBe("response");
+    expect(r?.requests.map((q) => q.url).sort()).toEqual([PAGE, `${PAGE}next.html`]);
+  });
+
   it("joins at the replayed commit; the main document comes from Navigation Timing", () => {
     const rec = late();
     for (const ev of [lifecycle("commit", "L1", 50.04), ...fetched("r1", `${PAGE}a.png`, 50.06, 1000),

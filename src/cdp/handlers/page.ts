@@ -129,7 +129,10 @@ function milestone(s: TabState, ev: EventOf<"Page.lifecycleEvent">): Out {
   // events began at its DOMContentLoaded, and its LCP and service worker, reported through the
   // binding, were dropped as not yet committed): its commit came after its document's response
   if (nav.late !== null && p.name === "commit") s.commit(nav, p.timestamp);
-  else if (!s.committed) s.commit(nav, nav.late !== null ? Math.min(p.timestamp, nav.current(nav.mainKey)?.responseAt ?? p.timestamp) : p.timestamp);
+  else if (!s.committed) {
+    const response = nav.late !== null ? nav.current(nav.mainKey)?.responseAt ?? null : null;
+    s.commit(nav, response === null ? p.timestamp : Math.min(p.timestamp, response));
+  }
   // the new document's first lifecycle event is its commit: `init` (`commit` only in the
   // replay at enable, verified with Chromium 156's fixtures)
   if (p.name === "init" || p.name === "commit") s.commitAt ??= p.timestamp;
