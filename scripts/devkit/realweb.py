@@ -19,7 +19,8 @@ with a click; auto.html, navigating by script; later.html, adding its rule after
 debugged tab prefetches instead), a page that sends a beacon and a keepalive fetch as it is left
 (/unload/), compressed text (/gzip/: a stylesheet, a script and a JSON fetch, gzip-encoded), objects
 revalidated on each reuse (/reval/, Cache-Control no-cache: 304s), an audio element fetching its
-file by Range (/media/: 206), web fonts from another host and the page's own (/fonts/).
+file by Range (/media/: 206), web fonts from another host and the page's own (/fonts/), an
+alert() during the load (/dialog/).
 Nothing is cacheable (``no-store``) except /cache/* (max-age=3600), /reval/* (no-cache) and /bf/*
 (a no-store document is never put in the back/forward cache: web.dev "bfcache", Cache-Control:
 no-store).

@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from scripts.devkit.caddylog import Hit
 from scripts.devkit.drive import Driven, Step
 from scripts.devkit.realweb import RealWeb
 
@@ -29,6 +30,26 @@ def await_js(d: Driven, expr: str) -> Any:
     r = d.cdp.send("Runtime.evaluate", {"expression": expr, "returnByValue": True,
                                         "awaitPromise": True}, d.session)
     return r["result"].get("value")
+
+
+def answer_dialog(d: Driven, url: str, after_s: float) -> None:
+    """Navigate to ``url`` and play the user: close the JavaScript dialog it opens (an alert
+    during the load, realweb_www/a.test/dialog) ``after_s`` seconds after the navigation, with this
+    test's own DevTools session (its Page domain on for that, off again after)."""
+    d.cdp.send("Page.enable", {}, d.session)
+    try:
+        d.navigate(url)
+        time.sleep(after_s)
+        d.cdp.send("Page.handleJavaScriptDialog", {"accept": True}, d.session)
+    finally:
+        d.cdp.send("Page.disable", {}, d.session)
+
+
+def waited_ms(hits: list[Hit]) -> list[int]:
+    """How long /dialog/'s alert was open, by the page's own clock, as its second image's query
+    told caddy (``/console/img/2.png?waited=N``)."""
+    return [int(h.uri.split("waited=", 1)[1]) for h in hits
+            if h.uri.startswith("/console/img/2.png?waited=")]
 
 
 def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[str, Step]:
@@ -82,6 +103,8 @@ def run_plan(d: Driven, site: RealWeb, names: set[str] | None = None) -> dict[st
         ("window-stop", nav("/stop/"), 1, 0.0),
         ("user-stop", stop_later, 1, 0.0),
         ("download", nav("/download/"), 1, 1.0),
+        # an alert() during the load: no one closes it in a lab browser but the extension
+        ("dialog", nav("/dialog/"), 1, 0.0),
         # a page that sends a beacon and a keepalive fetch as it is left (pagehide), then a
         # click to the next page: those two are the first page's, sent while the next one loads
         ("unload", nav("/unload/"), 1, 0.0),

@@ -17,6 +17,7 @@ export const KEPT_METHODS: ReadonlySet<string> = new Set([
   "Network.webSocketHandshakeResponseReceived", "Network.webSocketFrameReceived", "Network.webSocketClosed",
   "Network.webSocketFrameError",
   "Network.responseReceivedEarlyHints", "Page.navigatedWithinDocument", "Page.downloadWillBegin",
+  "Page.javascriptDialogOpening", "Page.javascriptDialogClosed",
   "ServiceWorker.workerVersionUpdated",
   // wall-clock events: kept (without their arguments and stacks) so a replay shows they never
   // move the recorder's clock (src/cdp/event-clock.ts)
@@ -35,6 +36,8 @@ const DROPPED_KEYS: ReadonlySet<string> = new Set([
   "initiator", "securityDetails", "postData", "postDataEntries", "headersText",
   "requestHeadersText", "associatedCookies", "cookiePartitionKey", "trustTokenParams",
   "args", "stackTrace", "exception",
+  // a JavaScript dialog's text and what the user typed: the recorder reads only that it opened
+  "message", "defaultPrompt", "userInput",
 ]);
 
 function filterHeaders(h: Json): Json {

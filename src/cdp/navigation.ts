@@ -46,6 +46,10 @@ export class Navigation {
   /** The main frame stopped loading before its load event (the stop button, Page.stopLoading,
    * window.stop()): Chromium then fires no load event, and the record settles here. */
   stoppedAt: number | null = null;
+  /** A JavaScript dialog (alert, confirm, prompt, beforeunload) of one of the page's frames
+   * opened before its load event: the page waited on whoever closed it, so its timings are not
+   * the network's (docs/RECORD.md "Incomplete records", `dialog`). */
+  dialogBeforeLoad = false;
   /** The page's own first-contentful-paint entry (epoch seconds: its timeOrigin plus the
    * entry's startTime), relayed for a navigation that committed while the attach's enables were
    * under way (session.ts afterAttach); used when no lifecycle event gave the paint. On the wall

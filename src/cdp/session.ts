@@ -12,6 +12,7 @@
  *   acknowledged at once (Chromium sends the next one only then), decoded by the caller into a
  *   colour histogram and relayed as the recorder's ProtoLens.frameHistogram event; the frame's
  *   JPEG never reaches the recorder or a fixture.
+ * - in a lab tab, a JavaScript dialog closed as it opens (no one is there to close it);
  * - the top-frame commits webNavigation reports (`expectCommits`): a document committed and left
  *   before the recorder saw it gets a record of its own (src/cdp/missed.ts).
  * Each of these is a Flow: a generator that yields what to do (send a command, sleep, hand out
@@ -82,6 +83,8 @@ export class TabSession {
   private readonly frames = new Map<string, string>();
 
   private readonly visual: boolean;
+  /** A lab tab: no one is there to close a JavaScript dialog (see onEvent). */
+  private readonly lab: boolean;
   /** A screencast frame has been relayed. */
   private framed = false;
   /** Screencast frames seen while no navigation was being recorded (IDLE_FRAME_MS). */
@@ -101,6 +104,7 @@ export class TabSession {
     this.recorder = new Recorder(options);
     this.missed = new MissedCommits(options, (id) => this.recorder.fullUrl(id));
     this.visual = options.visual === true;
+    this.lab = options.source === "lab";
   }
 
   /** The tab's enable commands in order; a refusal ends the flow with a SessionError. The
@@ -159,6 +163,13 @@ export class TabSession {
       yield* this.enableChild(ev.params.sessionId, ev.params.targetInfo.type);
     }
     if (ev.method === "Target.detachedFromTarget" && ev.params.sessionId !== undefined) this.frames.delete(ev.params.sessionId);
+    // a dialog in a lab tab: headless Chromium shows it to no one and the page waited for ever
+    // (the real-web /dialog/ made no record in a lab browser); closed at once, as automation does
+    // (cancelled, so that a confirm() does not approve anything; a beforeunload's leave is taken,
+    // as the lab leaves). The record still says it (handlers/page.ts onJavascriptDialogOpening)
+    if (ev.method === "Page.javascriptDialogOpening" && this.lab) {
+      yield* send("Page.handleJavaScriptDialog", { accept: ev.params.type === "beforeunload" }, ev.sessionId);
+    }
     if (ev.method === "Page.loadEventFired") {
       if (ev.sessionId === undefined) yield* this.relayMetrics();
       // an iframe's document still open: at the frame's own load, or at the page's (which

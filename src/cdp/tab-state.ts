@@ -280,5 +280,6 @@ function incompleteReasons(nav: Navigation, aborted: boolean): IncompleteReason[
   if (nav.open(false) > 0) out.push("unfinished_requests");
   const cut = [...nav.requests.values()].some((hops) => hops.some((h) => !isLongLived(h) && cutShort(h)));
   if (cut || (nav.stoppedAt !== null && nav.loadAt === null)) out.push("stopped");
+  if (nav.dialogBeforeLoad) out.push("dialog");
   return out;
 }

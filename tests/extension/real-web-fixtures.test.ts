@@ -14,6 +14,7 @@ import { monotonicTime } from "../../src/cdp/event-clock.ts";
 import type { NavigationRecord } from "../../src/record/types.ts";
 import { FIXTURES, golden, goldenOptions, readLog, readMeta } from "../../scripts/fixture-io.ts";
 import { Recorder } from "../../src/cdp/recorder.ts";
+import { minify } from "../../src/cdp/minify.ts";
 
 describe("a real page that never stops moving (fixture rw-animation: the real-web /anim/, paint capture on)", () => {
   const log = readLog("rw-animation");
@@ -407,5 +408,46 @@ describe("a page joined at its response whose lifecycle events begin at DOMConte
     // the page's four requests, on its one connection (caddy: one h2 connection)
     expect(r?.requests.map((q) => q.url.replace(/^https:\/\/[^/]+/, "")).sort()).toEqual(["/sw/", "/sw/a.png", "/sw/b.png", "/sw/page.js"]);
     expect(new Set(r?.requests.map((q) => q.connection_id))).toEqual(new Set([77]));
+  });
+});
+
+describe("a JavaScript dialog during the load (fixture rw-dialog: the real-web /dialog/, everyday, held; the user closed its alert after 1.5 s)", () => {
+  interface Timing { timeOrigin: number; loadEventEnd: number }
+  const nav = (readMeta("rw-dialog") as { navigations: [{ timing: Timing; dialog: { opened: number; closed: number } }] }).navigations[0];
+  const log = readLog("rw-dialog");
+  const replay = (events: RawEvent[]): NavigationRecord[] => fromLog(events, goldenOptions("rw-dialog"));
+  const isOpening = (ev: RawEvent): boolean => ev.method === "Page.javascriptDialogOpening";
+
+  it("is incomplete (`dialog`): its load time holds the time the dialog was open, the user's, not the network's", () => {
+    const [r, ...more] = golden("rw-dialog");
+    expect(more).toHaveLength(0);
+    expect(r?.page).toMatchObject({ late_attach: null, incomplete: true, incomplete_reasons: ["dialog"] });
+    // the record's load is the page's own, and the dialog (by the page's own clock) is most of it
+    expect(r?.page.started_at_ms).toBeCloseTo(nav.timing.timeOrigin, 0);
+    expect(Math.abs((r?.milestones.load_ms ?? NaN) - nav.timing.loadEventEnd)).toBeLessThanOrEqual(1);
+    expect(nav.dialog.closed - nav.dialog.opened).toBeGreaterThan(0.9 * (r?.milestones.load_ms ?? 0));
+    // caddy's three: the image the preload scanner asked for during the dialog, and the one the
+    // script added after it, which told caddy how long the dialog was open (1,492 ms)
+    expect(r?.requests.map((q) => q.url.replace(/^https:\/\/[^/]+/, ""))).toEqual(
+      ["/dialog/", "/console/img/1.png", `/console/img/2.png?waited=${Math.round(nav.dialog.closed - nav.dialog.opened)}`]);
+  });
+
+  it("is complete, the same record otherwise, without the dialog's event; a dialog after the load event does not count", () => {
+    const [plain] = replay(log.filter((ev) => !isOpening(ev)));
+    expect(plain?.page).toMatchObject({ incomplete: false, incomplete_reasons: [] });
+    expect(plain?.milestones).toEqual(golden("rw-dialog")[0]?.milestones);
+    const opening = log.find(isOpening);
+    const load = log.findIndex((ev) => ev.method === "Page.loadEventFired");
+    expect(opening).toBeDefined();
+    const after = log.filter((ev) => !isOpening(ev));
+    after.splice(load, 0, opening as RawEvent); // just after the load event (one event was taken out before it)
+    const [late] = replay(after);
+    expect(late?.page).toMatchObject({ incomplete: false, incomplete_reasons: [] });
+  });
+
+  it("leaves the dialog's text out of a minified log", () => {
+    const opening = minify(log, undefined).find(isOpening);
+    expect(opening?.params).toEqual({ frameId: expect.any(String) as string, hasBrowserHandler: true, type: "alert",
+      url: expect.stringMatching(/\/dialog\/$/) as string });
   });
 });

@@ -422,3 +422,25 @@ describe("session core: a navigation that committed while the attach's enables w
     expect(seen.records[0]?.milestones.lcp_ms).toBeCloseTo(26, 3);
   });
 });
+
+describe("session core: JavaScript dialogs", () => {
+  const opening = (type: "alert" | "confirm" | "prompt" | "beforeunload", sessionId?: string): RawEvent => ({
+    method: "Page.javascriptDialogOpening",
+    params: { url: "https://a.test/dialog/", frameId: "F", message: "", type, hasBrowserHandler: true },
+    ...(sessionId === undefined ? {} : { sessionId }),
+  });
+  const handled = (io: Io[]): unknown[] => io.flatMap((w) => (w.kind === "send" && w.method === "Page.handleJavaScriptDialog" ? [{ ...w.params, on: w.sessionId ?? "tab" }] : []));
+
+  it("closes one in a lab tab as it opens, on the session it came from: cancelled, but a beforeunload's leave taken", () => {
+    const s = new TabSession(OPTIONS);
+    expect(handled(drive(s.onEvent(opening("alert"))))).toEqual([{ accept: false, on: "tab" }]);
+    expect(handled(drive(s.onEvent(opening("confirm", "child"))))).toEqual([{ accept: false, on: "child" }]);
+    expect(handled(drive(s.onEvent(opening("beforeunload"))))).toEqual([{ accept: true, on: "tab" }]);
+  });
+
+  it("leaves it to the user in everyday browsing and in an experiment", () => {
+    for (const source of ["passive", "experiment"] as const) {
+      expect(handled(drive(new TabSession({ ...OPTIONS, source }).onEvent(opening("alert"))))).toEqual([]);
+    }
+  });
+});

@@ -11,7 +11,7 @@ import {
 } from "./network.ts";
 import {
   onAttachedToTarget, onDomContentEventFired, onDownloadWillBegin, onFrameAttached, onFrameNavigated, onFrameStoppedLoading,
-  onLifecycleEvent, onLoadEventFired, onNavigatedWithinDocument, onWorkerVersionUpdated,
+  onJavascriptDialogOpening, onLifecycleEvent, onLoadEventFired, onNavigatedWithinDocument, onWorkerVersionUpdated,
 } from "./page.ts";
 import { onFrameHistogram } from "./paint.ts";
 import { onBindingCalled, onMetrics } from "./runtime.ts";
@@ -47,6 +47,7 @@ export const HANDLERS = {
   "Page.frameStoppedLoading": onFrameStoppedLoading,
   "ServiceWorker.workerVersionUpdated": onWorkerVersionUpdated,
   "Page.downloadWillBegin": onDownloadWillBegin,
+  "Page.javascriptDialogOpening": onJavascriptDialogOpening,
   "Target.attachedToTarget": onAttachedToTarget,
   "Runtime.bindingCalled": onBindingCalled,
   "Performance.metrics": onMetrics,
