@@ -70,6 +70,8 @@ class Driven:
     """The lab load's id (its records' tag); None in an everyday browser: every record counts."""
     netlog: Path
     steps: list[Step] = field(default_factory=list)
+    target: str = ""
+    """The tab's target id (an everyday browser's test tab; "" in a lab browser)."""
     idle_url: str = "about:blank"
     """Where a step that timed out sends the tab: an http page, so the recorder ends the load
     it left (about:blank is not a navigation the recorder follows)."""
@@ -138,7 +140,7 @@ def driven_everyday(work: Path, *, spki: str, db: Path, preloading: bool = False
         session = str(cdp.send("Target.attachToTarget", {"targetId": target, "flatten": True})
                       ["sessionId"])
         yield Driven(cdp=cdp, session=session, db=db, load_id=None,
-                     netlog=work / "netlog.json")
+                     netlog=work / "netlog.json", target=target)
 
 
 def show(db: Path, nav_id: str) -> dict[str, Any]:

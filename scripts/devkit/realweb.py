@@ -20,7 +20,8 @@ debugged tab prefetches instead), a page that sends a beacon and a keepalive fet
 (/unload/), compressed text (/gzip/: a stylesheet, a script and a JSON fetch, gzip-encoded), objects
 revalidated on each reuse (/reval/, Cache-Control no-cache: 304s), an audio element fetching its
 file by Range (/media/: 206), web fonts from another host and the page's own (/fonts/), an
-alert() during the load (/dialog/).
+alert() during the load (/dialog/), a page that says how it began and when it was first shown
+(/hidden/: opened in a background tab).
 Nothing is cacheable (``no-store``) except /cache/* (max-age=3600), /reval/* (no-cache) and /bf/*
 (a no-store document is never put in the back/forward cache: web.dev "bfcache", Cache-Control:
 no-store).

@@ -45,6 +45,41 @@ def answer_dialog(d: Driven, url: str, after_s: float) -> None:
         d.cdp.send("Page.disable", {}, d.session)
 
 
+def background_tab(d: Driven, url: str, shown_after_s: float) -> None:
+    """As a user's middle click: ``url`` opened in a new tab in the background, which the user
+    comes to ``shown_after_s`` seconds later; then back to the test's tab, the other closed once
+    its record is in (``d.step`` waits for it: call ``close_others`` after)."""
+    target = d.cdp.send("Target.createTarget", {"url": url, "background": True})["targetId"]
+    time.sleep(shown_after_s)
+    d.cdp.send("Target.activateTarget", {"targetId": target})
+
+
+def hidden_navigation(d: Driven, url: str, shown_after_s: float) -> None:
+    """The test's tab navigated to ``url`` while another tab is in front (a page that reloads
+    itself in a background tab, a link opened by script), then shown ``shown_after_s`` seconds
+    later."""
+    d.cdp.send("Target.createTarget", {"url": "about:blank"})
+    d.navigate(url)
+    time.sleep(shown_after_s)
+    d.cdp.send("Target.activateTarget", {"targetId": d.target})
+
+
+def close_others(d: Driven) -> None:
+    """Every page target but the test's tab and the extension's closed; the test's tab in front."""
+    for t in d.cdp.send("Target.getTargets")["targetInfos"]:
+        if t["type"] == "page" and t["targetId"] != d.target and \
+                not t["url"].startswith("chrome-extension://"):
+            d.cdp.send("Target.closeTarget", {"targetId": t["targetId"]})
+    d.cdp.send("Target.activateTarget", {"targetId": d.target})
+
+
+def began_hidden(hits: list[Hit]) -> list[int]:
+    """When /hidden/ was first shown (ms after its timeOrigin, its own clock) for each load that
+    began hidden, as its image's query told caddy (``/console/img/4.png?began=hidden&shown=N``)."""
+    return [int(h.uri.split("shown=", 1)[1]) for h in hits
+            if h.uri.startswith("/console/img/4.png?began=hidden&shown=")]
+
+
 def waited_ms(hits: list[Hit]) -> list[int]:
     """How long /dialog/'s alert was open, by the page's own clock, as its second image's query
     told caddy (``/console/img/2.png?waited=N``)."""

@@ -72,10 +72,18 @@ function milestones(
   const visual = visualOf ? navigationVisuals(
     visualOf.frames.map((f) => ({ t: atWall(f.wall) ?? 0, histogram: f.histogram })), at(visualOf.commitAt)) : null;
   const ms = (v: number | undefined): number | null => (v === undefined ? null : Math.round(v * 1000) / 1000);
+  // a paint after the page was hidden times the user's return to it, not the page: none (as the
+  // web-vitals library and CrUX have it, FCP and LCP only while the page was never hidden)
+  const hidden = nav.hiddenWall;
+  const shown = (ms: number | null): number | null => {
+    const h = atWall(hidden);
+    return ms === null || h === null || ms < h ? ms : null;
+  };
+  const lcps = hidden === null ? nav.lcpWalls : nav.lcpWalls.filter((t) => t < hidden);
   return {
     ttfb_ms: main[main.length - 1]?.first_byte_ms ?? null,
-    fcp_ms: at(nav.fcpAt) ?? atWall(nav.paintFcpWall),
-    lcp_ms: atWall(nav.lcpWall),
+    fcp_ms: shown(at(nav.fcpAt) ?? atWall(nav.paintFcpWall)),
+    lcp_ms: shown(atWall(lcps[lcps.length - 1] ?? null)),
     dcl_ms: at(nav.dclAt),
     load_ms: at(nav.loadAt),
     first_image_ms: images.length ? Math.min(...images.map((r) => r.end_ms ?? Infinity)) : null,

@@ -27,6 +27,14 @@ import type { Command, CommandParams, RawEvent } from "./raw-event.ts";
  * its own load handler; everyday records wait 2 s of quiet, the lab's 0.5 s); reported once,
  * payload `{"sw": true}`. (`navigator.serviceWorker.ready` throws NotSupportedError outside the
  * main world, Chromium 156; `getRegistration()` answers there.)
+ *
+ * And when the page was hidden (a tab opened in the background, as a middle click opens a link, or
+ * one the user left during the load): each `visibility-state` entry named "hidden" (W3C Page
+ * Visibility; Chromium 156 buffers them from the navigation's start, the first at `startTime` 0 for
+ * a page that began hidden), payload `{"hidden": epoch ms, "at": startTime}`. A hidden page paints
+ * nothing: its first paint waits until it is shown (a background tab shown 3 s after its start:
+ * first-contentful-paint at 3,044 ms for a page that loaded in 128), so a paint after the page was
+ * hidden times the user, not the page (handlers/runtime.ts).
  */
 export const LCP_BINDING = "__protolensLcp";
 export const LCP_WORLD = "protolens";
@@ -35,6 +43,13 @@ export const LCP_SCRIPT = `if (window === window.top) {
   new PerformanceObserver((list) => {
     for (const e of list.getEntries()) report(JSON.stringify({ t: performance.timeOrigin + e.startTime }));
   }).observe({ type: "largest-contentful-paint", buffered: true });
+  try {
+    new PerformanceObserver((list) => {
+      for (const e of list.getEntries()) {
+        if (e.name === "hidden") report(JSON.stringify({ hidden: performance.timeOrigin + e.startTime, at: e.startTime }));
+      }
+    }).observe({ type: "visibility-state", buffered: true });
+  } catch (e) { /* a browser without visibility-state entries */ }
   const sw = navigator.serviceWorker;
   let told = false;
   const tell = () => { if (!told) report(JSON.stringify({ sw: told = true })); };

@@ -39,8 +39,17 @@ export class Navigation {
   loadAt: number | null = null;
   dclAt: number | null = null;
   fcpAt: number | null = null;
+  /** The largest-contentful-paint candidates' times, epoch seconds, as they came (the last one
+   * before the page was hidden is its LCP). */
+  readonly lcpWalls: number[] = [];
   /** The latest largest-contentful-paint candidate's time, epoch seconds. */
-  lcpWall: number | null = null;
+  get lcpWall(): number | null {
+    return this.lcpWalls[this.lcpWalls.length - 1] ?? null;
+  }
+  /** When the page was first hidden, epoch seconds (null: never, as far as it reported), and
+   * whether it was hidden from its start (a background tab): enable-commands.ts LCP_SCRIPT. */
+  hiddenWall: number | null = null;
+  hiddenAtStart = false;
   mainFailure: string | null = null;
   mainFailedAt: number | null = null;
   /** The main frame stopped loading before its load event (the stop button, Page.stopLoading,

@@ -281,5 +281,6 @@ function incompleteReasons(nav: Navigation, aborted: boolean): IncompleteReason[
   const cut = [...nav.requests.values()].some((hops) => hops.some((h) => !isLongLived(h) && cutShort(h)));
   if (cut || (nav.stoppedAt !== null && nav.loadAt === null)) out.push("stopped");
   if (nav.dialogBeforeLoad) out.push("dialog");
+  if (nav.hiddenAtStart) out.push("hidden");
   return out;
 }

@@ -17,7 +17,7 @@ export const LATE_ATTACH = ["response", "commit", "missed"] as const;
 export const PAGE_KINDS = ["navigation", "soft", "bfcache", "prerender"] as const;
 /** Why a record is incomplete (docs/RECORD.md "Incomplete records"). */
 export const INCOMPLETE_REASONS = [
-  "aborted", "no_load_event", "load_event_missed", "unfinished_requests", "cap_after_load", "stopped", "dialog",
+  "aborted", "no_load_event", "load_event_missed", "unfinished_requests", "cap_after_load", "stopped", "dialog", "hidden",
 ] as const;
 /** What DevTools could not show of a load (docs/RECORD.md "What DevTools cannot see"). */
 export const NOT_SEEN = [

@@ -14,6 +14,7 @@ each page after the first is read from its first request.
   its record comes from webNavigation's commit alone (``late_attach`` "missed", no request);
 - gzip-encoded text, whose document may be joined at its commit (from Navigation Timing);
 - an alert() during the load that the user closes after 1.5 s: the record says its load waited;
+- a page that began hidden (a background tab; the test's tab behind another), shown 1 s later;
 - a revalidated page (/reval/ loaded twice, Cache-Control no-cache): the second load's document is
   the wire's 304 however it was joined (Chromium reports the cached 200, in Navigation Timing too);
 - lab pages as a user's browser records them: frames in frames, fonts and a module script from
@@ -39,7 +40,16 @@ from scripts.devkit.drive import driven_everyday
 from scripts.devkit.everyday import DEFAULT_HOLD_S
 from scripts.devkit.netlog import Conn, WireConn, is_complete, read_wire
 from scripts.devkit.realweb import RealWeb, serve_realweb
-from scripts.devkit.realweb_plan import SW_READY, answer_dialog, await_js, waited_ms
+from scripts.devkit.realweb_plan import (
+    SW_READY,
+    answer_dialog,
+    await_js,
+    background_tab,
+    began_hidden,
+    close_others,
+    hidden_navigation,
+    waited_ms,
+)
 from scripts.devkit.realweb_truth import (
     Page,
     aborted_hits,
@@ -58,13 +68,17 @@ Loaded = tuple[RealWeb, dict[str, Page], dict[Conn, WireConn], list[str]]
 replies in the browser's log (the host's stderr goes there)."""
 
 STEPS = ("sw-install", "sw-controlled", "soft", "state", "redirect-script", "gzip", "reval-cold",
-         "reval-warm", "dialog", "frame", "fonts", "misc", "errors", "workers", "stream",
-         "early-hints", "redirect-chain", "poll", "console-noisy")
+         "reval-warm", "dialog", "background", "hidden-nav", "frame", "fonts", "misc", "errors",
+         "workers", "stream", "early-hints", "redirect-chain", "poll", "console-noisy")
 
 
 DIALOG_OPEN_S = 1.5
 """How long "the user" takes to close /dialog/'s alert (this test's choice: long enough to stand
 out of a load of about 30 ms)."""
+
+HIDDEN_S = 1.0
+"""How long a page that began hidden stays so before the user comes to it (inside the everyday
+quiet of 2 s after its load, so that its paint would have been in its record)."""
 
 HOLDS = {"let-go": 0, "held": DEFAULT_HOLD_S}
 """The two ways an everyday tab is read after its record: let go at once, so that each page
@@ -95,6 +109,14 @@ def _run_way(work: Path, hold_s: int) -> Loaded:
             # an alert() during the load, closed by "the user" (this test's session) after 1.5 s
             "dialog": d.step("dialog", lambda: answer_dialog(d, site.url("/dialog/"),
                                                                DIALOG_OPEN_S), 1),
+            # a page opened in a background tab (a middle click), and one the test's tab loads
+            # while another tab is in front; each shown 1 s later
+            "background": d.step("background", lambda: background_tab(
+                d, site.url("/hidden/"), HIDDEN_S), 1),
+            "background-closed": d.step("background-closed", lambda: close_others(d), 0),
+            "hidden-nav": d.step("hidden-nav", lambda: hidden_navigation(
+                d, site.url("/hidden/?nav"), HIDDEN_S), 1),
+            "hidden-closed": d.step("hidden-closed", lambda: close_others(d), 0),
             # the lab's pages, as a user's browser records them: frames in frames (each frame's
             # session attached by the tab's), fonts and a module script from another host, a
             # preflight and a pixel redirected across hosts, broken objects, workers, and a page
@@ -133,8 +155,8 @@ def loaded(ways: dict[str, Loaded], request: pytest.FixtureRequest) -> Loaded:
 
 def test_a_held_tab_reads_every_page_after_the_first_from_its_first_request(
         loaded: Loaded, request: pytest.FixtureRequest) -> None:
-    """Held, only the first page (a new tab's, attached at its navigation) may join late; let go,
-    any may. Either way a record joined late says that requests came before the attach."""
+    """Held, only a tab's first page (a new tab's, attached at its navigation) may join late; let
+    go, any may. Either way a record joined late says that requests came before the attach."""
     held = request.node.callspec.params["loaded"] == "held"
     late = []
     for name, page in loaded[1].items():
@@ -145,7 +167,8 @@ def test_a_held_tab_reads_every_page_after_the_first_from_its_first_request(
             late.append((name, nav["url"], contract(nav, "late_attach")))
     print(f"{len(late)} of {sum(len(p.navs) for p in loaded[1].values())} records joined late")
     if held:
-        assert all(name == "sw-install" for name, _, _ in late), late
+        # each tab's first page: the test's tab's, and the background tab's
+        assert all(name in ("sw-install", "background") for name, _, _ in late), late
 
 
 def test_the_host_refused_no_record(loaded: Loaded) -> None:
@@ -312,6 +335,23 @@ def test_a_dialog_the_user_closed_during_the_load_is_said(
     else:
         assert "dialog" in reasons or late is not None, (late, reasons)
     print(f"dialog open {waited[0]} ms, load {contract(nav, 'load_ms')} ms, late {late}, {reasons}")
+
+
+@pytest.mark.parametrize(("name", "path"), [("background", "/hidden/"),
+                                          ("hidden-nav", "/hidden/?nav")])
+def test_a_page_that_began_hidden_says_so_and_has_no_paint(
+        loaded: Loaded, name: str, path: str) -> None:
+    """/hidden/ in a background tab, and in the test's tab while another is in front: it paints
+    only when shown (1 s later, by its own clock through caddy's log), so its paints time the
+    user. The record is incomplete, `hidden`, with no FCP or LCP (as web-vitals and CrUX have them:
+    only while the page was never hidden); until 2026-11-30 its FCP was the user's return, 1 s."""
+    page = loaded[1][name]
+    shown = began_hidden(page.hits)
+    assert len(shown) == 1 and shown[0] >= 1000 * HIDDEN_S - 200, shown
+    nav = page.nav(path)
+    assert "hidden" in contract(nav, "incomplete_reasons"), (contract(nav, "late_attach"), nav)
+    assert nav["fcp_ms"] is None and nav["lcp_ms"] is None, (nav["fcp_ms"], nav["lcp_ms"])
+    assert nav["load_ms"] is not None and nav["load_ms"] < shown[0], (nav["load_ms"], shown)
 
 
 def test_no_connection_holds_more_bytes_in_the_records_than_on_the_wire(loaded: Loaded) -> None:

@@ -451,3 +451,64 @@ describe("a JavaScript dialog during the load (fixture rw-dialog: the real-web /
       url: expect.stringMatching(/\/dialog\/$/) as string });
   });
 });
+
+describe("a page opened in a background tab and shown 1 s later (fixture rw-late-hidden: the real-web /hidden/, everyday, a new tab joined at its response)", () => {
+  interface Own { began: string; shown: number; first_contentful_paint: number }
+  const nav = (readMeta("rw-late-hidden") as { navigations: [{ timing: { timeOrigin: number; loadEventEnd: number }; page: Own }] }).navigations[0];
+  const log = readLog("rw-late-hidden");
+  const isHidden = (ev: RawEvent): boolean => ev.method === "Runtime.bindingCalled" && ev.params.payload.includes("hidden");
+
+  it("is incomplete (`hidden`), with no paint milestone: the page painted when the user came to it, not when it loaded", () => {
+    const [r, ...more] = golden("rw-late-hidden");
+    expect(more).toHaveLength(0);
+    expect(r?.page).toMatchObject({ late_attach: "response", incomplete: true, incomplete_reasons: ["hidden"] });
+    expect(Math.abs((r?.milestones.load_ms ?? NaN) - nav.timing.loadEventEnd)).toBeLessThanOrEqual(1);
+    expect(r?.milestones).toMatchObject({ fcp_ms: null, lcp_ms: null });
+    // the page's own first paint came after it was shown, 16 times its load
+    expect(nav.page.began).toBe("hidden");
+    expect(nav.page.first_contentful_paint).toBeGreaterThanOrEqual(nav.page.shown);
+    expect(r?.requests.map((q) => q.url.replace(/^https:\/\/[^/]+/, ""))).toEqual(
+      ["/hidden/", "/console/img/3.png", `/console/img/4.png?began=hidden&shown=${nav.page.shown}`]);
+  });
+
+  it("without the page's word that it began hidden, its paints are the user's return (fcp 1 s, as recorded until 2026-11-30)", () => {
+    const [r] = fromLog(log.filter((ev) => !isHidden(ev)), goldenOptions("rw-late-hidden"));
+    expect(r?.page.incomplete_reasons).toEqual([]);
+    expect(r?.milestones.fcp_ms).toBeGreaterThan(nav.page.shown);
+  });
+});
+
+describe("a page hidden during its load (the h2 fixture, its LCP observer's word that the page was hidden inserted)", () => {
+  const log = readLog("h2");
+  const zero = golden("h2")[0]?.page.started_at_ms ?? NaN;
+  const hiddenAt = (at: number): RawEvent => ({
+    method: "Runtime.bindingCalled", params: { name: "__protolensLcp", executionContextId: 3, payload: JSON.stringify({ hidden: zero + at, at }) },
+  });
+  /** The log with the report after its first LCP candidate's. */
+  const withHidden = (at: number): NavigationRecord[] => {
+    const i = log.findIndex((ev) => ev.method === "Runtime.bindingCalled" && ev.params.name === "__protolensLcp");
+    return fromLog([...log.slice(0, i + 1), hiddenAt(at), ...log.slice(i + 1)], goldenOptions("h2"));
+  };
+  const [plain] = golden("h2");
+
+  it("keeps the paints before it (the LCP the last candidate before it), and stays complete: leaving a slow load is no reason to drop it", () => {
+    // h2's paints: first contentful at 102 ms, LCP candidates at 104 and 152 ms
+    const [r] = withHidden(120);
+    expect(r?.page).toMatchObject({ incomplete: false, incomplete_reasons: [] });
+    expect(r?.milestones.fcp_ms).toBe(plain?.milestones.fcp_ms);
+    expect(r?.milestones.lcp_ms).toBeCloseTo(103.96, 1);
+    expect(r?.milestones.load_ms).toBe(plain?.milestones.load_ms);
+  });
+
+  it("drops the paints after it", () => {
+    const [r] = withHidden(50);
+    expect(r?.milestones).toMatchObject({ fcp_ms: null, lcp_ms: null, load_ms: plain?.milestones.load_ms });
+    expect(r?.page.incomplete_reasons).toEqual([]);
+  });
+
+  it("hidden from its start (a background tab): incomplete, `hidden`, no paint", () => {
+    const [r] = withHidden(0);
+    expect(r?.page).toMatchObject({ incomplete: true, incomplete_reasons: ["hidden"] });
+    expect(r?.milestones).toMatchObject({ fcp_ms: null, lcp_ms: null, load_ms: plain?.milestones.load_ms });
+  });
+});

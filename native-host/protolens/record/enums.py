@@ -27,7 +27,7 @@ PAGE_KINDS = ("navigation", "soft", "bfcache", "prerender")
 app's route change), a back/forward-cache restore, a page shown from a prerender (its activation;
 docs/RECORD.md "Kinds")."""
 INCOMPLETE_REASONS = ("aborted", "no_load_event", "load_event_missed", "unfinished_requests",
-                      "cap_after_load", "stopped", "dialog")
+                      "cap_after_load", "stopped", "dialog", "hidden")
 """``page.incomplete_reasons`` items (docs/RECORD.md "Incomplete records")."""
 NOT_SEEN = ("service_worker_fetches", "shared_worker_fetches", "requests_before_attach",
             "early_hints_preloads", "websocket_connections", "download_transfers")

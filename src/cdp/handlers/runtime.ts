@@ -31,6 +31,15 @@ function lcpEpochMs(payload: string): number | null {
   return typeof t === "number" && Number.isFinite(t) && t > 0 ? t : null;
 }
 
+/** The binding's payload `{"hidden": epoch ms, "at": ms after timeOrigin}`: the page was hidden
+ * then (enable-commands.ts LCP_SCRIPT); null for anything else. */
+function hiddenAt(payload: string): { epochMs: number; at: number } | null {
+  const o = payloadObject(payload);
+  const epochMs = o?.hidden, at = o?.at;
+  return typeof epochMs === "number" && Number.isFinite(epochMs) && epochMs > 0 && typeof at === "number" && Number.isFinite(at)
+    ? { epochMs, at } : null;
+}
+
 /** The binding's payload `{"sw": true}`: the page has a service worker its load did not use
  * (enable-commands.ts LCP_SCRIPT). */
 function workerReported(payload: string): boolean {
@@ -53,8 +62,14 @@ export function onBindingCalled(s: TabState, ev: EventOf<"Runtime.bindingCalled"
     s.nav.declare("service_worker_fetches");
     return [];
   }
+  const hidden = hiddenAt(ev.params.payload);
+  if (hidden !== null) {
+    s.nav.hiddenWall = Math.min(s.nav.hiddenWall ?? Infinity, hidden.epochMs / 1000);
+    if (hidden.at <= 0) s.nav.hiddenAtStart = true;
+    return [];
+  }
   const t = lcpEpochMs(ev.params.payload);
-  if (t !== null) s.nav.lcpWall = t / 1000;
+  if (t !== null) s.nav.lcpWalls.push(t / 1000);
   return [];
 }
 
