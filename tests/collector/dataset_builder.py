@@ -36,8 +36,14 @@ def record(seed: int, domain: str, net: str, arm: str, plt: float) -> dict[str, 
     return rec
 
 
+INCOMPLETE_CELL = ("a.test", "4g", "h3")
+"""Where ``make_dataset(incomplete=k)`` adds each contributor's k incomplete loads."""
+
+
 def make_dataset(tmp: Path, contributors: int = 6, per_cell: int = 6, shift_ms: float = 150.0,
-                 seed: int = 3) -> Path:
+                 seed: int = 3, incomplete: int = 0) -> Path:
+    """``incomplete``: per contributor, that many more loads in ``INCOMPLETE_CELL``, their records
+    incomplete (a dialog during the load) and 3 s slower, as a user's closing of it makes them."""
     data = tmp / "collector"
     data.mkdir()
     rng = np.random.default_rng(seed)
@@ -56,6 +62,11 @@ def make_dataset(tmp: Path, contributors: int = 6, per_cell: int = 6, shift_ms: 
                         if net == "3g" and arm == "h3":
                             plt -= shift_ms
                         recs.append(record(c * 10_000 + len(recs), domain, net, arm, plt))
+        for _ in range(incomplete):
+            rec = record(c * 10_000 + len(recs), *INCOMPLETE_CELL, base + 3000.0)
+            rec["page"]["incomplete"] = True  # type: ignore[index]
+            rec["page"]["incomplete_reasons"] = ["dialog"]  # type: ignore[index]
+            recs.append(rec)
         db = tmp / f"vol-{c}.db"
         ingest_all(db, recs)
         ro = open_ro(db)

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 from protolens.collector.publish import domain_map
 from protolens.store.dataset import compare_rows
 from scripts.devkit.collector import cli
-from tests.collector.dataset_builder import make_dataset
+from tests.collector.dataset_builder import INCOMPLETE_CELL, make_dataset
 
 
 def test_domain_map_keeps_only_hosts_in_clear() -> None:
@@ -57,6 +57,20 @@ def test_publish_k_and_interval(tmp_path: Path) -> None:
     bad = cli("collector", "publish", "--data", str(data), "--min-contributors", "3", "--out",
               str(tmp_path / "x.txt"), check=False)
     assert bad.returncode == 2 and not (tmp_path / "x.txt").exists()
+
+
+def test_publish_leaves_incomplete_loads_out(tmp_path: Path) -> None:
+    """Each contributor's 2 loads that waited on a dialog (records incomplete, 3 s slower) are in
+    no published cell: the one rule (record/comparable.py), as ``compare`` has it."""
+    data = make_dataset(tmp_path, contributors=4, per_cell=5, incomplete=2)
+    out = tmp_path / "open.csv"
+    cli("collector", "publish", "--data", str(data), "--min-contributors", "4", "--out", str(out))
+    domain, net, arm = INCOMPLETE_CELL
+    cell = next(r for r in csv.DictReader(out.open())
+                if (r["domain"], r["arm"], r["network"]) == (domain, arm, net))
+    assert int(cell["n"]) == 20, cell  # 4 x 5, not 4 x 7
+    assert float(cell["ci_high_ms"]) < max(r["plt_ms"] for r in compare_rows(
+        data, source="experiment") if r["incomplete"])
 
 
 def test_publish_cells_pass_the_verdict_rule() -> None:

@@ -110,3 +110,27 @@ def test_a_file_that_is_not_a_store_is_an_error(tmp_path: Path) -> None:
     junk.write_bytes(b"not sqlite" * 100)
     reply, _ = _ask(Dispatcher(_NoSink(), queries=StoreQueries(junk)), query="domains")
     assert reply["type"] == "error" and reply["error"].startswith("store:")
+
+
+def test_the_plt_chart_takes_the_loads_compare_takes(tmp_path: Path) -> None:
+    """The dashboard's PLT per protocol is a comparison a user reads: the one rule
+    (record/comparable.py), as ``compare`` has it. A warm load (its objects from the cache), one
+    that waited on a dialog (incomplete) and a failed one are left out; until 2026-11-30 the chart
+    averaged all but the failed one."""
+    from scripts.devkit.navrecord_builder import make_record
+    from scripts.devkit.store_builder import ingest_all
+
+    def rec(seed: int, plt: float, **page: object) -> dict[str, Any]:
+        r = make_record(n_requests=3, seed=seed)
+        r["milestones"]["load_ms"] = plt
+        r["page"].update(page)
+        return r
+
+    db = tmp_path / "s.db"
+    ingest_all(db, [rec(1, 100.0), rec(2, 140.0), rec(3, 10.0, warm=True),
+                    rec(4, 5000.0, incomplete=True, incomplete_reasons=["dialog"]),
+                    rec(5, 70.0, aborted=True, error="net::ERR_ABORTED")])
+    reply, _ = _ask(Dispatcher(_NoSink(), queries=StoreQueries(db)), query="plt_by_domain")
+    (row,) = reply["rows"]
+    cols = dict(zip(reply["columns"], row, strict=True))
+    assert cols["navigations"] == 2 and cols["mean_plt_ms"] == pytest.approx(120.0), cols

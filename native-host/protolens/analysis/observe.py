@@ -19,6 +19,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from protolens.record.comparable import comparable
+
 VISUAL_METRICS = ("speed_index", "first_visual_change", "visual_complete_85",
                   "visual_complete_99", "last_visual_change")
 """From the tab's painted frames (docs/RECORD.md "Visual metrics"); null where not captured."""
@@ -76,8 +78,8 @@ def observations(rows: Iterable[Mapping[str, Any]], metric: str, mode: str,
                  domain: str | None = None, warm: bool = False,
                  include_incomplete: bool = False) -> list[Observation]:
     """Successful loads with a value for ``metric``, cold ones unless ``warm``, complete ones
-    unless ``include_incomplete`` (mode: ``campaign``, ``passive`` or ``experiment``; ``domain``
-    keeps only that domain and its subdomains)."""
+    unless ``include_incomplete`` (the one rule, ``record/comparable.py``; mode: ``campaign``,
+    ``passive`` or ``experiment``; ``domain`` keeps only that domain and its subdomains)."""
     if metric not in METRICS:
         raise ValueError(f"metric: unknown {metric!r} (choose from {', '.join(METRICS)})")
     if mode not in ("campaign", "passive", "experiment"):
@@ -86,9 +88,7 @@ def observations(rows: Iterable[Mapping[str, Any]], metric: str, mode: str,
     column = f"{metric}_ms"
     for row in rows:
         value = row.get(column)
-        if value is None or row.get("failed") or bool(row.get("warm")) != warm:
-            continue
-        if is_incomplete(row) and not include_incomplete:
+        if value is None or not comparable(row, warm, include_incomplete):
             continue
         dom = domain_of(str(row.get("origin") or ""))
         if domain is not None and not domain_matches(dom, domain):

@@ -101,8 +101,14 @@ def run(r: Request, default_db: Path) -> Result:
     check(r)
     key = str(r.campaign or r.source)
     if r.dataset is not None:
+        from protolens.store.dataset import DatasetError, incomplete_loads
+
         rows, n = dataset_rows(r, dataset_cells(r))
-        return Result(rows, f"{r.metric}: {key} across contributors", DATASET_COLUMNS, n)
+        try:
+            left = incomplete_loads(r.dataset, _mode(r), r.warm, key)
+        except DatasetError as exc:
+            raise CompareError(str(exc)) from None
+        return Result(rows, f"{r.metric}: {key} across contributors", DATASET_COLUMNS, n, left)
     nav_rows, classes = _rows(r, r.db or default_db)
     keep = r.include_incomplete
     if r.by_cc:
@@ -174,10 +180,11 @@ def dataset_cells(r: Request) -> Columns:
             from protolens.store import spark
 
             rows = spark.cells(r.dataset, _mode(r), r.metric, r.warm, key,
-                               r.spark_master or "local[*]")
+                               r.spark_master or "local[*]", r.include_incomplete)
             return Columns.of_rows((c["contributor"], c["grp"], c["cond"], c["arm"], c["vals"])
                                    for c in rows)
-        return _columns(cells_arrow(r.dataset, _mode(r), r.metric, r.warm, key))
+        return _columns(cells_arrow(r.dataset, _mode(r), r.metric, r.warm, key,
+                                    r.include_incomplete))
     except DatasetError as exc:
         raise CompareError(str(exc)) from None
 

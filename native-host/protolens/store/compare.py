@@ -9,6 +9,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from protolens.record.comparable import comparable_sql
 from protolens.store.rows import dicts
 
 VISUAL_COLUMNS = ("speed_index_ms", "first_visual_change_ms", "visual_complete_85_ms",
@@ -67,26 +68,27 @@ PLOT_METRICS = {"plt": "s.plt_ms", "ttfb": "s.ttfb_ms", "fcp": "s.fcp_ms", "lcp"
 
 def plot_navigations(conn: sqlite3.Connection, campaign: str, warm: bool = False,
                      metric: str = "plt") -> list[dict[str, Any]]:
-    """Successful cold (or warm) loads of a campaign: page, condition, arm, repetition, PLT,
+    """The loads a comparison takes (``record/comparable.py``: successful, cold or warm,
+    complete) of a campaign: page, condition, arm, repetition, PLT,
     ``metric`` (as ``<metric>_ms``, when not PLT), bytes."""
     extra = "" if metric == "plt" else f"{PLOT_METRICS[metric]} AS {metric}_ms, "
     return dicts(conn.execute(
         f"SELECT s.id, s.page, s.condition, s.arm, s.repetition, s.plt_ms, {extra}s.bytes "
         "FROM navigation_summary s JOIN navigations n ON n.id = s.id "
-        "WHERE s.campaign = ? AND s.failed = 0 AND s.warm = ? ORDER BY s.page, s.condition, "
+        f"WHERE s.campaign = ? AND {comparable_sql('n')} ORDER BY s.page, s.condition, "
         "s.arm, s.repetition, s.id", (campaign, int(warm))))
 
 
 def plot_connection_shares(conn: sqlite3.Connection, campaign: str, warm: bool = False
                            ) -> list[dict[str, Any]]:
-    """Each connection's byte share, per successful load of a campaign, as on the wire: the
+    """Each connection's byte share, per load of a campaign a comparison takes, as on the wire: the
     proxy's upstream connections where it reported them (an H2-Parallel load shows its N
     connections), else the browser's own."""
     return dicts(conn.execute(
         "SELECT s.navigation_id, n.page, n.condition, n.arm, n.repetition, s.connection_id, "
         "s.bytes, s.share, s.upstream "
         "FROM connection_shares s JOIN navigations n ON n.id = s.navigation_id "
-        "WHERE n.campaign = ? AND n.failed = 0 AND n.warm = ? "
+        f"WHERE n.campaign = ? AND {comparable_sql('n')} "
         "AND s.upstream = (SELECT max(c.upstream) FROM connections c "
         "                  WHERE c.navigation_id = s.navigation_id) "
         "ORDER BY n.page, n.arm, n.condition, n.repetition, s.navigation_id, s.bytes DESC",

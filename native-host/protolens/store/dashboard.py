@@ -7,6 +7,7 @@ from __future__ import annotations
 import sqlite3
 from typing import Any
 
+from protolens.record.comparable import comparable_sql
 from protolens.store.compare import MAIN_FAMILY
 
 _DAY = "strftime('%Y-%m-%d', n.started_at_ms / 1000.0, 'unixepoch')"
@@ -21,7 +22,8 @@ DASHBOARD: dict[str, tuple[tuple[str, ...], str]] = {
         ("day", "origin", "family", "navigations", "mean_plt_ms", "min_plt_ms", "max_plt_ms"),
         f"SELECT {_DAY} AS day, n.origin, coalesce({MAIN_FAMILY}, 'unknown') AS family, "
         "count(*), avg(n.load_ms), min(n.load_ms), max(n.load_ms) "
-        "FROM navigations n {where} AND n.failed = 0 AND n.load_ms IS NOT NULL "
+        f"FROM navigations n {{where}} AND {comparable_sql('n', warm=False)} "
+        "AND n.load_ms IS NOT NULL "
         "GROUP BY 1, 2, 3 ORDER BY 1, 2, 3"),
     "domains": (
         ("origin", "navigations", "connections", "bytes", "requests"),

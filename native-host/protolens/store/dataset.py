@@ -17,6 +17,7 @@ import duckdb
 import pyarrow as pa  # type: ignore[import-untyped]
 
 from protolens.record.columns import VISUAL_MILESTONES
+from protolens.record.comparable import comparable_sql
 from protolens.store.dataset_layout import DATASET as DATASET
 from protolens.store.dataset_layout import table_glob as table_glob
 
@@ -31,8 +32,8 @@ MAIN_FAMILY = """(SELECT r.bundle, r.navigation_id, {argmax}(r.family, r.seq) AS
 DATASET_COMPARE_SQL = f"""
 SELECT n.id, n.source, n.origin, n.page, n.campaign,
        coalesce(n.condition, n.network_effective_type) AS condition, n.arm,
-       m.family AS main_family, n.warm, n.failed, n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms,
-       n.lcp_ms, n.first_image_ms, n.contributor, n.bundle,
+       m.family AS main_family, n.warm, n.failed, n.incomplete, n.load_ms AS plt_ms, n.ttfb_ms,
+       n.fcp_ms, n.lcp_ms, n.first_image_ms, n.contributor, n.bundle,
        n.network_effective_type AS network
 FROM {FIRST_COPIES} n
 LEFT JOIN {MAIN_FAMILY} m
@@ -71,8 +72,13 @@ def connect(data: Path) -> duckdb.DuckDBPyConnection:
     con = duckdb.connect()
     for name in ("navigations", "requests", "connections", "hosts"):
         glob = table_glob(data, name).replace("'", "''")
-        con.execute(f"CREATE VIEW {name} AS SELECT * FROM read_parquet('{glob}', "
-                    "hive_partitioning = true, union_by_name = true)")
+        files = f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true)"
+        con.execute(f"CREATE VIEW {name} AS SELECT * FROM {files}")
+        have = con.sql(f"SELECT * FROM {name} LIMIT 0").columns
+        if name == "navigations" and "incomplete" not in have:
+            # bundles before schema 5 have no incomplete flag: complete, as record/comparable.py
+            con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT *, "
+                        f"CAST(NULL AS BIGINT) AS incomplete FROM {files}")
     return con
 
 
@@ -90,9 +96,10 @@ DIALECTS = {"duckdb": {"argmax": "arg_max", "values": "list_sort(list(v))"},
             "spark": {"argmax": "max_by", "values": "array_sort(collect_list(v))"}}
 
 
-def cells_sql(mode: str, metric: str, dialect: str) -> str:
+def cells_sql(mode: str, metric: str, dialect: str, include_incomplete: bool = False) -> str:
     """Per contributor and cell (group, condition, arm) of ``analysis/observe.py``'s ``mode``:
-    n and the sorted values of ``metric`` over successful loads, cold or warm (the first ``?``)
+    n and the sorted values of ``metric`` over the loads a comparison takes (successful, cold or
+    warm (the first ``?``), complete unless ``include_incomplete``: ``record/comparable.py``)
     of one campaign or source (the second ``?``). The same text runs on DuckDB and Spark SQL
     (``dialect`` fills in the two functions they name differently). The median is taken from
     the sorted values in Python (``with_median``), the same arithmetic for both engines."""
@@ -104,10 +111,21 @@ SELECT contributor, grp, cond, arm, count(*) AS n, {d['values']} AS vals
 FROM (SELECT x.contributor, {group} AS grp, {condition} AS cond, {arm} AS arm,
              x.{METRIC_COLUMNS[metric]} AS v
       FROM ({DATASET_COMPARE_SQL.format(argmax=d['argmax'], only=UNARMED)}) x
-      WHERE x.failed = 0 AND x.warm = ? AND x.{column} = ?) y
+      WHERE {comparable_sql('x', include_incomplete=include_incomplete)} AND x.{column} = ?) y
 WHERE grp IS NOT NULL AND cond IS NOT NULL AND arm IS NOT NULL AND v IS NOT NULL
 GROUP BY contributor, grp, cond, arm
 ORDER BY contributor, grp, cond, arm"""
+
+
+def incomplete_loads(data: Path, mode: str, warm: bool, key: str) -> int:
+    """How many successful cold (or warm) loads of one campaign or source have an incomplete
+    record (each navigation once): what the cells leave out unless ``include_incomplete``. A
+    plain scan of the navigations, for the message ``compare`` prints."""
+    column = "campaign" if mode == "campaign" else "source"
+    rows = _query(data, "SELECT count(DISTINCT n.id) AS n FROM navigations n WHERE "
+                        f"n.failed = 0 AND n.warm = ? AND n.incomplete = 1 AND n.{column} = ?",
+                  [int(warm), key])
+    return int(rows[0]["n"])
 
 
 def with_median(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -117,17 +135,20 @@ def with_median(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rows
 
 
-def cells(data: Path, mode: str, metric: str, warm: bool, key: str) -> list[dict[str, Any]]:
+def cells(data: Path, mode: str, metric: str, warm: bool, key: str,
+          include_incomplete: bool = False) -> list[dict[str, Any]]:
     """``cells_sql`` run by DuckDB (``key``: the campaign or the source)."""
-    return with_median(_query(data, cells_sql(mode, metric, "duckdb"), [int(warm), key]))
+    return with_median(_query(data, cells_sql(mode, metric, "duckdb", include_incomplete),
+                              [int(warm), key]))
 
 
-def cells_arrow(data: Path, mode: str, metric: str, warm: bool, key: str) -> pa.Table:
+def cells_arrow(data: Path, mode: str, metric: str, warm: bool, key: str,
+                include_incomplete: bool = False) -> pa.Table:
     """``cells`` as an Arrow table (no median): no Python object per cell or per load."""
     try:
         con = connect(data)
         try:
-            return con.sql(cells_sql(mode, metric, "duckdb"),
+            return con.sql(cells_sql(mode, metric, "duckdb", include_incomplete),
                            params=[int(warm), key]).to_arrow_table()
         finally:
             con.close()
@@ -211,7 +232,7 @@ WITH r AS (SELECT bundle, navigation_id, sum(encoded_bytes) AS bytes FROM reques
 SELECT n.bundle || ':' || n.id AS id, n.page, n.condition, n.arm, n.repetition,
        n.load_ms AS plt_ms, n.ttfb_ms, n.fcp_ms, n.lcp_ms, n.first_image_ms, {visual},
        coalesce(c.connections, 0) AS connections, coalesce(r.bytes, 0) AS bytes, n.warm,
-       n.failed, n.started_at_ms
+       n.failed, n.incomplete, n.started_at_ms
 FROM navigations n
 LEFT JOIN r ON r.bundle = n.bundle AND r.navigation_id = n.id
 LEFT JOIN c ON c.bundle = n.bundle AND c.navigation_id = n.id
@@ -241,7 +262,7 @@ def campaign_navigations(data: Path, campaign: str) -> list[dict[str, Any]]:
 def plot_navigations(data: Path, campaign: str, warm: bool = False) -> list[dict[str, Any]]:
     """``store.compare.plot_navigations`` over the dataset."""
     return _query(data, "SELECT id, page, condition, arm, repetition, plt_ms, bytes FROM ("
-                  + _summary(data) + ") WHERE failed = 0 AND warm = ? ORDER BY page, condition, "
+                  + _summary(data) + f") s WHERE {comparable_sql('s')} ORDER BY page, condition, "
                   "arm, repetition, id", [campaign, int(warm)])
 
 
@@ -259,19 +280,21 @@ def plot_connection_shares(data: Path, campaign: str, warm: bool = False
         SELECT s.bundle || ':' || s.navigation_id AS navigation_id, n.page, n.condition, n.arm,
                n.repetition, s.connection_id, s.bytes, s.share, s.upstream
         FROM s JOIN navigations n ON n.bundle = s.bundle AND n.id = s.navigation_id
-        WHERE n.campaign = ? AND n.failed = 0 AND n.warm = ? AND s.upstream = s.top
-        ORDER BY n.page, n.arm, n.condition, n.repetition, s.navigation_id, s.bytes DESC""",
+        WHERE n.campaign = ? AND {comparable} AND s.upstream = s.top
+        ORDER BY n.page, n.arm, n.condition, n.repetition, s.navigation_id, s.bytes DESC"""
+                  .replace("{comparable}", comparable_sql("n")),
                   [campaign, int(warm)])
 
 
 # --- collector publish ---------------------------------------------------------------------
 
-_REAL_USERS = ("WHERE n.source IN ('passive', 'experiment') AND n.failed = 0 AND n.warm = 0 "
-               "AND n.load_ms IS NOT NULL")
+_REAL_USERS = ("WHERE n.source IN ('passive', 'experiment') AND "
+               f"{comparable_sql('n', warm=False)} AND n.load_ms IS NOT NULL")
 
 
 def published_origins(data: Path) -> list[str]:
-    """Origins of the loads ``publish`` aggregates (successful cold real-user loads)."""
+    """Origins of the loads ``publish`` aggregates (real users' loads a cold comparison takes:
+    ``record/comparable.py``)."""
     return [r["origin"] for r in _query(
         data, f"SELECT DISTINCT n.origin FROM navigations n {_REAL_USERS} ORDER BY 1", [])]
 
@@ -281,7 +304,7 @@ WITH base AS (
     SELECT d.domain, coalesce(x.arm, x.main_family, 'unknown') AS arm,
            coalesce(x.network, 'unknown') AS network, x.contributor, x.plt_ms AS plt
     FROM ({compare}) x JOIN domains d ON d.origin = x.origin
-    WHERE x.source IN ('passive', 'experiment') AND x.failed = 0 AND x.warm = 0
+    WHERE x.source IN ('passive', 'experiment') AND {comparable}
       AND x.plt_ms IS NOT NULL),
 cells AS (
     SELECT domain, arm, network, count(*) AS n, count(DISTINCT contributor) AS contributors,
@@ -311,5 +334,6 @@ def publish_cells(data: Path, domains: dict[str, str], min_contributors: int
     """``PUBLISH_SQL`` with ``domains`` (origin -> registrable domain; origins not in it are
     left out)."""
     table = pa.table({"origin": list(domains), "domain": list(domains.values())})
-    sql = PUBLISH_SQL.format(compare=DATASET_COMPARE_SQL.format(argmax="arg_max", only=""))
+    sql = PUBLISH_SQL.format(compare=DATASET_COMPARE_SQL.format(argmax="arg_max", only=""),
+                             comparable=comparable_sql("x", warm=False))
     return _query(data, sql, [min_contributors], {"domains": table})

@@ -18,11 +18,12 @@ from protolens.store.dataset import DATASET, DatasetError, cells_sql, with_media
 
 
 def cells(data: Path, mode: str, metric: str, warm: bool, key: str,
-          master: str = "local[*]") -> list[dict[str, Any]]:
+          master: str = "local[*]", include_incomplete: bool = False) -> list[dict[str, Any]]:
     """``store.dataset.cells`` computed by Spark."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")  # loopback only, never eth0
     from pyspark.errors import PySparkException
     from pyspark.sql import SparkSession
+    from pyspark.sql.functions import lit
 
     root = data / DATASET
     if not any(root.glob("table=navigations/*/*.parquet")):
@@ -35,8 +36,14 @@ def cells(data: Path, mode: str, metric: str, warm: bool, key: str,
              .getOrCreate())
     try:
         for name in ("navigations", "requests"):
-            spark.read.parquet(str(root / f"table={name}")).createOrReplaceTempView(name)
-        rows = spark.sql(cells_sql(mode, metric, "spark"), args=[int(warm), key]).collect()
+            # every file's columns, as DuckDB's union_by_name: bundles of older schemas lack some
+            frame = spark.read.option("mergeSchema", "true").parquet(str(root / f"table={name}"))
+            if name == "navigations" and "incomplete" not in frame.columns:
+                # bundles before schema 5: complete (record/comparable.py), as DuckDB reads them
+                frame = frame.withColumn("incomplete", lit(None).cast("long"))
+            frame.createOrReplaceTempView(name)
+        rows = spark.sql(cells_sql(mode, metric, "spark", include_incomplete),
+                         args=[int(warm), key]).collect()
         return with_median([{**r.asDict(), "vals": list(r["vals"])} for r in rows])
     except PySparkException as exc:
         raise DatasetError(f"{data}: Spark: {exc}") from None
