@@ -148,6 +148,19 @@ def test_suggest_never_proposes_from_a_label_alone() -> None:
     assert domains_to_apply(out) == []
 
 
+def test_suggest_learns_from_complete_loads_only() -> None:
+    """The loads a policy suggestion learns from are those compare takes (record/comparable.py):
+    six h1 loads that waited on a dialog (incomplete, 5 s) do not make h2 look faster."""
+    from protolens.cc.suggest import suggest
+    row = {"origin": "https://x.test", "condition": "c", "warm": 0, "failed": 0}
+    rows = [{**row, "arm": "h1", "plt_ms": 1000.0 + i} for i in range(6)] + \
+        [{**row, "arm": "h2", "plt_ms": 1100.0 + i} for i in range(6)]
+    stalled = [{**row, "arm": "h1", "plt_ms": 5000.0 + i, "incomplete": 1} for i in range(6)]
+    plain, = suggest(rows, {}, "campaign")
+    again, = suggest(rows + stalled, {}, "campaign")
+    assert again.row() == plain.row()
+
+
 def page_store(db: Path) -> str:
     """One navigation: a.test serves a 320 kB object (most bytes), b.test a 40 kB one."""
     rec = make_record(n_requests=5, seed=3)

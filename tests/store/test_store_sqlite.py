@@ -22,7 +22,7 @@ APPLIED_NAMES = (
     "m006_research_views", "m007_policy_rule_ids", "m008_late_attach", "m009_fairness",
     "m010_cc_probes", "m011_contributions", "m012_visual_metrics", "m013_real_web",
     "m014_navigation_logs", "m015_paths", "m016_flow_servers", "m017_fairness_start",
-    "m018_late_attach_missed", "m019_kind_prerender",
+    "m018_late_attach_missed", "m019_kind_prerender", "m020_arm_summary_complete",
 )
 
 

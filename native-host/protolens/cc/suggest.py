@@ -13,6 +13,7 @@ from typing import Any
 
 from protolens.analysis.compare import compare_pair
 from protolens.analysis.observe import domain_of
+from protolens.record.comparable import comparable
 
 ARMS = ("h1", "h2")
 
@@ -49,12 +50,13 @@ class Suggestion:
 
 def _cells(rows: Iterable[Mapping[str, Any]], mode: str
            ) -> dict[tuple[str, str, str], dict[str, list[float]]]:
-    """(domain, page, condition) -> arm -> PLTs of successful cold loads. ``mode``:
+    """(domain, page, condition) -> arm -> PLTs of the loads a cold comparison takes
+    (``record/comparable.py``: successful, cold, complete). ``mode``:
     ``campaign`` (arm tag, per page) or ``passive`` (the main document's protocol family)."""
     cells: dict[tuple[str, str, str], dict[str, list[float]]] = defaultdict(
         lambda: defaultdict(list))
     for r in rows:
-        if r.get("failed") or r.get("warm") or r.get("plt_ms") is None:
+        if not comparable(r) or r.get("plt_ms") is None:
             continue
         arm = r.get("arm") if mode == "campaign" else r.get("main_family")
         if arm not in ARMS:

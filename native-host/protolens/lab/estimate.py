@@ -34,6 +34,7 @@ from protolens.analysis.shift import needed_n
 from protolens.analysis.verdict import ABOVE as OVER
 from protolens.analysis.verdict import BELOW as UNDER
 from protolens.analysis.verdict import NO_DATA, OVERLAPS, WITHIN, Effect, decide
+from protolens.record.comparable import comparable
 
 RESAMPLES = 4000
 CONFIDENCE = 0.95
@@ -45,7 +46,8 @@ combination of the None fields' values (the strata)."""
 
 @dataclass(frozen=True)
 class Cells:
-    """Per-load values of one metric per (page, condition, arm): successful cold loads only."""
+    """Per-load values of one metric per (page, condition, arm): the loads a cold comparison
+    takes (``record/comparable.py``: successful, cold, complete)."""
 
     values: Mapping[tuple[str, str, str], tuple[float, ...]]
 
@@ -55,7 +57,7 @@ class Cells:
         out: dict[tuple[str, str, str], list[float]] = defaultdict(list)
         for nav in navs:
             value = nav.get(f"{metric}_ms")
-            if value is None or nav.get("failed") or nav.get("warm"):
+            if value is None or not comparable(nav):
                 continue
             out[(nav["page"], nav["condition"], nav["arm"])].append(float(value))
         return cls({k: tuple(sorted(v)) for k, v in out.items()})

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from protolens.lab.estimate import ABOVE, BELOW, Cells, Check, Expect, Ratio, Term, ratio
+from protolens.record.comparable import comparable
 
 Navs = Sequence[Mapping[str, Any]]
 """A campaign's stored navigations (``store.lab.campaign_navigations``)."""
@@ -121,7 +122,7 @@ def upstream_spread(navs: Navs, arm: str) -> dict[str, Any]:
     connection used, and the busiest connection's share of requests and bytes (medians)."""
     req, byt, two, hosts = [], [], 0, 0
     for nav in navs:
-        if nav.get("arm") != arm or nav.get("failed") or nav.get("warm"):
+        if nav.get("arm") != arm or not comparable(nav):
             continue
         per_host: dict[str, list[Mapping[str, Any]]] = {}
         for u in nav.get("upstream", ()):

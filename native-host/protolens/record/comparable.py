@@ -6,11 +6,12 @@ on a dialog or ran in a hidden tab, does not time what the network did), unless 
 incomplete ones (``--include-incomplete``). Records from before the flag (null) count as complete.
 
 ``compare`` (store, bundles, a collector's dataset in DuckDB or Spark), ``report``, ``plot``,
-``collector publish`` and the extension's dashboard all take their loads by it: the Python
-predicate for rows already read, the SQL text where the engine filters. Until 2026-11-30 the
-dataset's cells, the plots, the published cells and the dashboard had their own filters, which
-kept incomplete loads (and the dashboard warm ones too), so that ``compare --dataset`` could
-print another verdict than ``compare`` over the same loads.
+the paper findings (``lab/estimate.py``), ``policy suggest``, ``collector publish`` and the
+extension's dashboard all take their loads by it: the Python predicate for rows already read, the
+SQL text where the engine filters (the ``arm_summary`` view spells it out in its migration, m020,
+held to it by a test). Until 2026-11-30 all of these but ``compare`` and ``report`` had their own
+filters, which kept incomplete loads (and the dashboard warm ones too), so that ``compare
+--dataset`` could print another verdict than ``compare`` over the same loads.
 
 Pure data at the bottom of the package, beside the record's own definitions.
 """

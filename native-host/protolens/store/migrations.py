@@ -21,6 +21,7 @@ from protolens.store.migrations_later import (
     m017_fairness_start,
     m018_late_attach_missed,
     m019_kind_prerender,
+    m020_arm_summary_complete,
 )
 
 Migration = Callable[[sqlite3.Connection], None]
@@ -318,5 +319,6 @@ MIGRATIONS: tuple[tuple[str, Migration], ...] = (
     ("m017_fairness_start", m017_fairness_start),
     ("m018_late_attach_missed", m018_late_attach_missed),
     ("m019_kind_prerender", m019_kind_prerender),
+    ("m020_arm_summary_complete", m020_arm_summary_complete),
 )
 """Every migration in order. Append only."""
