@@ -139,7 +139,7 @@ describe("scenario facts", () => {
   it("only the late scenarios are late", () => {
     for (const name of scenarios()) {
       // rw-late-*: logs of an everyday browser's late joins, each saying which in its golden's test
-      const want = ["late-response", "rw-late-prefetch", "rw-late-sw", "rw-late-hidden"].includes(name) ? "response"
+      const want = ["late-response", "rw-late-prefetch", "rw-late-sw", "rw-late-hidden", "rw-late-gzip"].includes(name) ? "response"
         : isLate(name) ? "commit" : null;
       for (const r of golden(name)) expect(r.page.late_attach).toBe(want);
     }

@@ -512,3 +512,24 @@ describe("a page hidden during its load (the h2 fixture, its LCP observer's word
     expect(r?.milestones).toMatchObject({ fcp_ms: null, lcp_ms: null, load_ms: plain?.milestones.load_ms });
   });
 });
+
+describe("a document joined at its response whose body's data came before the attach took effect (fixture rw-late-gzip: the real-web /gzip/, everyday, let go, CI run 71)", () => {
+  interface Timing { loadEventEnd: number; decodedBodySize: number; encodedBodySize: number }
+  const t = (readMeta("rw-late-gzip") as { navigations: [{ timing: Timing }] }).navigations[0].timing;
+  const log = readLog("rw-late-gzip");
+
+  it("has the body the page got (its Navigation Timing's), its wire bytes its loadingFinished's", () => {
+    // the log has the document's loadingFinished and no dataReceived of it
+    const docId = (log[0]?.params as { requestId: string }).requestId;
+    expect(log.filter((ev) => ev.method === "Network.dataReceived" && (ev.params as { requestId: string }).requestId === docId)).toHaveLength(0);
+    const [r, ...more] = golden("rw-late-gzip");
+    expect(more).toHaveLength(0);
+    expect(r?.page.late_attach).toBe("response");
+    const doc = r?.requests.find((q) => q.is_main_document);
+    // until 2026-11-30: 0 bytes (caddy's file is 621 bytes, gzip-encoded on the wire)
+    expect(doc).toMatchObject({ body_bytes: t.decodedBodySize, encoded_bytes: 496 });
+    expect(t.decodedBodySize).toBe(621);
+    expect(doc?.encoded_bytes).toBeGreaterThan(t.encodedBodySize);
+    expect(Math.abs((r?.milestones.load_ms ?? NaN) - t.loadEventEnd)).toBeLessThanOrEqual(1);
+  });
+});
