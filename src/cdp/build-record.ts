@@ -83,7 +83,7 @@ function milestones(
   return {
     ttfb_ms: main[main.length - 1]?.first_byte_ms ?? null,
     fcp_ms: shown(at(nav.fcpAt) ?? atWall(nav.paintFcpWall)),
-    lcp_ms: shown(atWall(lcps[lcps.length - 1] ?? null)),
+    lcp_ms: atWall(lcps[lcps.length - 1] ?? null),
     dcl_ms: at(nav.dclAt),
     load_ms: at(nav.loadAt),
     first_image_ms: images.length ? Math.min(...images.map((r) => r.end_ms ?? Infinity)) : null,

@@ -105,7 +105,7 @@ export function onDownloadWillBegin(s: TabState, ev: EventOf<"Page.downloadWillB
  * any session): the page's script, and with it the load, waits until the dialog is closed, by the
  * user or (in the lab, src/cdp/session.ts) at once. One opened before the shown page's load event
  * makes its record incomplete (`dialog`): its load time holds the time the dialog stayed open
- * (the real-web /dialog/, closed after 1.5 s: load_ms 1,534 for a page that loads in 30). The
+ * (the real-web /dialog/, closed after 1.5 s: load_ms 1,534 for a page that loads in about 60). The
  * event has no time of its own; before the load event or after it is all that is asked. A dialog
  * already open when the recorder attached is not reported (Chromium 156): such a record says only
  * that it was joined late. */
