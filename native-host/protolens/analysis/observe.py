@@ -70,8 +70,7 @@ def is_incomplete(row: Mapping[str, Any]) -> bool:
 def incomplete_count(rows: Iterable[Mapping[str, Any]], warm: bool = False) -> int:
     """How many successful loads (cold unless ``warm``) ``observations`` leaves out as
     incomplete."""
-    return sum(1 for r in rows if is_incomplete(r) and not r.get("failed") and
-               bool(r.get("warm")) == warm)
+    return sum(1 for r in rows if is_incomplete(r) and comparable(r, warm, include_incomplete=True))
 
 
 def observations(rows: Iterable[Mapping[str, Any]], metric: str, mode: str,

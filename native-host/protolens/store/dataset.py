@@ -123,8 +123,8 @@ def incomplete_loads(data: Path, mode: str, warm: bool, key: str) -> int:
     plain scan of the navigations, for the message ``compare`` prints."""
     column = "campaign" if mode == "campaign" else "source"
     rows = _query(data, "SELECT count(DISTINCT n.id) AS n FROM navigations n WHERE "
-                        f"n.failed = 0 AND n.warm = ? AND n.incomplete = 1 AND n.{column} = ?",
-                  [int(warm), key])
+                        f"{comparable_sql('n', include_incomplete=True)} AND n.incomplete = 1 "
+                        f"AND n.{column} = ?", [int(warm), key])
     return int(rows[0]["n"])
 
 
