@@ -74,8 +74,8 @@ def connect(data: Path) -> duckdb.DuckDBPyConnection:
         glob = table_glob(data, name).replace("'", "''")
         files = f"read_parquet('{glob}', hive_partitioning = true, union_by_name = true)"
         con.execute(f"CREATE VIEW {name} AS SELECT * FROM {files}")
-        have = con.sql(f"SELECT * FROM {name} LIMIT 0").columns
-        if name == "navigations" and "incomplete" not in have:
+        if name == "navigations" and \
+                "incomplete" not in con.sql(f"SELECT * FROM {name} LIMIT 0").columns:
             # bundles before schema 5 have no incomplete flag: complete, as record/comparable.py
             con.execute(f"CREATE OR REPLACE VIEW {name} AS SELECT *, "
                         f"CAST(NULL AS BIGINT) AS incomplete FROM {files}")
@@ -193,9 +193,9 @@ LEFT JOIN {MAIN_FAMILY} m ON m.bundle = n.bundle AND m.navigation_id = n.id
 """``store.compare.COMPARE_SQL``'s columns over the dataset: the condition tag as it is (no
 network type in its place), each navigation once (``DATASET_COMPARE_SQL``)."""
 
-_OPTIONAL = {"incomplete": "BIGINT", **{c: "DOUBLE" for c in VISUAL_MILESTONES}}
-"""Columns that bundles of older schemas lack: the visual milestones (schema 4), the
-incomplete flag (schema 5)."""
+_OPTIONAL = {c: "DOUBLE" for c in VISUAL_MILESTONES}
+"""Columns that bundles of older schemas lack: the visual milestones (schema 4). (The incomplete
+flag, schema 5, is in the navigations view whatever the files hold: ``connect``.)"""
 
 
 def _or_null(data: Path, columns: dict[str, str]) -> str:
@@ -212,7 +212,8 @@ def store_rows(data: Path, campaign: str | None = None, source: str | None = Non
     where no file has them) plus ``contributor``, from the dataset's navigations of one campaign
     or source, in (bundle, id) order: what ``compare --baseline-dataset`` reads."""
     clause, params = where(campaign, source)
-    sql = STORE_ROWS_SQL.format(argmax="arg_max", only="", optional=_or_null(data, _OPTIONAL))
+    sql = STORE_ROWS_SQL.format(argmax="arg_max", only="",
+                                optional="n.incomplete, " + _or_null(data, _OPTIONAL))
     return _query(data, sql + clause + " ORDER BY n.bundle, n.id", params)
 
 
